@@ -1,0 +1,44 @@
+/* HTTP/1.1 request-head parsing (RFC 9112 sections 2-3, 5, 6, 9).
+ * Pure functions over a byte buffer: no lwIP, no allocation, so the host
+ * build can unit-test and fuzz them. */
+#ifndef LITEDAV_HTTP_PARSE_H
+#define LITEDAV_HTTP_PARSE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+enum http_method {
+    HTTP_GET, HTTP_HEAD, HTTP_POST, HTTP_PUT, HTTP_DELETE, HTTP_OPTIONS,
+    HTTP_PROPFIND, HTTP_PROPPATCH, HTTP_MKCOL, HTTP_MKCALENDAR, HTTP_REPORT,
+    HTTP_METHOD_OTHER,
+};
+
+struct http_request {
+    enum http_method method;
+    const char *method_str;  /* points into the buffer, not NUL-terminated */
+    size_t method_len;
+    const char *target;      /* request-target, points into the buffer */
+    size_t target_len;
+    int version_minor;       /* HTTP/1.<minor> */
+    int keep_alive;          /* after Connection and the version default */
+    int has_content_length;
+    uint32_t content_length;
+    int chunked;             /* Transfer-Encoding: chunked */
+    size_t head_len;         /* bytes of request line + headers + blank line */
+};
+
+/* Length of the request head (through the empty line) if the buffer holds a
+ * complete one, else 0. Accepts CRLF and bare LF line ends. */
+size_t http_head_length(const char *buf, size_t len);
+
+/* Parse a complete head of head_len bytes. Returns 0 on success, otherwise the
+ * HTTP status to answer with (400 malformed, 501 unsupported transfer coding,
+ * 505 version). */
+int http_parse_head(const char *buf, size_t head_len, struct http_request *req);
+
+/* Case-insensitive compare of a counted string with a C string. */
+int http_token_equals(const char *s, size_t len, const char *lit);
+
+const char *http_reason(int status);
+
+#endif

@@ -1,0 +1,24 @@
+/* What the portable application needs from a port (board or host). */
+#ifndef LITEDAV_PORT_H
+#define LITEDAV_PORT_H
+
+#include <stdint.h>
+
+/* Free-running cycle counter of the CPU's clock domain. */
+uint64_t port_cycles(void);
+/* Frequency of that counter in Hz. */
+uint32_t port_cycles_hz(void);
+/* A short name of the target, shown on the status page. */
+const char *port_name(void);
+
+/* Counters kept by the port's network driver and main loop. */
+struct port_stats {
+    uint64_t frames_in, frames_out;
+    uint64_t bytes_in, bytes_out;
+    uint64_t rx_dropped;   /* frames lost to pbuf exhaustion or MAC overrun */
+    uint64_t tx_dropped;   /* frames too large for the MAC */
+    uint64_t idle_cycles;  /* main-loop cycles that found no work */
+};
+extern struct port_stats port_stats;
+
+#endif

@@ -1,0 +1,75 @@
+#!/usr/bin/env bash
+# Idempotent machine set-up for LiteDAV: Debian packages, lwIP sources, the Python stack.
+# Safe to run again and safe beside another apt user (lock timeout, private archive cache).
+set -euo pipefail
+top=$(cd "$(dirname "$0")/.." && pwd)
+cache="$top/build/deps"
+mkdir -p "$cache"
+
+say() { printf '[deps] %s\n' "$*"; }
+
+apt_packages=(
+  verilator gcc-riscv64-unknown-elf picolibc-riscv64-unknown-elf
+  libevent-dev libjson-c-dev zlib1g-dev libslirp-dev
+  apache2-utils curl dpkg-dev xz-utils
+)
+
+apt_opts=(-y -q -o DPkg::Lock::Timeout=600 -o "Dir::Cache::archives=$cache/apt-archives")
+
+need_apt=()
+for pkg in "${apt_packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q "install ok installed" || need_apt+=("$pkg")
+done
+
+run_apt() {
+  local sudo=""
+  [ "$(id -u)" -eq 0 ] || sudo="sudo"
+  $sudo "$@"
+}
+
+sources_file=/etc/apt/sources.list.d/litedav-src.sources
+need_src=0
+[ -f "$top/build/lwip/src/core/tcp.c" ] || need_src=1
+
+if [ ${#need_apt[@]} -gt 0 ] || [ $need_src -eq 1 ]; then
+  mkdir -p "$cache/apt-archives/partial"
+  if [ $need_src -eq 1 ] && [ ! -f "$sources_file" ]; then
+    say "enabling Debian source packages (for lwIP)"
+    sed 's/^Types: deb$/Types: deb-src/' /etc/apt/sources.list.d/debian.sources | run_apt tee "$sources_file" >/dev/null
+  fi
+  say "apt-get update"
+  run_apt apt-get -q -o DPkg::Lock::Timeout=600 update >/dev/null
+fi
+
+if [ ${#need_apt[@]} -gt 0 ]; then
+  say "installing Debian packages: ${need_apt[*]}"
+  DEBIAN_FRONTEND=noninteractive run_apt apt-get install "${apt_opts[@]}" --no-install-recommends "${need_apt[@]}"
+else
+  say "Debian packages present"
+fi
+
+# lwIP 2.1.3 from Debian's source package, unpacked under build/ (never committed).
+if [ $need_src -eq 1 ]; then
+  say "fetching lwIP sources (Debian source package lwip)"
+  rm -rf "$cache/lwip-src" && mkdir -p "$cache/lwip-src"
+  (cd "$cache/lwip-src" && apt-get source --download-only -q lwip >/dev/null)
+  tarball=$(ls "$cache"/lwip-src/lwip_*.orig.tar.* | head -n 1)
+  rm -rf "$top/build/lwip" && mkdir -p "$top/build/lwip"
+  tar -xf "$tarball" -C "$top/build/lwip" --strip-components=1
+  [ -f "$top/build/lwip/src/core/tcp.c" ] || { echo "lwIP tarball has no src/core/tcp.c" >&2; exit 1; }
+  say "lwIP unpacked: $(grep -m1 'LWIP_VERSION_STRING\|#define LWIP_VERSION_MAJOR' "$top/build/lwip/src/include/lwip/init.h" | tr -s ' ')"
+else
+  say "lwIP sources present"
+fi
+
+# Python stack, pinned (see requirements.txt); the package itself in editable mode.
+stamp="$cache/pip.stamp"
+if [ ! -f "$stamp" ] || [ "$top/requirements.txt" -nt "$stamp" ] || [ "$top/setup.py" -nt "$stamp" ]; then
+  say "installing Python packages (requirements.txt, litedav)"
+  python3 -m pip install -q --disable-pip-version-check -r "$top/requirements.txt"
+  python3 -m pip install -q --disable-pip-version-check --no-deps -e "$top"
+  touch "$stamp"
+else
+  say "Python packages present"
+fi
+say "done"
