@@ -11,6 +11,10 @@ struct static_file {
     uint32_t len;
 };
 
+/* The table is generated from firmware/static/ at build time. */
+extern const struct static_file static_files[];
+extern const unsigned static_files_count;
+
 const struct static_file *static_file_find(const char *path, size_t path_len);
 
 #endif

@@ -23,6 +23,7 @@
 #define EV_PENDING 1
 
 static unsigned tx_slot;
+static uint32_t mac_errors_seen; /* MAC's count of frames lost for want of a free slot */
 
 static err_t liteeth_output(struct netif *netif, struct pbuf *p)
 {
@@ -50,6 +51,10 @@ static err_t liteeth_output(struct netif *netif, struct pbuf *p)
 int liteeth_netif_poll(struct netif *netif)
 {
     int handled = 0;
+    uint32_t mac_errors = ethmac_sram_writer_errors_read();
+
+    port_stats.rx_dropped += mac_errors - mac_errors_seen;
+    mac_errors_seen = mac_errors;
 
     while (ethmac_sram_writer_ev_pending_read() & EV_PENDING) {
         unsigned slot = ethmac_sram_writer_slot_read();
@@ -93,6 +98,7 @@ err_t liteeth_netif_init(struct netif *netif)
     /* drop whatever arrived before the stack was ready */
     while (ethmac_sram_writer_ev_pending_read() & EV_PENDING)
         ethmac_sram_writer_ev_pending_write(EV_PENDING);
+    mac_errors_seen = ethmac_sram_writer_errors_read();
     ethmac_sram_writer_ev_enable_write(0);
     ethmac_sram_reader_ev_enable_write(0);
     return ERR_OK;

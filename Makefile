@@ -1,0 +1,42 @@
+# LiteDAV: the two commands that matter are `make demo` and `make test`.
+# Every target installs what it needs first (make deps is idempotent).
+
+PYTHON ?= python3
+PORT   ?= 8080
+BUILD  := build/sim
+
+.PHONY: help deps sim firmware demo run test test-sim test-host test-cocotb fuzz clean
+
+help:
+	@echo "make demo      install, build and run the simulated appliance on http://127.0.0.1:$(PORT)/"
+	@echo "make test      install, build and run every fast test"
+	@echo "make deps      install Debian packages, lwIP sources and Python packages (idempotent)"
+	@echo "make sim       build SoC headers, firmware and the Verilator model"
+	@echo "make run       run the already built simulator (PORT=$(PORT))"
+	@echo "make fuzz      long randomized gateware tests (LITEDAV_FUZZ=1)"
+	@echo "make clean     remove build/"
+
+deps:
+	@bash scripts/deps.sh
+
+sim: deps
+	@$(PYTHON) -m sim.run build
+
+firmware: deps
+	@$(PYTHON) -m soc.build --platform sim >/dev/null
+	@$(MAKE) --no-print-directory -C firmware SOC_BUILD=$(CURDIR)/$(BUILD)
+
+demo: deps
+	@$(PYTHON) -m sim.run demo --port $(PORT)
+
+run:
+	@$(PYTHON) -m sim.run run --port $(PORT)
+
+test: deps
+	@$(PYTHON) -m pytest -ra tests cocotb_tests
+
+fuzz: deps
+	@LITEDAV_FUZZ=1 $(PYTHON) -m pytest -ra cocotb_tests
+
+clean:
+	rm -rf build cocotb_tests/sim_build

@@ -1,0 +1,228 @@
+"""litedav-sim: build and run the simulated LiteDAV appliance.
+
+  litedav-sim build            SoC headers, firmware, Verilator model (incremental)
+  litedav-sim run [--port N]   boot it; http://127.0.0.1:N/ reaches the SoC's port 80
+  litedav-sim demo [--port N]  build, then run
+
+No root is needed: the SoC's Ethernet is bridged to libslirp (user-mode
+networking), which forwards a TCP port on 127.0.0.1 to the appliance.
+"""
+
+import argparse
+import hashlib
+import os
+import signal
+import subprocess
+import sys
+import threading
+import time
+
+TOP = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+DEFAULT_BUILD = os.path.join(TOP, "build", "sim")
+READY_MARK = "listening on http://"
+
+
+def log(msg):
+    print(f"[litedav-sim] {msg}", flush=True)
+
+
+def _run(cmd, quiet_log=None, **kw):
+    """Run a build step; keep its output in a log file and show it only on failure."""
+    if quiet_log is None:
+        subprocess.run(cmd, check=True, **kw)
+        return
+    os.makedirs(os.path.dirname(quiet_log), exist_ok=True)
+    with open(quiet_log, "w") as out:
+        r = subprocess.run(cmd, stdout=out, stderr=subprocess.STDOUT, **kw)
+    if r.returncode != 0:
+        with open(quiet_log) as f:
+            sys.stderr.write(f.read()[-6000:])
+        sys.exit(f"litedav-sim: step failed: {' '.join(cmd)} (full log: {quiet_log})")
+
+
+def _model_fingerprint(gateware_dir):
+    """What the Verilator model depends on: the generated Verilog and C++ glue
+    (minus LiteX's timestamp comments) and the sim module sources. Firmware
+    changes do not count: main RAM is loaded from its .init file at start."""
+    h = hashlib.sha256()
+    for name in ("sim.v", "sim_init.cpp", "sim_header.h"):
+        with open(os.path.join(gateware_dir, name)) as f:
+            for line in f:
+                if not line.lstrip().startswith("//"):
+                    h.update(line.encode())
+    modules = os.path.join(TOP, "sim", "modules")
+    for root, _, files in sorted(os.walk(modules)):
+        for name in sorted(files):
+            with open(os.path.join(root, name), "rb") as f:
+                h.update(name.encode() + f.read())
+    return h.hexdigest()
+
+
+def build(build_dir=DEFAULT_BUILD, soc_args=()):
+    logs = os.path.join(build_dir, "logs")
+    soc = [sys.executable, "-m", "soc.build", "--platform", "sim", "--output-dir", build_dir, *soc_args]
+    log("[1/3] generating SoC headers (LiteX)")
+    _run(soc, os.path.join(logs, "soc-headers.log"), cwd=TOP)
+    log("[2/3] building firmware (lwIP + HTTP server, riscv64-unknown-elf-gcc)")
+    fw = os.path.join(build_dir, "firmware", "litedav.bin")
+    _run(["make", "-C", os.path.join(TOP, "firmware"), f"SOC_BUILD={build_dir}", f"-j{os.cpu_count() or 2}"],
+         os.path.join(logs, "firmware.log"))
+    gateware = os.path.join(build_dir, "gateware")
+    stamp = os.path.join(gateware, ".model-fingerprint")
+    _run([*soc, "--firmware", fw], os.path.join(logs, "soc-gateware.log"), cwd=TOP)
+    fingerprint = _model_fingerprint(gateware)
+    vsim = os.path.join(gateware, "obj_dir", "Vsim")
+    if os.path.exists(vsim) and os.path.exists(stamp) and open(stamp).read() == fingerprint:
+        log("[3/3] simulator up to date (firmware image refreshed)")
+    else:
+        log("[3/3] compiling the simulator with Verilator (about a minute on 2 cores)")
+        t0 = time.time()
+        _run([*soc, "--firmware", fw, "--compile"], os.path.join(logs, "verilator.log"), cwd=TOP)
+        with open(stamp, "w") as f:
+            f.write(fingerprint)
+        log(f"      done in {time.time() - t0:.0f} s")
+    return build_dir
+
+
+class Simulator:
+    """One running simulated appliance, in its own run directory."""
+
+    def __init__(self, build_dir=DEFAULT_BUILD, port=8080, echo=True, gap_cycles=20):
+        self.build_dir = build_dir
+        self.port = port
+        self.echo = echo
+        self.gap_cycles = gap_cycles
+        self.proc = None
+        self.console = []
+        self.ready = threading.Event()
+        self.exited = threading.Event()
+
+    @property
+    def url(self):
+        return f"http://127.0.0.1:{self.port}/"
+
+    def _prepare_run_dir(self):
+        from soc.build import sim_config
+
+        gateware = os.path.join(self.build_dir, "gateware")
+        vsim = os.path.join(gateware, "obj_dir", "Vsim")
+        if not os.path.exists(vsim):
+            sys.exit(f"litedav-sim: no simulator at {vsim}: run `litedav-sim build` (or `make sim`) first")
+        run_dir = os.path.join(self.build_dir, f"run-{self.port}")
+        os.makedirs(run_dir, exist_ok=True)
+        for name in os.listdir(gateware):
+            if name.endswith(".init") or name == "modules":
+                link = os.path.join(run_dir, name)
+                if os.path.lexists(link):
+                    os.remove(link)
+                os.symlink(os.path.join(gateware, name), link)
+        config = sim_config(self._sys_clk_hz(gateware), self.port, self.gap_cycles)
+        with open(os.path.join(run_dir, "sim_config.js"), "w") as f:
+            f.write(config.get_json())
+        return run_dir, vsim
+
+    @staticmethod
+    def _sys_clk_hz(gateware):
+        soc_h = os.path.join(os.path.dirname(gateware), "software", "include", "generated", "soc.h")
+        with open(soc_h) as f:
+            for line in f:
+                if line.startswith("#define CONFIG_CLOCK_FREQUENCY"):
+                    return int(line.split()[2])
+        raise RuntimeError(f"no CONFIG_CLOCK_FREQUENCY in {soc_h}")
+
+    def start(self, stdin=subprocess.DEVNULL):
+        run_dir, vsim = self._prepare_run_dir()
+        self.proc = subprocess.Popen([vsim], cwd=run_dir, stdin=stdin, stdout=subprocess.PIPE,
+                                     stderr=subprocess.STDOUT, bufsize=0, start_new_session=(stdin == subprocess.DEVNULL))
+        threading.Thread(target=self._reader, daemon=True).start()
+        return self
+
+    def _reader(self):
+        line = b""
+        while True:
+            ch = self.proc.stdout.read(1)
+            if not ch:
+                break
+            if ch in (b"\n", b"\r"):
+                text = line.decode(errors="replace")
+                line = b""
+                if not text:
+                    continue
+                self.console.append(text)
+                if self.echo:
+                    print(f"  | {text}", flush=True)
+                if READY_MARK in text:
+                    self.ready.set()
+                continue
+            line += ch
+        self.exited.set()
+
+    def wait_ready(self, timeout=300):
+        deadline = time.time() + timeout
+        while time.time() < deadline:
+            if self.ready.wait(0.2):
+                return True
+            if self.proc.poll() is not None:
+                raise RuntimeError("simulator exited during boot:\n" + "\n".join(self.console[-20:]))
+        raise TimeoutError(f"firmware did not report '{READY_MARK}' within {timeout} s")
+
+    def stop(self):
+        if self.proc and self.proc.poll() is None:
+            self.proc.send_signal(signal.SIGINT)
+            try:
+                self.proc.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait()
+
+    def __enter__(self):
+        return self.start()
+
+    def __exit__(self, *exc):
+        self.stop()
+
+
+def run(build_dir, port, gap_cycles):
+    saved_tty = None
+    if sys.stdin.isatty():
+        import termios
+        saved_tty = termios.tcgetattr(sys.stdin.fileno())
+    sim = Simulator(build_dir, port, echo=True, gap_cycles=gap_cycles)
+    log(f"booting the simulated appliance (sys_clk {Simulator._sys_clk_hz(os.path.join(build_dir, 'gateware')) / 1e6:.0f} MHz)")
+    try:
+        sim.start(stdin=sys.stdin if saved_tty else subprocess.DEVNULL)
+        sim.wait_ready()
+        log(f"LiteDAV is serving at {sim.url}  (try: curl {sim.url})  Ctrl-C stops it")
+        while sim.proc.poll() is None:
+            time.sleep(0.5)
+        log(f"simulator exited with code {sim.proc.returncode}")
+        return sim.proc.returncode
+    except KeyboardInterrupt:
+        log("stopping")
+        return 0
+    finally:
+        sim.stop()
+        if saved_tty:
+            import termios
+            termios.tcsetattr(sys.stdin.fileno(), termios.TCSAFLUSH, saved_tty)
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(prog="litedav-sim", description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("command", choices=("build", "run", "demo"), help="what to do")
+    parser.add_argument("--build-dir", default=DEFAULT_BUILD, help="build directory (default: build/sim)")
+    parser.add_argument("--port", type=int, default=int(os.environ.get("LITEDAV_PORT", 8080)),
+                        help="TCP port on 127.0.0.1 forwarded to the appliance's port 80 (env LITEDAV_PORT)")
+    parser.add_argument("--gap-cycles", type=int, default=20,
+                        help="idle sys_clk cycles between frames into the SoC")
+    args = parser.parse_args(argv)
+    build_dir = os.path.abspath(args.build_dir)
+    if args.command in ("build", "demo"):
+        build(build_dir)
+    if args.command in ("run", "demo"):
+        sys.exit(run(build_dir, args.port, args.gap_cycles))
+
+
+if __name__ == "__main__":
+    main()
