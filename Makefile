@@ -20,17 +20,17 @@ deps:
 	@bash scripts/deps.sh
 
 sim: deps
-	@$(PYTHON) -m sim.run build
+	@$(PYTHON) -m litedav.sim.run build
 
 firmware: deps
-	@$(PYTHON) -m soc.build --platform sim >/dev/null
+	@$(PYTHON) -m litedav.soc.build --platform sim >/dev/null
 	@$(MAKE) --no-print-directory -C firmware SOC_BUILD=$(CURDIR)/$(BUILD)
 
 demo: deps
-	@$(PYTHON) -m sim.run demo --port $(PORT)
+	@$(PYTHON) -m litedav.sim.run demo --port $(PORT)
 
 run:
-	@$(PYTHON) -m sim.run run --port $(PORT)
+	@$(PYTHON) -m litedav.sim.run run --port $(PORT)
 
 test: deps
 	@$(PYTHON) -m pytest -ra tests cocotb_tests

@@ -64,7 +64,9 @@ fi
 
 # Python stack, pinned (see requirements.txt); the package itself in editable mode.
 stamp="$cache/pip.stamp"
-if [ ! -f "$stamp" ] || [ "$top/requirements.txt" -nt "$stamp" ] || [ "$top/setup.py" -nt "$stamp" ]; then
+installed_from=$(cd / && python3 -c 'import litedav.soc, os; print(os.path.dirname(os.path.dirname(litedav.soc.__file__)))' 2>/dev/null || true)
+if [ ! -f "$stamp" ] || [ "$top/requirements.txt" -nt "$stamp" ] || [ "$top/setup.py" -nt "$stamp" ] \
+   || [ "$installed_from" != "$top" ]; then
   say "installing Python packages (requirements.txt, litedav)"
   python3 -m pip install -q --disable-pip-version-check -r "$top/requirements.txt"
   python3 -m pip install -q --disable-pip-version-check --no-deps -e "$top"

@@ -60,7 +60,7 @@ def _model_fingerprint(gateware_dir):
 
 def build(build_dir=DEFAULT_BUILD, soc_args=()):
     logs = os.path.join(build_dir, "logs")
-    soc = [sys.executable, "-m", "soc.build", "--platform", "sim", "--output-dir", build_dir, *soc_args]
+    soc = [sys.executable, "-m", "litedav.soc.build", "--platform", "sim", "--output-dir", build_dir, *soc_args]
     log("[1/3] generating SoC headers (LiteX)")
     _run(soc, os.path.join(logs, "soc-headers.log"), cwd=TOP)
     log("[2/3] building firmware (lwIP + HTTP server, riscv64-unknown-elf-gcc)")
@@ -102,7 +102,7 @@ class Simulator:
         return f"http://127.0.0.1:{self.port}/"
 
     def _prepare_run_dir(self):
-        from soc.build import sim_config
+        from litedav.soc.build import sim_config
 
         gateware = os.path.join(self.build_dir, "gateware")
         vsim = os.path.join(gateware, "obj_dir", "Vsim")

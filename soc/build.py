@@ -15,7 +15,7 @@ from litex.build.sim.config import SimConfig
 from litex.soc.integration.builder import Builder
 from litex.soc.integration.soc_core import get_mem_data
 
-from soc.litedav_soc import LiteDAVSoC
+from litedav.soc.litedav_soc import LiteDAVSoC
 
 PLATFORMS = ("sim",)
 
@@ -78,7 +78,7 @@ def main(argv=None):
             sys.exit(f"litedav-soc: firmware ({len(firmware_words) * 4} bytes) does not fit main RAM")
 
     if args.platform == "sim":
-        from platforms.sim import Platform
+        from litedav.platforms.sim import Platform
         platform = Platform()
 
     soc = LiteDAVSoC(platform,

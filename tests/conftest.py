@@ -1,12 +1,10 @@
 """Shared fixtures: one simulated appliance for the whole test session."""
 import os
 import socket
-import sys
 
 import pytest
 
 TOP = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-sys.path.insert(0, TOP)
 
 
 def free_port():
@@ -17,14 +15,14 @@ def free_port():
 
 @pytest.fixture(scope="session")
 def sim_build():
-    from sim.run import build
+    from litedav.sim.run import build
     return build(os.path.join(TOP, "build", "sim"))
 
 
 @pytest.fixture(scope="session")
 def appliance(sim_build):
     """The simulated SoC, booted, with its HTTP port forwarded to 127.0.0.1."""
-    from sim.run import Simulator
+    from litedav.sim.run import Simulator
     sim = Simulator(sim_build, port=free_port(), echo=False)
     sim.start()
     try:
