@@ -68,8 +68,8 @@ installed_from=$(cd / && python3 -c 'import litedav.soc, os; print(os.path.dirna
 if [ ! -f "$stamp" ] || [ "$top/requirements.txt" -nt "$stamp" ] || [ "$top/setup.py" -nt "$stamp" ] \
    || [ "$installed_from" != "$top" ]; then
   say "installing Python packages (requirements.txt, litedav)"
-  python3 -m pip install -q --disable-pip-version-check -r "$top/requirements.txt"
-  python3 -m pip install -q --disable-pip-version-check --no-deps -e "$top"
+  python3 -m pip install -q --disable-pip-version-check --root-user-action=ignore -r "$top/requirements.txt"
+  python3 -m pip install -q --disable-pip-version-check --root-user-action=ignore --no-deps -e "$top"
   touch "$stamp"
 else
   say "Python packages present"

@@ -95,6 +95,38 @@ static int list_has_token(const char *v, size_t len, const char *token)
     return 0;
 }
 
+/* Transfer-Encoding field lines, folded in order (RFC 9112 section 6.1). */
+struct te_state {
+    int seen;               /* a Transfer-Encoding field was present */
+    int codings;            /* non-empty list elements */
+    int chunked_last;       /* the last coding so far is chunked */
+    int chunked_not_final;  /* some coding follows chunked (incl. chunked again) */
+    int unknown;            /* a coding other than chunked */
+};
+
+static void te_scan(const char *v, size_t len, struct te_state *te)
+{
+    te->seen = 1;
+    for (;;) {
+        const char *comma = memchr(v, ',', len);
+        size_t item = comma ? (size_t)(comma - v) : len;
+        size_t tl = item;
+        const char *t = trim(v, &tl);
+        if (tl) { /* empty list elements are allowed, RFC 9110 section 5.6.1 */
+            if (te->chunked_last)
+                te->chunked_not_final = 1;
+            te->codings++;
+            te->chunked_last = http_token_equals(t, tl, "chunked");
+            if (!te->chunked_last)
+                te->unknown = 1;
+        }
+        if (!comma)
+            break;
+        len -= item + 1;
+        v = comma + 1;
+    }
+}
+
 /* RFC 9112 section 3: request-line = method SP request-target SP HTTP-version */
 static int parse_request_line(const char *p, size_t n, struct http_request *req)
 {
@@ -158,6 +190,7 @@ int http_parse_head(const char *buf, size_t head_len, struct http_request *req)
     const char *p = buf, *end = buf + head_len, *next;
     size_t n;
     int rc, conn_close = 0, conn_keep = 0;
+    struct te_state te = {0, 0, 0, 0, 0};
 
     memset(req, 0, sizeof(*req));
     req->head_len = head_len;
@@ -202,9 +235,7 @@ int http_parse_head(const char *buf, size_t head_len, struct http_request *req)
             req->has_content_length = 1;
             req->content_length = cl;
         } else if (http_token_equals(name, name_len, "Transfer-Encoding")) {
-            if (!list_has_token(value, value_len, "chunked"))
-                return 501;
-            req->chunked = 1;
+            te_scan(value, value_len, &te); /* judged once all lines are in */
         } else if (http_token_equals(name, name_len, "Connection")) {
             if (list_has_token(value, value_len, "close"))
                 conn_close = 1;
@@ -212,8 +243,17 @@ int http_parse_head(const char *buf, size_t head_len, struct http_request *req)
                 conn_keep = 1;
         }
     }
-    if (req->chunked && req->has_content_length)
-        return 400; /* section 6.3: smuggling guard */
+    if (te.seen) {
+        /* section 6.3: with Content-Length, a smuggling guard; chunked not the
+         * final coding (or applied twice), the length is unknowable. Section
+         * 6.1: in HTTP/1.0 the framing is faulty. */
+        if (req->has_content_length || req->version_minor == 0 || !te.codings ||
+            te.chunked_not_final)
+            return 400;
+        if (te.unknown)
+            return 501; /* section 6.1: a coding we do not implement */
+        req->chunked = 1;
+    }
 
     /* RFC 9112 section 9.3: persistence */
     if (conn_close)
