@@ -1,0 +1,59 @@
+"""Host (Linux) unit tests of the HTTP request-head parser, under ASan/UBSan.
+
+Builds firmware/ports/host (output in build/host/) and runs its two programs:
+the table-driven unit test and the seeded randomized robustness test. Each
+must exit 0 and end with the line "N passed, 0 failed". Needs only gcc with
+libasan/libubsan; no lwIP, no simulator.
+"""
+import os
+import re
+import subprocess
+import sys
+
+import pytest
+
+TOP = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+PORT = os.path.join(TOP, "firmware", "ports", "host")
+OUT = os.path.join(TOP, "build", "host")
+
+FUZZ_SEED = 1
+FUZZ_ITERATIONS = 200_000
+
+SUMMARY = re.compile(r"^(\d+) passed, (\d+) failed$")
+
+
+def run(cmd, timeout):
+    proc = subprocess.run(cmd, cwd=TOP, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                          text=True, errors="replace", timeout=timeout)
+    # shown by pytest for failing tests, and with -s for passing ones
+    sys.stdout.write("$ " + " ".join(cmd) + "\n" + proc.stdout)
+    return proc
+
+
+@pytest.fixture(scope="module")
+def host_build():
+    proc = run(["make", "-C", PORT, "OUT=" + OUT], timeout=120)
+    assert proc.returncode == 0, "host build failed:\n" + proc.stdout
+    return OUT
+
+
+def check_program(cmd, timeout):
+    proc = run(cmd, timeout)
+    lines = proc.stdout.rstrip("\n").splitlines()
+    last = lines[-1] if lines else ""
+    assert proc.returncode == 0, f"{cmd[0]} exited {proc.returncode}:\n{proc.stdout}"
+    m = SUMMARY.match(last)
+    assert m, f"{cmd[0]}: last line is not 'N passed, M failed': {last!r}\n{proc.stdout}"
+    assert int(m.group(2)) == 0 and int(m.group(1)) > 0, proc.stdout
+    return int(m.group(1))
+
+
+def test_parser_unit(host_build):
+    passed = check_program([os.path.join(host_build, "test_http_parse")], timeout=60)
+    assert passed >= 500
+
+
+def test_parser_fuzz(host_build):
+    passed = check_program([os.path.join(host_build, "fuzz_http_parse"),
+                            str(FUZZ_SEED), str(FUZZ_ITERATIONS)], timeout=60)
+    assert passed >= FUZZ_ITERATIONS
