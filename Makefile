@@ -33,10 +33,10 @@ run:
 	@$(PYTHON) -m litedav.sim.run run --port $(PORT)
 
 test: deps
-	@$(PYTHON) -m pytest -ra tests cocotb_tests
+	@$(PYTHON) -m pytest -ra $(wildcard tests cocotb_tests)
 
 fuzz: deps
-	@LITEDAV_FUZZ=1 $(PYTHON) -m pytest -ra cocotb_tests
+	@LITEDAV_FUZZ=1 $(PYTHON) -m pytest -ra $(wildcard cocotb_tests)
 
 clean:
 	rm -rf build cocotb_tests/sim_build
