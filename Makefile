@@ -5,7 +5,7 @@ PYTHON ?= python3
 PORT   ?= 8080
 BUILD  := build/sim
 
-.PHONY: help deps sim firmware demo run test test-sim test-host test-cocotb fuzz clean
+.PHONY: help deps sim firmware demo run test bench fuzz clean
 
 help:
 	@echo "make demo      install, build and run the simulated appliance on http://127.0.0.1:$(PORT)/"
@@ -13,6 +13,7 @@ help:
 	@echo "make deps      install Debian packages, lwIP sources and Python packages (idempotent)"
 	@echo "make sim       build SoC headers, firmware and the Verilator model"
 	@echo "make run       run the already built simulator (PORT=$(PORT))"
+	@echo "make bench     CPU cycles per HTTP request on the simulated SoC (bench/results/)"
 	@echo "make fuzz      long randomized gateware tests (LITEDAV_FUZZ=1)"
 	@echo "make clean     remove build/"
 
@@ -34,6 +35,9 @@ run:
 
 test: deps
 	@$(PYTHON) -m pytest -ra $(wildcard tests cocotb_tests)
+
+bench: deps
+	@$(PYTHON) -m litedav.bench.http_cycles --json bench/results/http_cycles.json
 
 fuzz: deps
 	@LITEDAV_FUZZ=1 $(PYTHON) -m pytest -ra $(wildcard cocotb_tests)

@@ -52,8 +52,11 @@ def build_parser():
                         help="system clock in Hz (the sim labels its cycles with it)")
     parser.add_argument("--main-ram-size", type=parse_size, default=parse_size("16MiB"),
                         help="main RAM size (firmware, lwIP heap, calendar store)")
-    parser.add_argument("--eth-rx-slots", type=int, default=8, help="LiteEth MAC RX buffer slots")
+    parser.add_argument("--eth-rx-slots", type=int, default=32,
+                        help="LiteEth MAC RX buffer slots (2 KiB each): frames the CPU may fall behind by")
     parser.add_argument("--eth-tx-slots", type=int, default=4, help="LiteEth MAC TX buffer slots")
+    parser.add_argument("--no-bus-bursting", dest="bus_bursting", action="store_false",
+                        help="disable wishbone burst cycles (cache refills word by word)")
     parser.add_argument("--firmware", default=None,
                         help="firmware image preloaded into main RAM (the CPU boots it directly)")
     parser.add_argument("--compile", action="store_true",
@@ -86,7 +89,8 @@ def main(argv=None):
         main_ram_size  = args.main_ram_size,
         firmware_words = firmware_words,
         eth_rx_slots   = args.eth_rx_slots,
-        eth_tx_slots   = args.eth_tx_slots)
+        eth_tx_slots   = args.eth_tx_slots,
+        bus_bursting   = args.bus_bursting)
 
     builder = Builder(soc, output_dir=output_dir, compile_software=False, compile_gateware=False)
     extra_mods_path = os.path.abspath(os.path.join(output_dir, "sim_modules"))

@@ -18,7 +18,7 @@ MAIN_RAM_BASE = 0x40000000
 
 class LiteDAVSoC(SoCCore):
     def __init__(self, platform, sys_clk_freq, main_ram_size, firmware_words=None,
-                 eth_rx_slots=8, eth_tx_slots=4, cpu_variant="standard"):
+                 eth_rx_slots=8, eth_tx_slots=4, cpu_variant="standard", bus_bursting=True):
         SoCCore.__init__(self, platform, clk_freq=int(sys_clk_freq),
             ident                    = "LiteDAV",
             cpu_type                 = "vexriscv",
@@ -30,6 +30,9 @@ class LiteDAVSoC(SoCCore):
             integrated_main_ram_init = firmware_words or [],
             uart_name                = "sim" if platform.name == "sim" else "serial",
             timer_uptime             = True,
+            # Burst cycles let cache-line refills stream from RAM instead of
+            # paying a full bus handshake per word.
+            bus_bursting             = bus_bursting,
         )
         self.add_constant("LITEDAV_MAIN_RAM_SIZE", main_ram_size)
 

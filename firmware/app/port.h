@@ -18,6 +18,10 @@ struct port_stats {
     uint64_t rx_dropped;   /* frames lost to pbuf exhaustion or MAC overrun */
     uint64_t tx_dropped;   /* frames too large for the MAC */
     uint64_t idle_cycles;  /* main-loop cycles that found no work */
+    /* where busy cycles go, per frame: copying frames between MAC buffers and
+     * pbufs, and lwIP + application handling of received frames (which
+     * includes the transmit copies its replies cause) */
+    uint64_t rx_copy_cycles, tx_copy_cycles, rx_handle_cycles;
 };
 extern struct port_stats port_stats;
 

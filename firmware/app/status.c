@@ -19,6 +19,9 @@ size_t status_render(char *out, size_t size)
         "uptime_ms: %" PRIu64 "\n"
         "idle_cycles: %" PRIu64 "\n"
         "busy_cycles: %" PRIu64 "\n"
+        "rx_copy_cycles: %" PRIu64 "\n"
+        "rx_handle_cycles: %" PRIu64 "\n"
+        "tx_copy_cycles: %" PRIu64 "\n"
         "frames_in: %" PRIu64 "\n"
         "frames_out: %" PRIu64 "\n"
         "bytes_in: %" PRIu64 "\n"
@@ -39,6 +42,7 @@ size_t status_render(char *out, size_t size)
         ,
         port_name(), hz, now, hz ? now / (hz / 1000) : 0,
         port_stats.idle_cycles, now - port_stats.idle_cycles,
+        port_stats.rx_copy_cycles, port_stats.rx_handle_cycles, port_stats.tx_copy_cycles,
         port_stats.frames_in, port_stats.frames_out,
         port_stats.bytes_in, port_stats.bytes_out,
         port_stats.rx_dropped, port_stats.tx_dropped,

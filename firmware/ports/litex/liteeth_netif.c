@@ -29,6 +29,7 @@ static err_t liteeth_output(struct netif *netif, struct pbuf *p)
 {
     uint8_t *dst;
     uint16_t len;
+    uint64_t start = port_cycles();
 
     if (p->tot_len > ETHMAC_SLOT_SIZE) {
         port_stats.tx_dropped++;
@@ -45,6 +46,7 @@ static err_t liteeth_output(struct netif *netif, struct pbuf *p)
 
     port_stats.frames_out++;
     port_stats.bytes_out += len;
+    port_stats.tx_copy_cycles += port_cycles() - start;
     return ERR_OK;
 }
 
@@ -60,6 +62,7 @@ int liteeth_netif_poll(struct netif *netif)
         unsigned slot = ethmac_sram_writer_slot_read();
         uint32_t len = ethmac_sram_writer_length_read();
         struct pbuf *p = NULL;
+        uint64_t start = port_cycles(), copied;
 
         if (len >= 14 && len <= ETHMAC_SLOT_SIZE)
             p = pbuf_alloc(PBUF_RAW, (u16_t)len, PBUF_POOL);
@@ -68,6 +71,8 @@ int liteeth_netif_poll(struct netif *netif)
         }
         /* the slot is free again once its bytes are copied */
         ethmac_sram_writer_ev_pending_write(EV_PENDING);
+        copied = port_cycles();
+        port_stats.rx_copy_cycles += copied - start;
 
         if (!p) {
             port_stats.rx_dropped++;
@@ -76,6 +81,7 @@ int liteeth_netif_poll(struct netif *netif)
             port_stats.bytes_in += len;
             if (netif->input(p, netif) != ERR_OK)
                 pbuf_free(p);
+            port_stats.rx_handle_cycles += port_cycles() - copied;
         }
         handled++;
     }
