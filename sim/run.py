@@ -84,6 +84,14 @@ def build(build_dir=DEFAULT_BUILD, soc_args=()):
     return build_dir
 
 
+def _die_with_parent():
+    """Linux: the simulator gets SIGTERM if this Python process dies, so a
+    killed test run or runner never leaves a simulator spinning."""
+    import ctypes
+    PR_SET_PDEATHSIG = 1
+    ctypes.CDLL(None, use_errno=True).prctl(PR_SET_PDEATHSIG, signal.SIGTERM)
+
+
 class Simulator:
     """One running simulated appliance, in its own run directory."""
 
@@ -133,7 +141,9 @@ class Simulator:
     def start(self, stdin=subprocess.DEVNULL):
         run_dir, vsim = self._prepare_run_dir()
         self.proc = subprocess.Popen([vsim], cwd=run_dir, stdin=stdin, stdout=subprocess.PIPE,
-                                     stderr=subprocess.STDOUT, bufsize=0, start_new_session=(stdin == subprocess.DEVNULL))
+                                     stderr=subprocess.STDOUT, bufsize=0,
+                                     start_new_session=(stdin == subprocess.DEVNULL),
+                                     preexec_fn=_die_with_parent)
         threading.Thread(target=self._reader, daemon=True).start()
         return self
 
