@@ -9,8 +9,8 @@ Streams use LiteEth's PHY-side layout (`eth_phy_description`): 32-bit data, 4 by
 first byte on the wire in data[0:8]; on the last beat `last_be` is one-hot on the last valid byte.
 
 The checksum is the Internet checksum of RFC 1071: the ones'-complement sum of big-endian 16-bit
-words. Summing with end-around carry makes the order of the additions irrelevant, which is what lets
-a beat's two 16-bit words and the running sum be added in one cycle.
+words. Ones'-complement addition is associative and commutative, so a frame is summed in plain binary
+a beat at a time and the carries are folded back once, at the end (RFC 1071 2(C), deferred carries).
 """
 
 from functools import reduce
@@ -119,25 +119,38 @@ class ChecksumAccumulator(LiteXModule):
 
         lanes     = dw//8
         lane_bits = log2_int(lanes)
-        word      = Signal(17 - lane_bits)
-        # The running sum keeps its carries above bit 15 and adds them back on the next beat
-        # (deferred end-around carry), so it never overflows however long the frame.
-        acc       = Signal(16 + lane_bits)
-        acc_next  = Signal(len(acc))
+        # One bit more than offsets need, so that a saturated count is past any `end`.
+        word      = Signal(18 - lane_bits)
+        # A plain binary sum, folded at the end: a range holds at most 2**16 16-bit words, so 32
+        # bits cannot overflow. `keep` makes synthesis use two carry chains for the beat and the
+        # running sum instead of a LUT adder tree as wide as the running sum.
+        beat_sum  = Signal(15 + lane_bits, attr={("keep", "true")})
+        acc       = Signal(32)
+        acc_next  = Signal(32)
 
         start_word, start_lane = self.start[lane_bits:], self.start[:lane_bits]
         end_word,   end_lane   = self.end[lane_bits:],   self.end[:lane_bits]
+        after_start, at_start, before_end, at_end = Signal(), Signal(), Signal(), Signal()
+        self.comb += [
+            after_start.eq(word > start_word),
+            at_start.eq(word == start_word),
+            before_end.eq(word < end_word),
+            at_end.eq(word == end_word),
+        ]
         valid  = valid_lanes(sink.last, sink.last_be)
         masked = Signal(dw)
         for i in range(lanes):
-            after_start = (word > start_word) | ((word == start_word) & (start_lane <= i))
-            before_end  = (word < end_word)   | ((word == end_word)   & (end_lane > i))
-            self.comb += If(after_start & before_end & valid[i],
+            self.comb += If(valid[i] &
+                (after_start | (at_start & (start_lane <= i))) &
+                (before_end  | (at_end   & (end_lane > i))),
                 masked[8*i:8*(i + 1)].eq(sink.data[8*i:8*(i + 1)])
             )
         # Even frame offsets (even lanes) hold the high byte of each 16-bit word.
         words = [Cat(masked[16*k + 8:16*k + 16], masked[16*k:16*k + 8]) for k in range(lanes//2)]
-        self.comb += acc_next.eq(reduce(add, words, acc[:16] + acc[16:]))
+        self.comb += [
+            beat_sum.eq(reduce(add, words)),
+            acc_next.eq(acc + beat_sum),
+        ]
         total = ones_complement_sum(self, acc_next)
 
         self.comb += sink.ready.eq(~source.valid | source.ready)
