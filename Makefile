@@ -5,7 +5,7 @@ PYTHON ?= python3
 PORT   ?= 8080
 BUILD  := build/sim
 
-.PHONY: help deps sim firmware demo run test bench fuzz clean
+.PHONY: help deps sim firmware demo run test bench resources fuzz clean
 
 help:
 	@echo "make demo      install, build and run the simulated appliance on http://127.0.0.1:$(PORT)/"
@@ -14,6 +14,7 @@ help:
 	@echo "make sim       build SoC headers, firmware and the Verilator model"
 	@echo "make run       run the already built simulator (PORT=$(PORT))"
 	@echo "make bench     CPU cycles per HTTP request on the simulated SoC (bench/results/)"
+	@echo "make resources  ECP5 LUT4/FF/BRAM of the offload NIC cores (Yosys synth_ecp5)"
 	@echo "make fuzz      long randomized gateware tests (LITEDAV_FUZZ=1)"
 	@echo "make clean     remove build/"
 
@@ -38,6 +39,9 @@ test: deps
 
 bench: deps
 	@$(PYTHON) -m litedav.bench.http_cycles --json bench/results/http_cycles.json
+
+resources: deps
+	@$(PYTHON) -m litedav.bench.gateware_resources --json bench/results/gateware_resources.json
 
 fuzz: deps
 	@LITEDAV_FUZZ=1 $(PYTHON) -m pytest -ra $(wildcard cocotb_tests)

