@@ -11,24 +11,17 @@ import argparse
 import json
 import os
 import re
-import socket
 import subprocess
 import sys
 import urllib.request
 
-from litedav.sim.run import DEFAULT_BUILD, Simulator, build
+from litedav.sim.run import DEFAULT_BUILD, Simulator, build, free_port
 
 
 def read_status(port):
     with urllib.request.urlopen(f"http://127.0.0.1:{port}/", timeout=120) as r:
         body = r.read().decode()
     return {k: int(v) for k, v in re.findall(r"^(\w+): (\d+)$", body, re.M)}
-
-
-def free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def measure(port, path, requests, concurrency, keepalive):

@@ -12,6 +12,7 @@ import argparse
 import hashlib
 import os
 import signal
+import socket
 import subprocess
 import sys
 import threading
@@ -20,6 +21,13 @@ import time
 TOP = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 DEFAULT_BUILD = os.path.join(TOP, "build", "sim")
 READY_MARK = "listening on http://"
+
+
+def free_port():
+    """A TCP port on 127.0.0.1 that nothing listens on now (for a simulator's host forward)."""
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
 
 
 def log(msg):

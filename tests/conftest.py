@@ -1,16 +1,9 @@
 """Shared fixtures: one simulated appliance for the whole test session."""
 import os
-import socket
 
 import pytest
 
 TOP = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-
-
-def free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 @pytest.fixture(scope="session")
@@ -22,7 +15,7 @@ def sim_build():
 @pytest.fixture(scope="session")
 def appliance(sim_build):
     """The simulated SoC, booted, with its HTTP port forwarded to 127.0.0.1."""
-    from litedav.sim.run import Simulator
+    from litedav.sim.run import Simulator, free_port
     sim = Simulator(sim_build, port=free_port(), echo=False)
     sim.start()
     try:
