@@ -32,21 +32,24 @@ def sim_build(name):
     return os.path.join(SIM_BUILD, name)
 
 
-def build_verilog(name, harness, inputs, outputs, clock_period_ns=8):
+def build_verilog(name, harness, inputs, outputs, clock_period_ns=8, extra_clocks=None):
     """Write `<name>_tb.v`: the Migen `harness` (sys clock domain; `inputs`/`outputs` are named
     Signals) and a top `<name>_tb` that generates sys_clk. Rewritten only when it changes, so that
     Verilator's make stays incremental."""
     from migen.fhdl.verilog import convert
 
     ports = [("input", s) for s in inputs] + [("output", s) for s in outputs]
-    verilog = str(convert(harness, ios={s for _, s in ports}, name=f"{name}_harness"))
+    clocks  = extra_clocks or {}
+    verilog = str(convert(harness, ios={s for _, s in ports} | set(clocks), name=f"{name}_harness"))
     declarations = ", ".join(f"{direction} [{len(s) - 1}:0] {s.name_override}" for direction, s in ports)
-    connections  = ", ".join(f".{s.name_override}({s.name_override})" for _, s in ports)
+    connections  = ", ".join(f".{s.name_override}({s.name_override})" for s in [s for _, s in ports] + list(clocks))
+    generators   = "".join(f"\n    reg {c.name_override} = 1'b0;\n    always #{p/2} {c.name_override} = ~{c.name_override};"
+                           for c, p in clocks.items())
     verilog += f"""
 `timescale 1ns/1ps
 module {name}_tb(input sys_rst, {declarations});
     reg sys_clk = 1'b0;
-    always #{clock_period_ns/2} sys_clk = ~sys_clk;
+    always #{clock_period_ns/2} sys_clk = ~sys_clk;{generators}
     {name}_harness harness(.sys_clk(sys_clk), .sys_rst(sys_rst), {connections});
 endmodule
 """
