@@ -1,0 +1,457 @@
+#
+# This file is part of LiteDAV.
+#
+# SPDX-License-Identifier: BSD-2-Clause
+
+"""Cycle-accurate tests of gateware.tso.TSO, with cocotb 1.9 and Verilator.
+
+Every TSO chain is a header template built with scapy (802.1Q or not, IPv4 and TCP options, random
+flags, sequence number and ID) followed by a random payload; the expected segments are built
+independently with scapy from the template's fields and slices of the payload.
+
+Checksums: TSO leaves the checksum fields alone (TxChecksum fills them in downstream, asked by
+ip_csum = l4_csum = 1), so each expected segment keeps the template's checksum values and the
+output must equal it byte for byte. On top of that each output segment is run through a scapy
+checksum fixer (what TxChecksum does) and compared with the segment scapy builds with its own
+checksums: that checks that the lengths TSO wrote make a segment scapy parses and checksums the
+same way.
+
+    python3 -m pytest -q cocotb_tests/test_tso.py                 # fast: ~200 chains
+    LITEDAV_FUZZ=1 python3 -m pytest -q cocotb_tests/test_tso.py  # 10,000 chains
+                                                                  # (LITEDAV_FUZZ_CHAINS)
+    LITEDAV_SEED=n ...                                            # another random sequence
+"""
+
+import os
+import random
+
+import cocotb
+from cocotb.triggers import RisingEdge
+
+from scapy.layers.inet import IP, TCP, UDP, IPOption_NOP, IPOption_RR, IPOption_Router_Alert
+from scapy.layers.inet6 import IPv6
+from scapy.layers.l2 import ARP, Dot1Q, Ether
+from scapy.packet import Raw
+
+from harness import FUZZ, SEED, build_verilog, frame_beats, reset, run_cocotb, sim_build
+
+FUZZ_CHAINS = int(os.environ.get("LITEDAV_FUZZ_CHAINS", "10000"))
+
+MAX_MSS          = 1912  # TSO() with its default 512-word ring.
+MAX_CHAIN_LENGTH = 128 + 2**16
+FIN, PSH, CWR    = 0x01, 0x08, 0x80
+
+# Reference model ----------------------------------------------------------------------------------
+
+def random_template(rng):
+    """A scapy Ether/[Dot1Q]/IP/TCP header template of at most 128 bytes. The IPv4 total length
+    and both checksums are random: TSO must rewrite the first and leave the others alone."""
+    while True:
+        eth = Ether(src="02:00:00:%02x:%02x:%02x" % tuple(rng.randrange(256) for _ in range(3)),
+            dst="02:00:00:00:00:01")
+        if rng.random() < 0.3:
+            eth = eth / Dot1Q(vlan=rng.randrange(4096), prio=rng.randrange(8))
+        ip_options = rng.choice([[], [], [IPOption_NOP()], [IPOption_Router_Alert()],
+            [IPOption_NOP(), IPOption_RR(routers=["10.0.0.%d" % i for i in range(rng.randrange(1, 10))])]])
+        ip = IP(src="10.%d.%d.%d" % tuple(rng.randrange(256) for _ in range(3)),
+            dst="192.168.%d.%d" % (rng.randrange(256), rng.randrange(256)),
+            id=rng.randrange(65536), ttl=rng.randrange(1, 256), tos=rng.randrange(256),
+            flags=rng.choice([0, "DF"]), options=ip_options, len=rng.randrange(65536),
+            chksum=rng.randrange(65536))
+        tcp_options = rng.choice([[], [], [("NOP", None), ("NOP", None), ("Timestamp", (rng.getrandbits(32), rng.getrandbits(32)))],
+            [("MSS", 1460)], [("NOP", None), ("WScale", rng.randrange(15))],
+            [("NOP", None), ("NOP", None), ("SAck", tuple(rng.getrandbits(32) for _ in range(2*rng.randrange(1, 5))))],
+            [("MSS", 536), ("NOP", None), ("WScale", 7), ("SAckOK", b"")]])
+        tcp = TCP(sport=rng.randrange(65536), dport=rng.randrange(65536), seq=rng.getrandbits(32),
+            ack=rng.getrandbits(32), window=rng.randrange(65536), flags=rng.randrange(256),
+            urgptr=rng.randrange(65536), chksum=rng.randrange(65536), options=tcp_options)
+        template = eth / ip / tcp
+        if len(bytes(template)) <= 128:
+            return template
+
+def expected_segments(template, payload, mss, with_checksums=False):
+    """The frames TSO must send for `template` + `payload`: with the template's checksum fields,
+    or with checksums computed by scapy."""
+    count = max(1, -(-len(payload)//mss))
+    flags = int(template[TCP].flags)
+    segments = []
+    for k in range(count):
+        segment = template.copy()
+        segment[IP].len = None
+        segment[IP].id = (template[IP].id + k) & 0xffff
+        segment[TCP].seq = (template[TCP].seq + k*mss) & 0xffffffff
+        segment[TCP].flags = flags & ~((FIN | PSH) if k != count - 1 else 0) & ~(CWR if k else 0)
+        if with_checksums:
+            segment[IP].chksum = None
+            segment[TCP].chksum = None
+        chunk = payload[k*mss:(k + 1)*mss]
+        segments.append(bytes(segment / Raw(chunk)) if chunk else bytes(segment))
+    return segments
+
+def fix_checksums(frame):
+    """What TxChecksum does to a segment asking for both checksums, done by scapy."""
+    packet = Ether(frame)
+    packet[IP].chksum = None
+    packet[TCP].chksum = None
+    return bytes(packet)
+
+def test_reference_model():
+    """The model's segments reassemble into the template's payload and flags, with checksums that
+    scapy accepts."""
+    rng = random.Random(2)
+    for _ in range(50):
+        template = random_template(rng)
+        mss      = rng.choice([1, 3, 536, 1460])
+        payload  = rng.randbytes(rng.randrange(0, 50 if mss < 9 else 5000))
+        segments = expected_segments(template, payload, mss, with_checksums=True)
+        hdr_len  = len(bytes(template))
+        assert b"".join(s[hdr_len:] for s in segments) == payload
+        flags = 0
+        for k, frame in enumerate(segments):
+            packet = Ether(frame)
+            assert packet[IP].len == len(frame) - (18 if Dot1Q in packet else 14)
+            assert packet[TCP].seq == (template[TCP].seq + k*mss) & 0xffffffff
+            assert fix_checksums(frame) == frame
+            flags |= int(packet[TCP].flags)
+        assert flags == int(template[TCP].flags)
+
+# Stimulus -----------------------------------------------------------------------------------------
+
+def random_payload_length(rng, mss, large):
+    if rng.random() < large:
+        return rng.randrange(0, 65536)
+    return rng.choice([0, 1, 2, 3, rng.randrange(0, 100), rng.randrange(0, 3000),
+        rng.randrange(1, 4)*mss + rng.randrange(-3, 4), mss, mss + 1, mss - 1])
+
+def random_mss(rng):
+    if rng.random() < 0.06:
+        return rng.randrange(1, 9)
+    if rng.random() < 0.03:
+        return rng.choice([MAX_MSS, rng.randrange(1461, MAX_MSS + 1)])
+    return rng.choice([536, 1460, rng.randrange(536, 1461)])
+
+class Chain:
+    """One frame on sink: a TSO chain, a plain frame, or a bad TSO frame that must be dropped."""
+    def __init__(self, frame, tso, hdr_len=0, mss=0, ip_csum=0, l4_csum=0, segments=(),
+            fixed=(), bad=False, error_byte=None):
+        self.frame, self.tso, self.hdr_len, self.mss = frame, tso, hdr_len, mss
+        self.ip_csum, self.l4_csum = ip_csum, l4_csum
+        self.segments, self.fixed, self.bad = list(segments), list(fixed), bad
+        self.error_byte = error_byte # First byte of the beat with `error` set, if any.
+        self.beats = []
+
+def tso_chain(rng, large=0.0, mss=None, payload=None):
+    template = random_template(rng)
+    mss      = mss or random_mss(rng)
+    if payload is None:
+        length  = random_payload_length(rng, mss, large)
+        # Tiny MSS: keep the number of segments sane.
+        payload = rng.randbytes(min(length, 80) if mss < 9 else length)
+    header = bytes(template)
+    return Chain(header + payload, 1, len(header), mss,
+        segments=expected_segments(template, payload, mss),
+        fixed=expected_segments(template, payload, mss, with_checksums=True))
+
+def plain_frame(rng):
+    length = rng.choice([rng.randrange(1, 80), rng.randrange(60, 1515), rng.randrange(1, 9)])
+    return Chain(rng.randbytes(length), 0, rng.randrange(256), rng.randrange(65536),
+        rng.randrange(2), rng.randrange(2))
+
+def bad_chain(rng):
+    """A TSO frame TSO must drop and count."""
+    chain = tso_chain(rng, mss=rng.choice([536, 1460]))
+    frame, l3 = bytearray(chain.frame), 18 if Dot1Q in Ether(chain.frame) else 14
+    kind = rng.choice(["short_hdr_len", "long_hdr_len", "mss_zero", "mss_large", "hdr_len_mismatch",
+        "truncated", "not_ipv4", "version", "udp", "ihl", "data_offset", "arp", "ipv6"])
+    if kind == "short_hdr_len":
+        chain.hdr_len = rng.randrange(0, 54)
+    elif kind == "long_hdr_len":
+        chain.hdr_len = rng.randrange(129, 256)
+    elif kind == "mss_zero":
+        chain.mss = 0
+    elif kind == "mss_large":
+        chain.mss = rng.choice([MAX_MSS + 1, rng.randrange(MAX_MSS + 1, 65536)])
+    elif kind == "hdr_len_mismatch":
+        chain.hdr_len += rng.choice([-1, 1])*rng.choice([1, 2, 3, 4, 8])
+        if not 54 <= chain.hdr_len <= 128:
+            chain.hdr_len = 54 if chain.hdr_len > 128 else 128
+    elif kind == "truncated":
+        frame = frame[:rng.randrange(1, chain.hdr_len)]
+    elif kind == "not_ipv4":
+        frame[l3 - 2:l3] = rng.choice([b"\x86\xdd", b"\x08\x06", b"\x81\x00", b"\x88\xa8"])
+    elif kind == "version":
+        frame[l3] = (frame[l3] & 0x0f) | (rng.choice([0, 6, 15]) << 4)
+    elif kind == "udp":
+        frame[l3 + 9] = rng.choice([17, 1, 0])
+    elif kind == "ihl":
+        frame[l3] = (frame[l3] & 0xf0) | rng.randrange(5)
+    elif kind == "data_offset":
+        l4 = l3 + 4*(frame[l3] & 0xf)
+        frame[l4 + 12] = (frame[l4 + 12] & 0x0f) | (rng.randrange(5) << 4)
+    elif kind == "arp":
+        frame = bytearray(bytes(Ether() / ARP()) + rng.randbytes(rng.randrange(0, 200)))
+        chain.hdr_len = 54
+    else:
+        frame = bytearray(bytes(Ether() / IPv6() / TCP()) + rng.randbytes(rng.randrange(0, 200)))
+        chain.hdr_len = 74
+    chain.frame, chain.bad, chain.segments, chain.fixed = bytes(frame), True, [], []
+    chain.kind = kind
+    return chain
+
+def random_traffic(rng, count, large, bad=0.1, plain=0.25, errors=0.05):
+    chains = []
+    for _ in range(count):
+        r = rng.random()
+        if r < bad:
+            chains.append(bad_chain(rng))
+        elif r < bad + plain:
+            chains.append(plain_frame(rng))
+        else:
+            chains.append(tso_chain(rng, large))
+    for chain in chains:
+        error = rng.random() < errors
+        chain.beats = frame_beats(rng, chain.frame, error)
+        for index, (_, _, e) in enumerate(chain.beats):
+            if e:
+                chain.error_byte = 4*index
+    return chains
+
+# Cocotb driver/monitor ----------------------------------------------------------------------------
+
+def pack_beat(chain, index):
+    data, last_be, error = chain.beats[index]
+    last = int(index == len(chain.beats) - 1)
+    return (1 | last << 1 | last_be << 2 | error << 6 | data << 10 | chain.ip_csum << 42 |
+        chain.l4_csum << 43 | chain.tso << 44 | (chain.hdr_len & 0xff) << 45 | (chain.mss & 0xffff) << 53)
+
+READY = 1 << 69
+
+class Checker:
+    """Matches the frames out of TSO with what each chain on sink must give."""
+    def __init__(self, chains):
+        self.expected = []  # (chain, segment index or None for a plain frame)
+        for chain in chains:
+            if chain.bad:
+                continue
+            if chain.tso:
+                self.expected += [(chain, k) for k in range(len(chain.segments))]
+            else:
+                self.expected.append((chain, None))
+        self.frames = 0
+        self.beats  = []
+        self.chain_errors = {} # chain -> error flags of its segments so far
+
+    def beat(self, m):
+        self.beats.append(m)
+        if (m >> 2) & 1:
+            beats, self.beats = self.beats, []
+            self.frame(beats)
+
+    def frame(self, beats):
+        assert self.frames < len(self.expected), "more frames out than expected"
+        chain, k = self.expected[self.frames]
+        self.frames += 1
+        flags = [((m >> 43) & 1, (m >> 44) & 1) for m in beats]
+        if k is None:
+            got  = [((m >> 11) & 0xffffffff, (m >> 3) & 0xf, (m >> 7) & 0xf) for m in beats]
+            assert got == chain.beats, f"plain frame {chain.frame.hex()}: got {got}, expected {chain.beats}"
+            assert set(flags) == {(chain.ip_csum, chain.l4_csum)}, f"plain frame flags {set(flags)}"
+            return
+        last_be = (beats[-1] >> 3) & 0xf
+        assert last_be in (1, 2, 4, 8) and all((m >> 3) & 0xf == 0 for m in beats[:-1]), \
+            f"bad last_be in segment {k}: {[(m >> 3) & 0xf for m in beats]}"
+        data  = b"".join(((m >> 11) & 0xffffffff).to_bytes(4, "little") for m in beats)
+        frame = data[:4*(len(beats) - 1) + last_be.bit_length()]
+        assert set(flags) == {(1, 1)}, f"segment flags {set(flags)}"
+        expected = chain.segments[k]
+        assert frame == expected, f"chain hdr_len {chain.hdr_len} mss {chain.mss} payload " \
+            f"{len(chain.frame) - chain.hdr_len} segment {k}/{len(chain.segments)}:\n" \
+            f" got      {frame.hex()}\n expected {expected.hex()}"
+        assert fix_checksums(frame) == chain.fixed[k]
+        errors = {(m >> 7) & 0xf for m in beats}
+        assert errors in ({0}, {0xf}), f"segment error bits {errors}"
+        error = errors == {0xf}
+        previous = self.chain_errors.setdefault(id(chain), [])
+        assert not (previous and previous[-1] and not error), "error cleared within a chain"
+        segment_end = chain.hdr_len + sum(len(s) - chain.hdr_len for s in chain.segments[:k + 1])
+        if chain.error_byte is not None and chain.error_byte < segment_end:
+            assert error, f"segment {k} ends after the error beat at {chain.error_byte} but has no error"
+        elif chain.error_byte is None:
+            assert not error, f"segment {k} of a chain without error has error set"
+        previous.append(error)
+
+async def run_traffic(dut, rng, chains, idle, backpressure, check_no_bubbles=False, cut_chains=0):
+    """Sends chains with random idle cycles on sink and backpressure on source; checks every
+    frame out, the error pulses and the error counter (one per bad chain and per cut chain).
+    Returns (cycles, output beats, cycles of the first and the last output beat)."""
+    beats_in = [pack_beat(chain, i) for chain in chains for i in range(len(chain.beats))]
+    checker  = Checker(chains)
+    errors   = sum(chain.bad for chain in chains) + cut_chains
+    errors_before = int(dut.errors.value)
+    drive, monitor, clk = dut.drive, dut.monitor, dut.sys_clk
+    sent = cycles = stall = error_pulses = beats_out = 0
+    first_out = last_out = None
+    pending = False
+    beat = written = 0
+    while checker.frames < len(checker.expected) or sent < len(beats_in) or stall < 20:
+        await RisingEdge(clk)
+        cycles += 1
+        stall  += 1
+        m = int(monitor.value)
+        if m & 1:
+            sent   += 1
+            pending = False
+            stall   = 0
+        elif check_no_bubbles and pending:
+            assert False, f"sink not ready at beat {sent} of back-to-back plain frames"
+        if m & 2:
+            stall = 0
+            beats_out += 1
+            last_out = cycles
+            if first_out is None:
+                first_out = cycles
+            checker.beat(m)
+        error_pulses += (m >> 45) & 1
+        assert stall < 3000, f"no progress for 3000 cycles after {sent} beats in, " \
+            f"{checker.frames} frames out: the core is wedged"
+        if not pending and sent < len(beats_in) and rng.random() >= idle:
+            pending = True
+        if pending:
+            beat = beats_in[sent]
+        elif beat & 1:
+            beat = rng.getrandbits(69) & ~1 # Idle: garbage that sink must ignore.
+        value = beat | (READY if rng.random() >= backpressure else 0)
+        if value != written:
+            # Written at once rather than in the ReadWrite phase: the edge has been evaluated
+            # already (see harness.py).
+            drive.setimmediatevalue(value)
+            written = value
+    assert checker.frames == len(checker.expected)
+    assert not checker.beats, "a frame out without its last beat"
+    assert error_pulses == errors, f"{error_pulses} error pulses for {errors} bad or cut chains"
+    assert int(dut.errors.value) == (errors_before + errors) & 0xffff, "error counter"
+    return cycles, beats_out, first_out, last_out, checker
+
+@cocotb.test()
+async def random_chains(dut):
+    """TSO chains, plain frames and bad frames under every mix of idle cycles and backpressure."""
+    dut.drive.value = 0
+    await reset(dut)
+    rng   = random.Random(SEED)
+    total = FUZZ_CHAINS if FUZZ else 200
+    done  = segments = 0
+    while done < total:
+        count  = min(20, total - done)
+        large  = 0.02 if FUZZ else rng.choice([0.0, 0.0, 0.0, 0.05])
+        chains = random_traffic(rng, count, large)
+        idle, backpressure = rng.choice([0.0, 0.2, 0.6]), rng.choice([0.0, 0.3, 0.7])
+        await run_traffic(dut, rng, chains, idle, backpressure)
+        done     += sum(chain.tso and not chain.bad for chain in chains)
+        segments += sum(len(chain.segments) for chain in chains)
+        if FUZZ and done // 1000 != (done - count) // 1000:
+            dut._log.info(f"{done} TSO chains checked")
+    with open(os.path.join(sim_build("tso"), "random_chains.count"), "w") as f:
+        f.write(f"{done} {segments}")
+
+@cocotb.test()
+async def oversized_chain(dut):
+    """A chain longer than 128 + 65536 bytes is cut there: the rest is dropped, one error pulse,
+    the last segment carries error; the next chain is intact."""
+    dut.drive.value = 0
+    await reset(dut)
+    rng = random.Random(SEED + 2)
+    chain = tso_chain(rng, mss=1460, payload=rng.randbytes(MAX_CHAIN_LENGTH + 700))
+    template = Ether(chain.frame[:chain.hdr_len])
+    payload  = chain.frame[chain.hdr_len:MAX_CHAIN_LENGTH]
+    chain.segments   = expected_segments(template, payload, chain.mss)
+    chain.fixed      = expected_segments(template, payload, chain.mss, with_checksums=True)
+    chain.beats      = frame_beats(rng, chain.frame)
+    chain.error_byte = MAX_CHAIN_LENGTH - 4 # The cut marks the segments from there on.
+    after = tso_chain(rng, mss=536, payload=rng.randbytes(2000))
+    after.beats = frame_beats(rng, after.frame)
+    cycles, _, _, _, checker = await run_traffic(dut, rng, [chain, after], 0.1, 0.3, cut_chains=1)
+    assert checker.chain_errors[id(chain)][-1], "the cut chain's last segment has no error"
+    dut._log.info(f"oversized chain: {len(chain.segments)} segments in {cycles} cycles")
+
+@cocotb.test()
+async def throughput(dut):
+    """Source always ready, sink always valid: output beats per cycle within long chains, cycles
+    per short chain, and no bubble at all on plain frames."""
+    dut.drive.value = 0
+    await reset(dut)
+    rng = random.Random(SEED + 1)
+    results = []
+    for mss, payload in [(1460, 30*1460), (536, 30*536), (1460, 30*1460 - 1)]:
+        chain = tso_chain(rng, mss=mss, payload=rng.randbytes(payload))
+        chain.beats = frame_beats(rng, chain.frame)
+        cycles, beats, first, last, _ = await run_traffic(dut, rng, [chain], 0.0, 0.0)
+        # The first segment is store-and-forward: measure from its first beat out.
+        rate = beats/(last - first + 1)
+        per_segment = (last - first + 1)/len(chain.segments)
+        dut._log.info(f"mss {mss}, hdr_len {chain.hdr_len}: {len(chain.segments)} segments, "
+            f"{beats} beats out in {last - first + 1} cycles: {rate:.4f} beats/cycle, "
+            f"{per_segment:.1f} cycles/segment")
+        assert rate > 0.985 if mss == 1460 else rate > 0.96
+        results.append((mss, rate, per_segment))
+    # Short chains back to back: whole chains per cycle (store-and-forward included).
+    chains = [tso_chain(rng, mss=1460, payload=rng.randbytes(rng.randrange(0, 64))) for _ in range(40)]
+    for chain in chains:
+        chain.beats = frame_beats(rng, chain.frame)
+    cycles, beats, first, last, _ = await run_traffic(dut, rng, chains, 0.0, 0.0)
+    wire = sum(max(60, len(c.segments[0])) + 4 + 8 + 12 for c in chains) # + FCS, preamble, IFG.
+    dut._log.info(f"40 short chains in {cycles} cycles ({cycles/40:.1f} cycles/chain; "
+        f"{wire/40:.1f} wire byte times/frame at 1 Gbit/s)")
+    assert cycles < wire
+    # Plain frames: one beat per cycle, no bubble.
+    plain = [plain_frame(rng) for _ in range(30)]
+    for chain in plain:
+        chain.beats = frame_beats(rng, chain.frame)
+    beats_in = sum(len(c.beats) for c in plain)
+    cycles, beats, first, last, _ = await run_traffic(dut, rng, plain, 0.0, 0.0, check_no_bubbles=True)
+    assert last - first + 1 == beats_in
+    with open(os.path.join(sim_build("tso"), "throughput.txt"), "w") as f:
+        for mss, rate, per_segment in results:
+            f.write(f"mss {mss}: {rate:.4f} beats/cycle, {per_segment:.1f} cycles/segment\n")
+        f.write(f"short chains: {cycles/40:.1f} cycles/chain\n")
+
+# Pytest entry -------------------------------------------------------------------------------------
+
+def tso_verilog():
+    from migen import Module, Signal, Cat
+    from gateware.tso import TSO
+
+    class Harness(Module):
+        def __init__(self):
+            self.submodules.dut = dut = TSO()
+            assert dut.max_mss == MAX_MSS
+            sink, source = dut.sink, dut.source
+            self.drive   = Signal(70, name="drive")
+            self.monitor = Signal(46, name="monitor")
+            self.errors  = Signal(16, name="errors")
+            self.comb += Cat(sink.valid, sink.last, sink.last_be, sink.error, sink.data,
+                sink.ip_csum, sink.l4_csum, sink.tso, sink.hdr_len, sink.mss,
+                source.ready).eq(self.drive)
+            self.sync += self.monitor.eq(Cat(sink.valid & sink.ready, source.valid & source.ready,
+                source.last, source.last_be, source.error, source.data, source.ip_csum,
+                source.l4_csum, dut.error))
+            self.comb += self.errors.eq(dut.errors)
+
+    harness = Harness()
+    return build_verilog("tso", harness, [harness.drive], [harness.monitor, harness.errors])
+
+def test_tso_random_chains(capsys):
+    run_cocotb("tso", "test_tso", tso_verilog(), "random_chains")
+    with open(os.path.join(sim_build("tso"), "random_chains.count")) as f:
+        chains, segments = map(int, f.read().split())
+    with capsys.disabled():
+        print(f"\ntso: {chains} TSO chains ({segments} segments) checked (seed {SEED}{', fuzz' if FUZZ else ''})")
+
+def test_tso_oversized_chain():
+    run_cocotb("tso", "test_tso", tso_verilog(), "oversized_chain")
+
+def test_tso_throughput(capsys):
+    run_cocotb("tso", "test_tso", tso_verilog(), "throughput")
+    with open(os.path.join(sim_build("tso"), "throughput.txt")) as f:
+        report = f.read()
+    with capsys.disabled():
+        print("\ntso throughput:\n" + report)
