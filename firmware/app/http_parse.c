@@ -127,6 +127,26 @@ static void te_scan(const char *v, size_t len, struct te_state *te)
     }
 }
 
+/* RFC 9110 section 10.1.1: Expect = #expectation. 100-continue is the only
+ * expectation defined; any other is answered 417 (Expectation Failed). */
+static int expect_scan(const char *v, size_t len, struct http_request *req)
+{
+    for (;;) {
+        const char *comma = memchr(v, ',', len);
+        size_t item = comma ? (size_t)(comma - v) : len;
+        size_t tl = item;
+        const char *t = trim(v, &tl);
+        if (http_token_equals(t, tl, "100-continue"))
+            req->expect_continue = 1;
+        else if (tl)
+            return 417;
+        if (!comma)
+            return 0;
+        len -= item + 1;
+        v = comma + 1;
+    }
+}
+
 /* RFC 9112 section 3: request-line = method SP request-target SP HTTP-version */
 static int parse_request_line(const char *p, size_t n, struct http_request *req)
 {
@@ -193,6 +213,7 @@ int http_parse_head(const char *buf, size_t head_len, struct http_request *req)
     struct te_state te = {0, 0, 0, 0, 0};
 
     memset(req, 0, sizeof(*req));
+    req->head = buf;
     req->head_len = head_len;
 
     n = line_at(p, end, &next);
@@ -236,6 +257,10 @@ int http_parse_head(const char *buf, size_t head_len, struct http_request *req)
             req->content_length = cl;
         } else if (http_token_equals(name, name_len, "Transfer-Encoding")) {
             te_scan(value, value_len, &te); /* judged once all lines are in */
+        } else if (http_token_equals(name, name_len, "Expect")) {
+            rc = expect_scan(value, value_len, req);
+            if (rc)
+                return rc;
         } else if (http_token_equals(name, name_len, "Connection")) {
             if (list_has_token(value, value_len, "close"))
                 conn_close = 1;
@@ -255,6 +280,11 @@ int http_parse_head(const char *buf, size_t head_len, struct http_request *req)
         req->chunked = 1;
     }
 
+    /* RFC 9110 section 10.1.1: a 100-continue expectation in an HTTP/1.0
+     * request MUST be ignored (no 1xx can be sent to such a client). */
+    if (req->version_minor == 0)
+        req->expect_continue = 0;
+
     /* RFC 9112 section 9.3: persistence */
     if (conn_close)
         req->keep_alive = 0;
@@ -265,9 +295,44 @@ int http_parse_head(const char *buf, size_t head_len, struct http_request *req)
     return 0;
 }
 
+const char *http_header_next(const struct http_request *req, const char *name, size_t *pos,
+                             size_t *value_len)
+{
+    const char *end = req->head + req->head_len, *p, *next;
+
+    if (!req->head)
+        return NULL;
+    p = req->head + *pos;
+    if (*pos == 0)
+        line_at(p, end, &p); /* skip the request-line */
+    for (; p < end; p = next) {
+        const char *colon;
+        size_t n = line_at(p, end, &next), vl;
+        if (n == 0)
+            break;
+        colon = memchr(p, ':', n);
+        if (!colon || !http_token_equals(p, (size_t)(colon - p), name))
+            continue;
+        *pos = (size_t)(next - req->head);
+        vl = n - (size_t)(colon + 1 - p);
+        p = trim(colon + 1, &vl);
+        *value_len = vl;
+        return p;
+    }
+    *pos = req->head_len;
+    return NULL;
+}
+
+const char *http_header(const struct http_request *req, const char *name, size_t *value_len)
+{
+    size_t pos = 0;
+    return http_header_next(req, name, &pos, value_len);
+}
+
 const char *http_reason(int status)
 {
     switch (status) {
+    case 100: return "Continue";
     case 200: return "OK";
     case 201: return "Created";
     case 204: return "No Content";
@@ -285,6 +350,7 @@ const char *http_reason(int status)
     case 413: return "Content Too Large";
     case 414: return "URI Too Long";
     case 415: return "Unsupported Media Type";
+    case 417: return "Expectation Failed";
     case 431: return "Request Header Fields Too Large";
     case 500: return "Internal Server Error";
     case 501: return "Not Implemented";

@@ -4,10 +4,20 @@
  * One connection = one struct conn from lwIP's heap. Received pbufs are
  * chained on conn->rx and consumed only as requests are handled, so
  * tcp_recved() (the receive window) is the backpressure: a client that
- * pipelines faster than we answer is throttled by TCP, not by dropping.
- * A response is a header (copied into lwIP) plus a body that is either static
- * (sent without copying) or rendered into conn->scratch (copied); what does
- * not fit the send buffer now is finished from the tcp_sent callback.
+ * pipelines or uploads faster than we handle is throttled by TCP, not by
+ * dropping. A request goes through three receive states:
+ *
+ *   RX_HEAD    collecting the head into conn->head (4 KiB, 431 beyond);
+ *              waits while an earlier response is still being queued, so
+ *              pipelined responses stay in order
+ *   RX_BODY    the body, decoded (Content-Length or chunked) and passed to
+ *              the handler in pieces straight from the pbufs, or dropped
+ *   RX_RESPOND the body is done; waiting for the response to be queued
+ *
+ * A response is its head (formatted into conn->stage, copied into lwIP) and
+ * a body that is static (sent without copying), in the scratch buffer
+ * (copied), or produced piece by piece into conn->stage; what does not fit
+ * the send buffer now is finished from the tcp_sent callback.
  */
 #include "httpd.h"
 
@@ -18,38 +28,84 @@
 #include "lwip/mem.h"
 #include "lwip/tcp.h"
 
+#include "http_chunked.h"
 #include "http_parse.h"
 #include "routes.h"
 
 #define HEAD_MAX 4096          /* longest request head; longer gets 431 */
-#define SCRATCH_MAX 2048       /* rendered bodies */
+#define SCRATCH_MAX 2048       /* rendered bodies, handler buffers */
+#define STAGE_MAX 1024         /* response heads and produced body pieces */
+#define CHUNK_FRAMING 12       /* "xxxxxxxx\r\n" before and "\r\n" after a piece */
 #define POLL_INTERVAL 2        /* tcp_poll period, in TCP slow-timer ticks */
-#define IDLE_TIMEOUT_POLLS 60  /* keep-alive connections idle this long are closed */
+#define IDLE_TIMEOUT_POLLS 60  /* connections without progress this long are closed */
 
-struct chunk {
-    const uint8_t *ptr;
-    uint32_t len;
-    uint8_t copy;
-};
+enum rx_state { RX_HEAD, RX_BODY, RX_RESPOND };
+enum body_framing { BODY_NONE, BODY_LENGTH, BODY_CHUNKED };
+
+static const char continue_line[] = "HTTP/1.1 100 Continue\r\n\r\n";
+static const char last_chunk[] = "0\r\n\r\n";
 
 struct conn {
     struct tcp_pcb *pcb;
-    struct pbuf *rx;          /* received, not yet consumed */
-    uint32_t body_left;       /* request body bytes still to skip */
+    struct pbuf *rx;            /* received, not yet consumed */
+    uint32_t recved_owed;       /* consumed while paused, window not yet given back */
     uint16_t head_len;
-    uint8_t close_after;      /* close once the response is queued */
+    uint8_t rx_state;
     uint8_t idle_polls;
-    struct chunk chunks[2];
-    uint8_t nchunks, cur;
-    char hdr[256];
+    uint8_t peer_closed;        /* FIN received */
+    uint8_t close_after;        /* close once the current response is queued */
+
+    /* the request in progress */
+    const struct http_handler *handler;
+    uint8_t framing;
+    uint8_t accepted;           /* begin() said yes: end() or abort() is owed */
+    uint8_t deliver;            /* body goes to the handler (else dropped) */
+    uint8_t paused;
+    uint8_t responded;          /* the response has been started */
+    uint8_t skip_body;          /* rejected, body not read: the connection closes */
+    uint32_t body_left;         /* BODY_LENGTH: bytes still to come */
+    uint32_t drain_left;        /* dropped-body bytes we still read before closing */
+    struct http_chunked chunked;
+    struct http_request req;
+    struct http_exchange x;
+
+    /* the response in progress */
+    uint8_t continue_left;      /* bytes of continue_line still to queue */
+    uint8_t tx_chunked;         /* produced body in chunked coding */
+    uint8_t tx_producing;       /* produce() has more */
+    uint32_t tx_length_left;    /* produced body of known length: bytes owed */
+    uint8_t last_chunk_left;
+    uint16_t stage_len, stage_off;
+    const uint8_t *body;        /* static or scratch body still to queue */
+    uint32_t body_tx_left;
+    uint8_t body_copy;
+    httpd_produce_fn produce;
+
+    char stage[STAGE_MAX];
     char head[HEAD_MAX];
     char scratch[SCRATCH_MAX];
 };
 
 struct httpd_stats httpd_stats;
 
+enum conn_fate { CONN_ALIVE, CONN_CLOSED, CONN_ABORTED };
+
+static struct conn *conn_of(struct http_exchange *x)
+{
+    return (struct conn *)((char *)x - offsetof(struct conn, x));
+}
+
+/* The request ends without end() or before its response was queued. */
+static void handler_abort(struct conn *c)
+{
+    if (c->accepted && c->handler && c->handler->abort)
+        c->handler->abort(&c->x);
+    c->accepted = 0;
+}
+
 static void conn_free(struct conn *c)
 {
+    handler_abort(c);
     if (c->pcb) {
         tcp_arg(c->pcb, NULL);
         tcp_recv(c->pcb, NULL);
@@ -63,22 +119,21 @@ static void conn_free(struct conn *c)
     httpd_stats.conns_open--;
 }
 
-/* What process() and friends report about the connection. */
-enum conn_fate { CONN_ALIVE, CONN_CLOSED, CONN_ABORTED };
+static void window_give(struct tcp_pcb *pcb, uint32_t n)
+{
+    while (n) {
+        u16_t step = n > 0xffff ? 0xffff : (u16_t)n;
+        tcp_recved(pcb, step);
+        n -= step;
+    }
+}
 
 /* Give back the window of everything received, then close gracefully: lwIP
  * answers a close with unread data by RST, which would cut off the response. */
 static enum conn_fate conn_close(struct conn *c)
 {
     struct tcp_pcb *pcb = c->pcb;
-    if (c->rx) {
-        uint32_t n = c->rx->tot_len;
-        while (n) {
-            u16_t step = n > 0xffff ? 0xffff : (u16_t)n;
-            tcp_recved(pcb, step);
-            n -= step;
-        }
-    }
+    window_give(pcb, c->recved_owed + (c->rx ? c->rx->tot_len : 0));
     conn_free(c);
     if (tcp_close(pcb) == ERR_OK)
         return CONN_CLOSED;
@@ -86,175 +141,497 @@ static enum conn_fate conn_close(struct conn *c)
     return CONN_ABORTED;
 }
 
+static enum conn_fate conn_abort(struct conn *c)
+{
+    struct tcp_pcb *pcb = c->pcb;
+    conn_free(c);
+    tcp_abort(pcb);
+    return CONN_ABORTED;
+}
+
+/* Drop n bytes from the front of rx; the window reopens unless a handler
+ * asked for a pause (then when it resumes). */
 static void consume_rx(struct conn *c, uint32_t n)
 {
     uint32_t left = n;
     while (left) {
         u16_t step = left > 0xffff ? 0xffff : (u16_t)left;
         c->rx = pbuf_free_header(c->rx, step);
-        tcp_recved(c->pcb, step);
         left -= step;
     }
+    if (c->paused)
+        c->recved_owed += n;
+    else
+        window_give(c->pcb, n);
 }
 
-static int response_pending(const struct conn *c) { return c->cur < c->nchunks; }
+/* ---- sending ------------------------------------------------------------ */
 
-/* Queue as much of the response as the send buffer takes. */
+static int response_pending(const struct conn *c)
+{
+    return c->continue_left || c->stage_off < c->stage_len || c->body_tx_left ||
+           c->tx_producing || c->last_chunk_left;
+}
+
+/* Queue up to len bytes; returns how many were taken, or -1 on a fatal
+ * error (the connection must be aborted). */
+static int queue_bytes(struct conn *c, const void *ptr, uint32_t len, int copy, int more)
+{
+    u16_t room = tcp_sndbuf(c->pcb);
+    u16_t n;
+    u8_t flags = copy ? TCP_WRITE_FLAG_COPY : 0;
+    err_t err;
+
+    if (room == 0 || tcp_sndqueuelen(c->pcb) >= TCP_SND_QUEUELEN)
+        return 0;
+    n = len > room ? room : (u16_t)len;
+    if (n < len || more)
+        flags |= TCP_WRITE_FLAG_MORE;
+    err = tcp_write(c->pcb, ptr, n, flags);
+    if (err == ERR_MEM)
+        return 0; /* retried from tcp_sent or tcp_poll */
+    return err == ERR_OK ? n : -1;
+}
+
+/* Ask the producer for the next piece, framed as a chunk if need be. */
+static int produce_piece(struct conn *c)
+{
+    size_t room = STAGE_MAX - CHUNK_FRAMING, len = 0;
+    char *buf = c->stage + (c->tx_chunked ? CHUNK_FRAMING - 2 : 0);
+    int rc, counted = !c->tx_chunked && c->tx_length_left != HTTPD_LENGTH_UNKNOWN;
+
+    if (counted && c->tx_length_left < room)
+        room = c->tx_length_left;
+    rc = c->produce(&c->x, buf, room, &len);
+    if (rc < 0 || len > room)
+        return -1;
+    if (counted) {
+        /* the Content-Length sent must be the length produced (RFC 9112
+         * section 6.3): a producer that falls short breaks the framing */
+        c->tx_length_left -= (uint32_t)len;
+        if (rc == 1 && c->tx_length_left)
+            return -1;
+        if (c->tx_length_left == 0)
+            rc = 1;
+    }
+    if (rc == 1)
+        c->tx_producing = 0;
+    if (len && c->tx_chunked) {
+        /* RFC 9112 section 7.1: chunk-size in hex, right-aligned before the data */
+        char size[CHUNK_FRAMING];
+        int n = snprintf(size, sizeof(size), "%lx\r\n", (unsigned long)len);
+        size_t start = (size_t)(CHUNK_FRAMING - 2 - n);
+        memcpy(c->stage + start, size, (size_t)n);
+        memcpy(buf + len, "\r\n", 2);
+        c->stage_off = (uint16_t)start;
+        c->stage_len = (uint16_t)(CHUNK_FRAMING + len);
+    } else {
+        c->stage_off = 0;
+        c->stage_len = (uint16_t)len;
+    }
+    if (!c->tx_producing && c->tx_chunked)
+        c->last_chunk_left = sizeof(last_chunk) - 1;
+    return len || !c->tx_producing;
+}
+
 static enum conn_fate send_pending(struct conn *c)
 {
-    while (response_pending(c)) {
-        struct chunk *k = &c->chunks[c->cur];
-        u16_t room = tcp_sndbuf(c->pcb);
-        u16_t n;
-        u8_t flags;
-        err_t err;
-
-        if (room == 0 || tcp_sndqueuelen(c->pcb) >= TCP_SND_QUEUELEN)
+    for (;;) {
+        int n;
+        if (c->continue_left) {
+            size_t off = sizeof(continue_line) - 1 - c->continue_left;
+            n = queue_bytes(c, continue_line + off, c->continue_left, 0, 0);
+            if (n > 0)
+                c->continue_left -= (uint8_t)n;
+        } else if (c->stage_off < c->stage_len) {
+            n = queue_bytes(c, c->stage + c->stage_off, (uint32_t)(c->stage_len - c->stage_off),
+                            1, c->body_tx_left || c->tx_producing || c->last_chunk_left);
+            if (n > 0)
+                c->stage_off += (uint16_t)n;
+        } else if (c->body_tx_left) {
+            n = queue_bytes(c, c->body, c->body_tx_left, c->body_copy, 0);
+            if (n > 0) {
+                c->body += n;
+                c->body_tx_left -= (uint32_t)n;
+            }
+        } else if (c->tx_producing) {
+            if (tcp_sndbuf(c->pcb) < CHUNK_FRAMING)
+                n = 0;
+            else
+                n = produce_piece(c); /* 0: the producer is not ready */
+        } else if (c->last_chunk_left) {
+            size_t off = sizeof(last_chunk) - 1 - c->last_chunk_left;
+            n = queue_bytes(c, last_chunk + off, c->last_chunk_left, 0, 0);
+            if (n > 0)
+                c->last_chunk_left -= (uint8_t)n;
+        } else {
             break;
-        n = k->len > room ? room : (u16_t)k->len;
-        flags = k->copy ? TCP_WRITE_FLAG_COPY : 0;
-        if (n < k->len || c->cur + 1 < c->nchunks)
-            flags |= TCP_WRITE_FLAG_MORE;
-        err = tcp_write(c->pcb, k->ptr, n, flags);
-        if (err == ERR_MEM)
-            break; /* retried from tcp_sent or tcp_poll */
-        if (err != ERR_OK) {
-            struct tcp_pcb *pcb = c->pcb;
-            conn_free(c);
-            tcp_abort(pcb);
-            return CONN_ABORTED;
         }
-        k->ptr += n;
-        k->len -= n;
-        if (k->len == 0)
-            c->cur++;
+        if (n < 0)
+            return conn_abort(c);
+        if (n == 0)
+            break;
     }
     tcp_output(c->pcb);
     return CONN_ALIVE;
 }
 
-static void start_response(struct conn *c, const struct http_request *req,
-                           const struct http_response *resp, int keep_alive)
-{
-    int n;
+/* ---- responses ---------------------------------------------------------- */
 
-    if (resp->status >= 500)
+static int body_allowed(int status) { return status >= 200 && status != 204 && status != 304; }
+
+/* A rejected request: read and drop its body when that is cheap, else close
+ * after the response without reading it (RFC 9110 section 10.1.1: a client
+ * that asked for 100-continue and got a final status may not send it). */
+static void reject_body(struct conn *c)
+{
+    c->deliver = 0;
+    if (c->framing == BODY_NONE)
+        return;
+    if ((!c->accepted && c->req.expect_continue) ||
+        (c->framing == BODY_LENGTH && c->body_left > HTTPD_DRAIN_MAX)) {
+        c->skip_body = 1;
+        c->close_after = 1;
+    }
+}
+
+int httpd_respond(struct http_exchange *x, const struct http_response *resp)
+{
+    struct conn *c = conn_of(x);
+    const struct http_request *req = &c->req;
+    int status = resp->status, n, keep_alive, send_body, has_body;
+    uint32_t length;
+    char length_field[40] = "";
+
+    if (c->responded)
+        return -1;
+    c->responded = 1;
+    if (c->rx_state == RX_BODY)
+        reject_body(c); /* answered before the body was read */
+    if (status >= 500)
         httpd_stats.responses_5xx++;
-    else if (resp->status >= 400)
+    else if (status >= 400)
         httpd_stats.responses_4xx++;
 
-    n = snprintf(c->hdr, sizeof(c->hdr),
+    has_body = body_allowed(status);
+    length = resp->produce ? resp->content_length : resp->body_len;
+    c->tx_chunked = 0;
+    if (has_body && length != HTTPD_LENGTH_UNKNOWN)
+        snprintf(length_field, sizeof(length_field), "Content-Length: %lu\r\n",
+                 (unsigned long)length);
+    else if (has_body && req->version_minor >= 1)
+        c->tx_chunked = 1; /* RFC 9112 section 7.1 */
+    else if (has_body)
+        c->close_after = 1; /* HTTP/1.0: the close delimits the body (section 6.3) */
+    keep_alive = req->keep_alive && !c->close_after;
+
+    n = snprintf(c->stage, sizeof(c->stage),
                  "HTTP/1.1 %d %s\r\n"
                  "Server: LiteDAV\r\n"
-                 "Content-Type: %s\r\n"
-                 "Content-Length: %lu\r\n"
+                 "%s%s%s"
                  "%s%s%s"
                  "Connection: %s\r\n"
                  "\r\n",
-                 resp->status, http_reason(resp->status),
-                 resp->content_type ? resp->content_type : "application/octet-stream",
-                 (unsigned long)resp->body_len,
-                 resp->allow ? "Allow: " : "", resp->allow ? resp->allow : "",
-                 resp->allow ? "\r\n" : "",
+                 status, http_reason(status),
+                 resp->content_type && has_body ? "Content-Type: " : "",
+                 resp->content_type && has_body ? resp->content_type : "",
+                 resp->content_type && has_body ? "\r\n" : "",
+                 length_field, c->tx_chunked ? "Transfer-Encoding: chunked\r\n" : "",
+                 resp->headers ? resp->headers : "",
                  keep_alive ? "keep-alive" : "close");
-    c->chunks[0].ptr = (const uint8_t *)c->hdr;
-    c->chunks[0].len = (uint32_t)n;
-    c->chunks[0].copy = 1;
-    c->nchunks = 1;
-    c->cur = 0;
-    if (resp->body_len && !(req && req->method == HTTP_HEAD)) {
-        c->chunks[1].ptr = resp->body;
-        c->chunks[1].len = resp->body_len;
-        /* rendered bodies live in scratch, which the next request reuses */
-        c->chunks[1].copy = resp->body == (const uint8_t *)c->scratch;
-        c->nchunks = 2;
+    if (n < 0 || (size_t)n >= sizeof(c->stage)) {
+        /* a handler's header lines overflowed the stage: report, not truncate */
+        n = snprintf(c->stage, sizeof(c->stage),
+                     "HTTP/1.1 500 %s\r\nServer: LiteDAV\r\nContent-Length: 0\r\n"
+                     "Connection: close\r\n\r\n", http_reason(500));
+        httpd_stats.responses_5xx++;
+        c->close_after = 1;
+        c->stage_off = 0;
+        c->stage_len = (uint16_t)n;
+        return -1;
     }
-    c->close_after = !keep_alive;
+    if (!keep_alive)
+        c->close_after = 1;
+    c->stage_off = 0;
+    c->stage_len = (uint16_t)n;
+
+    send_body = has_body && req->method != HTTP_HEAD;
+    c->body_tx_left = 0;
+    c->tx_producing = 0;
+    c->last_chunk_left = 0;
+    if (send_body && resp->produce) {
+        c->produce = resp->produce;
+        c->tx_producing = c->tx_chunked || length > 0;
+        c->tx_length_left = length; /* HTTPD_LENGTH_UNKNOWN: not counted */
+    } else if (send_body && resp->body_len) {
+        c->body = resp->body;
+        c->body_tx_left = resp->body_len;
+        /* scratch is reused by the next request; lwIP references unless copied */
+        c->body_copy = resp->body >= (const uint8_t *)c->scratch &&
+                       resp->body < (const uint8_t *)c->scratch + sizeof(c->scratch);
+    }
+    return 0;
 }
 
-static void respond_error(struct conn *c, int status)
+int httpd_respond_error(struct http_exchange *x, int status, const char *detail,
+                        const char *headers)
 {
     struct http_response resp;
+    int n = snprintf(x->scratch, x->scratch_size, "%d %s\n%s%s", status, http_reason(status),
+                     detail ? detail : "", detail ? "\n" : "");
     memset(&resp, 0, sizeof(resp));
-    app_error(status, &resp, c->scratch, sizeof(c->scratch));
-    start_response(c, NULL, &resp, 0);
+    resp.status = status;
+    resp.content_type = "text/plain; charset=utf-8";
+    resp.headers = headers;
+    resp.body = (const uint8_t *)x->scratch;
+    resp.body_len = n < 0 ? 0 : (size_t)n >= x->scratch_size ? (uint32_t)x->scratch_size - 1
+                                                             : (uint32_t)n;
+    return httpd_respond(x, &resp);
+}
+
+/* Errors in the framing itself: where the next request starts is unknown,
+ * so the connection closes after the answer (RFC 9112 section 6.3). */
+static void fail_request(struct conn *c, int status, const char *detail)
+{
+    handler_abort(c);
+    c->close_after = 1;
+    c->skip_body = 1;
+    if (!c->responded)
+        httpd_respond_error(&c->x, status, detail, NULL);
+    c->rx_state = RX_RESPOND;
+}
+
+/* ---- receiving ---------------------------------------------------------- */
+
+static void request_reset(struct conn *c)
+{
+    c->handler = NULL;
+    c->framing = BODY_NONE;
+    c->accepted = c->deliver = c->paused = c->responded = c->skip_body = 0;
+    c->body_left = c->drain_left = 0;
+    memset(&c->x, 0, sizeof(c->x));
+    c->x.req = &c->req;
+    c->x.scratch = c->scratch;
+    c->x.scratch_size = sizeof(c->scratch);
+    c->head_len = 0;
+    c->rx_state = RX_HEAD;
 }
 
 /* A complete head is in c->head[0..head_len). */
-static void handle_request(struct conn *c)
+static void start_request(struct conn *c)
 {
-    struct http_request req;
-    struct http_response resp;
-    int rc = http_parse_head(c->head, c->head_len, &req);
+    char detail[64];
+    uint32_t body_max;
+    int rc = http_parse_head(c->head, c->head_len, &c->req);
 
     httpd_stats.requests++;
+    c->rx_state = RX_BODY;
     if (rc) {
-        respond_error(c, rc);
+        fail_request(c, rc, NULL);
         return;
     }
-    if (req.chunked) {
-        respond_error(c, 501); /* chunked request bodies are not accepted yet */
-        return;
+    if (c->req.chunked) {
+        c->framing = BODY_CHUNKED;
+    } else if (c->req.content_length) {
+        c->framing = BODY_LENGTH;
+        c->body_left = c->req.content_length;
     }
-    c->body_left = req.has_content_length ? req.content_length : 0;
-    app_route(&req, &resp, c->scratch, sizeof(c->scratch));
-    start_response(c, &req, &resp, req.keep_alive);
+
+    c->handler = app_dispatch(&c->x, &body_max);
+    if (body_max > HTTPD_BODY_MAX)
+        body_max = HTTPD_BODY_MAX;
+    http_chunked_init(&c->chunked, body_max);
+    if (c->framing == BODY_LENGTH && c->req.content_length > body_max) {
+        /* RFC 9110 section 15.5.14 */
+        snprintf(detail, sizeof(detail), "The limit is %lu bytes.", (unsigned long)body_max);
+        httpd_respond_error(&c->x, 413, detail, NULL);
+    } else {
+        rc = c->handler->begin ? c->handler->begin(&c->x) : 0;
+        if (rc == 0 && !c->responded) {
+            c->accepted = 1;
+            c->deliver = c->handler->body != NULL;
+            /* RFC 9110 section 10.1.1: ask for the body only once it is wanted */
+            if (c->req.expect_continue && c->framing != BODY_NONE)
+                c->continue_left = sizeof(continue_line) - 1;
+        } else if (!c->responded) {
+            httpd_respond_error(&c->x, rc >= 300 && rc <= 599 ? rc : 500, NULL, NULL);
+        }
+    }
+    if (c->responded && c->framing != BODY_NONE && !c->skip_body)
+        c->drain_left = HTTPD_DRAIN_MAX;
 }
 
-/* Work through received bytes until a response is waiting for send room or
- * the input runs out. */
+/* The body is complete (or will not be read): hand over to the handler. */
+static void body_done(struct conn *c)
+{
+    c->rx_state = RX_RESPOND;
+    if (c->accepted && !c->responded && c->handler->end)
+        c->handler->end(&c->x);
+    else if (c->accepted && !c->responded)
+        httpd_respond_error(&c->x, 500, "The handler gave no response.", NULL);
+}
+
+/* Pass n body bytes to the handler, or drop them. Returns 0 when they are
+ * used up, -1 when they are left unread because the connection will close. */
+static int body_bytes(struct conn *c, const uint8_t *data, size_t n)
+{
+    if (!n)
+        return 0;
+    c->x.body_received += (uint32_t)n;
+    if (c->accepted && !c->responded) {
+        int rc = c->deliver ? c->handler->body(&c->x, data, n) : HTTPD_BODY_OK;
+        if (rc == HTTPD_BODY_PAUSE && !c->responded) {
+            c->paused = 1;
+        } else if (rc != HTTPD_BODY_OK || c->responded) {
+            /* rejected part-way: the rest of the body is dropped */
+            handler_abort(c);
+            if (!c->responded)
+                httpd_respond_error(&c->x, rc >= 300 && rc <= 599 ? rc : 500, NULL, NULL);
+            c->drain_left = HTTPD_DRAIN_MAX;
+        }
+        return 0;
+    }
+    /* the body of a rejected request: read a bounded amount, then close */
+    if (n > c->drain_left) {
+        c->close_after = 1;
+        c->skip_body = 1;
+        return -1;
+    }
+    c->drain_left -= (uint32_t)n;
+    return 0;
+}
+
+/* Consume what rx holds of the body. Returns 1 if it made progress. */
+static int body_step(struct conn *c)
+{
+    const char *seg;
+    size_t seg_len;
+
+    if (c->skip_body) {
+        c->rx_state = RX_RESPOND;
+        handler_abort(c);
+        return 1;
+    }
+    if (c->framing == BODY_NONE || (c->framing == BODY_LENGTH && c->body_left == 0)) {
+        body_done(c);
+        return 1;
+    }
+    if (c->paused || !c->rx) {
+        if (!c->rx && c->peer_closed)
+            fail_request(c, 400, "The request body ended early."); /* section 8 */
+        return c->rx_state != RX_BODY;
+    }
+
+    seg = c->rx->payload;
+    seg_len = c->rx->len;
+    if (c->framing == BODY_LENGTH) {
+        size_t n = seg_len < c->body_left ? seg_len : c->body_left;
+        c->body_left -= (uint32_t)n;
+        if (body_bytes(c, (const uint8_t *)seg, n) == 0)
+            consume_rx(c, (uint32_t)n);
+        return 1;
+    } else {
+        size_t used, off, len;
+        enum http_chunked_result r =
+            http_chunked_feed(&c->chunked, seg, seg_len, &used, &off, &len);
+        if (r == HTTP_CHUNKED_ERROR || r == HTTP_CHUNKED_TOO_LARGE) {
+            char detail[64];
+            if (r == HTTP_CHUNKED_TOO_LARGE)
+                snprintf(detail, sizeof(detail), "The limit is %lu bytes.",
+                         (unsigned long)c->chunked.max_body);
+            fail_request(c, r == HTTP_CHUNKED_ERROR ? 400 : 413,
+                         r == HTTP_CHUNKED_ERROR ? "Malformed chunked encoding." : detail);
+            return 1;
+        }
+        if (body_bytes(c, (const uint8_t *)seg + off, len) == 0)
+            consume_rx(c, (uint32_t)used);
+        if (r == HTTP_CHUNKED_DONE && c->rx_state == RX_BODY && !c->skip_body)
+            body_done(c);
+        return 1;
+    }
+}
+
+/* Collect the next head from rx. Returns 1 if it made progress. */
+static int head_step(struct conn *c)
+{
+    u16_t room, got;
+    size_t head;
+
+    if (!c->rx)
+        return 0;
+    /* RFC 9112 section 2.2: ignore empty lines before a request-line */
+    if (c->head_len == 0) {
+        u8_t ch = pbuf_get_at(c->rx, 0);
+        if (ch == '\r' || ch == '\n') {
+            consume_rx(c, 1);
+            return 1;
+        }
+    }
+    room = (u16_t)(HEAD_MAX - c->head_len);
+    got = pbuf_copy_partial(c->rx, c->head + c->head_len, room, 0);
+    head = http_head_length(c->head, c->head_len + got);
+    if (head) {
+        consume_rx(c, (uint32_t)(head - c->head_len));
+        c->head_len = (u16_t)head;
+        start_request(c);
+        return 1;
+    }
+    consume_rx(c, got);
+    c->head_len += got;
+    if (c->head_len == HEAD_MAX) {
+        httpd_stats.requests++;
+        c->rx_state = RX_BODY;
+        memset(&c->req, 0, sizeof(c->req));
+        fail_request(c, 431, NULL);
+    }
+    return 1;
+}
+
+/* Work through received bytes until everything waits for send room, more
+ * input, or a handler. */
 static enum conn_fate process(struct conn *c)
 {
     for (;;) {
+        int progress = 0;
+
         if (response_pending(c)) {
             enum conn_fate fate = send_pending(c);
             if (fate != CONN_ALIVE)
                 return fate;
-            if (response_pending(c))
-                return CONN_ALIVE;
         }
-        if (c->close_after)
-            return conn_close(c);
-        if (!c->rx)
+        if (c->rx_state == RX_BODY)
+            progress = body_step(c);
+        if (c->rx_state == RX_RESPOND && c->responded && !response_pending(c)) {
+            c->accepted = 0; /* the response is queued: nothing more is owed */
+            if (c->close_after || c->peer_closed)
+                return conn_close(c);
+            request_reset(c);
+            progress = 1;
+        }
+        if (c->rx_state == RX_HEAD && !response_pending(c)) {
+            if (!c->rx && c->peer_closed)
+                return conn_close(c);
+            progress |= head_step(c);
+            if (!progress && c->peer_closed)
+                return conn_close(c); /* a partial head that will never complete */
+        }
+        if (!progress)
             return CONN_ALIVE;
-
-        if (c->body_left) {
-            uint32_t n = c->rx->tot_len < c->body_left ? c->rx->tot_len : c->body_left;
-            consume_rx(c, n);
-            c->body_left -= n;
-            continue;
-        }
-
-        /* RFC 9112 section 2.2: ignore empty lines before a request-line */
-        if (c->head_len == 0) {
-            u8_t ch = pbuf_get_at(c->rx, 0);
-            if (ch == '\r' || ch == '\n') {
-                consume_rx(c, 1);
-                continue;
-            }
-        }
-
-        {
-            u16_t room = (u16_t)(HEAD_MAX - c->head_len);
-            u16_t got = pbuf_copy_partial(c->rx, c->head + c->head_len, room, 0);
-            size_t head = http_head_length(c->head, c->head_len + got);
-            if (head) {
-                consume_rx(c, (uint32_t)(head - c->head_len));
-                c->head_len = (u16_t)head;
-                handle_request(c);
-                c->head_len = 0;
-            } else {
-                consume_rx(c, got);
-                c->head_len += got;
-                if (c->head_len == HEAD_MAX) {
-                    httpd_stats.requests++;
-                    respond_error(c, 431);
-                    c->head_len = 0;
-                }
-            }
-        }
     }
 }
+
+void httpd_resume(struct http_exchange *x)
+{
+    struct conn *c = conn_of(x);
+    if (c->paused) {
+        c->paused = 0;
+        window_give(c->pcb, c->recved_owed);
+        c->recved_owed = 0;
+    }
+    process(c);
+}
+
+/* ---- lwIP callbacks ----------------------------------------------------- */
 
 static err_t on_recv(void *arg, struct tcp_pcb *pcb, struct pbuf *p, err_t err)
 {
@@ -268,11 +645,8 @@ static err_t on_recv(void *arg, struct tcp_pcb *pcb, struct pbuf *p, err_t err)
         return ERR_OK;
     }
     if (!p) {
-        /* peer finished sending: finish the response in flight, then close */
-        c->close_after = 1;
-        if (!response_pending(c))
-            return conn_close(c) == CONN_ABORTED ? ERR_ABRT : ERR_OK;
-        return ERR_OK;
+        c->peer_closed = 1; /* finish what was received, then close */
+        return process(c) == CONN_ABORTED ? ERR_ABRT : ERR_OK;
     }
     if (err != ERR_OK) {
         pbuf_free(p);
@@ -302,7 +676,7 @@ static err_t on_poll(void *arg, struct tcp_pcb *pcb)
         tcp_abort(pcb);
         return ERR_ABRT;
     }
-    if (++c->idle_polls > IDLE_TIMEOUT_POLLS && !response_pending(c))
+    if (++c->idle_polls > IDLE_TIMEOUT_POLLS)
         return conn_close(c) == CONN_ABORTED ? ERR_ABRT : ERR_OK;
     return process(c) == CONN_ABORTED ? ERR_ABRT : ERR_OK;
 }
@@ -328,8 +702,9 @@ static err_t on_accept(void *arg, struct tcp_pcb *pcb, err_t err)
         tcp_abort(pcb);
         return ERR_ABRT;
     }
-    memset(c, 0, offsetof(struct conn, hdr));
+    memset(c, 0, offsetof(struct conn, stage));
     c->pcb = pcb;
+    request_reset(c);
     httpd_stats.conns_open++;
     httpd_stats.conns_total++;
     if (httpd_stats.conns_open > httpd_stats.conns_max_open)

@@ -5,51 +5,175 @@
 
 #include "static_files.h"
 
-void app_error(int status, struct http_response *resp, char *scratch, size_t scratch_size)
+#define READ_METHODS \
+    (HTTP_METHOD_BIT(HTTP_GET) | HTTP_METHOD_BIT(HTTP_HEAD) | HTTP_METHOD_BIT(HTTP_OPTIONS))
+
+/* ---- GET / : the status page -------------------------------------------- */
+
+static void status_end(struct http_exchange *x)
 {
-    int n = snprintf(scratch, scratch_size, "%d %s\n", status, http_reason(status));
-    resp->status = status;
-    resp->content_type = "text/plain; charset=utf-8";
-    resp->body = (const uint8_t *)scratch;
-    resp->body_len = n < 0 ? 0 : (uint32_t)n;
+    struct http_response resp;
+    memset(&resp, 0, sizeof(resp));
+    resp.status = 200;
+    resp.content_type = "text/plain; charset=utf-8";
+    resp.body = (const uint8_t *)x->scratch;
+    resp.body_len = (uint32_t)status_render(x->scratch, x->scratch_size);
+    httpd_respond(x, &resp);
 }
 
-static int target_is(const struct http_request *req, const char *path)
+static const struct http_handler status_handler = { NULL, NULL, status_end, NULL };
+
+/* ---- GET /static/... : files embedded at build time --------------------- */
+
+static size_t path_length(const struct http_request *req)
 {
-    size_t n = strlen(path);
     /* the query string does not select the resource here */
     const char *q = memchr(req->target, '?', req->target_len);
-    size_t len = q ? (size_t)(q - req->target) : req->target_len;
-    return len == n && memcmp(req->target, path, n) == 0;
+    return q ? (size_t)(q - req->target) : req->target_len;
 }
 
-void app_route(const struct http_request *req, struct http_response *resp,
-               char *scratch, size_t scratch_size)
+static int static_begin(struct http_exchange *x)
 {
-    const struct static_file *f;
-    const char *q = memchr(req->target, '?', req->target_len);
-    size_t path_len = q ? (size_t)(q - req->target) : req->target_len;
+    const struct static_file *f = static_file_find(x->req->target, path_length(x->req));
+    if (!f)
+        return 404;
+    x->state = (void *)f;
+    return 0;
+}
 
-    memset(resp, 0, sizeof(*resp));
-    if (req->method != HTTP_GET && req->method != HTTP_HEAD) {
-        app_error(req->method == HTTP_METHOD_OTHER ? 501 : 405, resp, scratch, scratch_size);
-        resp->allow = "GET, HEAD";
-        return;
+static void static_end(struct http_exchange *x)
+{
+    const struct static_file *f = x->state;
+    struct http_response resp;
+    memset(&resp, 0, sizeof(resp));
+    resp.status = 200;
+    resp.content_type = f->content_type;
+    resp.body = f->data;
+    resp.body_len = f->len;
+    httpd_respond(x, &resp);
+}
+
+static const struct http_handler static_handler = { static_begin, NULL, static_end, NULL };
+
+/* ---- the table ------------------------------------------------------------ */
+
+static const struct http_route routes[] = {
+    { "/", READ_METHODS, ROUTE_DISCARD_MAX, &status_handler },
+    { "/static/", READ_METHODS, ROUTE_DISCARD_MAX, &static_handler },
+};
+
+#define ROUTES_COUNT (sizeof(routes) / sizeof(routes[0]))
+
+/* Every method some route serves, for "OPTIONS *". */
+static uint32_t all_methods(void)
+{
+    uint32_t m = 0;
+    size_t i;
+    for (i = 0; i < ROUTES_COUNT; i++)
+        m |= routes[i].methods;
+    return m;
+}
+
+static const char *const method_names[] = {
+    [HTTP_GET] = "GET", [HTTP_HEAD] = "HEAD", [HTTP_POST] = "POST", [HTTP_PUT] = "PUT",
+    [HTTP_DELETE] = "DELETE", [HTTP_OPTIONS] = "OPTIONS", [HTTP_PROPFIND] = "PROPFIND",
+    [HTTP_PROPPATCH] = "PROPPATCH", [HTTP_MKCOL] = "MKCOL", [HTTP_MKCALENDAR] = "MKCALENDAR",
+    [HTTP_REPORT] = "REPORT",
+};
+
+size_t route_allow_header(uint32_t methods, char *out, size_t size)
+{
+    size_t n = 0, i;
+    int w = snprintf(out, size, "Allow:");
+    if (w < 0 || (size_t)w >= size)
+        return 0;
+    n = (size_t)w;
+    for (i = 0; i < sizeof(method_names) / sizeof(method_names[0]); i++) {
+        if (!(methods & HTTP_METHOD_BIT(i)))
+            continue;
+        w = snprintf(out + n, size - n, "%s %s", n > 6 ? "," : "", method_names[i]);
+        if (w < 0 || (size_t)w >= size - n)
+            return 0;
+        n += (size_t)w;
     }
-    if (target_is(req, "/")) {
-        resp->status = 200;
-        resp->content_type = "text/plain; charset=utf-8";
-        resp->body = (const uint8_t *)scratch;
-        resp->body_len = (uint32_t)status_render(scratch, scratch_size);
-        return;
+    w = snprintf(out + n, size - n, "\r\n");
+    if (w < 0 || (size_t)w >= size - n)
+        return 0;
+    return n + (size_t)w;
+}
+
+static uint32_t route_methods(const struct http_exchange *x)
+{
+    return x->route ? x->route->methods : all_methods();
+}
+
+/* OPTIONS (RFC 9110 section 9.3.7): what the target (or, for "*", the
+ * server) supports, no content. A request body has no meaning: dropped. */
+static void options_end(struct http_exchange *x)
+{
+    char allow[128];
+    struct http_response resp;
+    memset(&resp, 0, sizeof(resp));
+    route_allow_header(route_methods(x), allow, sizeof(allow));
+    resp.status = 200;
+    resp.headers = allow;
+    httpd_respond(x, &resp);
+}
+
+static const struct http_handler options_handler = { NULL, NULL, options_end, NULL };
+
+/* 405 with the route's methods in Allow (RFC 9110 section 15.5.6); 501 for a
+ * method the server does not know at all (section 15.6.2). */
+static int not_allowed_begin(struct http_exchange *x)
+{
+    char allow[128];
+    int status = x->req->method == HTTP_METHOD_OTHER ? 501 : 405;
+    route_allow_header(route_methods(x), allow, sizeof(allow));
+    httpd_respond_error(x, status, NULL, allow);
+    return status;
+}
+
+static const struct http_handler not_allowed_handler = { not_allowed_begin, NULL, NULL, NULL };
+
+static int not_found_begin(struct http_exchange *x) { return 404; }
+
+static const struct http_handler not_found_handler = { not_found_begin, NULL, NULL, NULL };
+
+static const struct http_route *route_find(const char *path, size_t len)
+{
+    size_t i;
+    for (i = 0; i < ROUTES_COUNT; i++) {
+        const char *p = routes[i].path;
+        size_t n = strlen(p);
+        int prefix = n > 1 && p[n - 1] == '/';
+        if (prefix ? (len > n && memcmp(path, p, n) == 0)
+                   : (len == n && memcmp(path, p, n) == 0))
+            return &routes[i];
     }
-    f = static_file_find(req->target, path_len);
-    if (f) {
-        resp->status = 200;
-        resp->content_type = f->content_type;
-        resp->body = f->data;
-        resp->body_len = f->len;
-        return;
+    return NULL;
+}
+
+const struct http_handler *app_dispatch(struct http_exchange *x, uint32_t *body_max)
+{
+    const struct http_request *req = x->req;
+    uint32_t bit = HTTP_METHOD_BIT(req->method);
+
+    x->route = NULL;
+    *body_max = HTTPD_BODY_MAX; /* rejected requests: the drain rules apply */
+    if (req->target_len == 1 && req->target[0] == '*') {
+        /* asterisk-form is for OPTIONS only (RFC 9112 section 3.2.4) */
+        if (req->method != HTTP_OPTIONS)
+            return req->method == HTTP_METHOD_OTHER ? &not_allowed_handler : &not_found_handler;
+        *body_max = ROUTE_DISCARD_MAX;
+        return &options_handler;
     }
-    app_error(404, resp, scratch, scratch_size);
+    x->route = route_find(req->target, path_length(req));
+    if (!x->route)
+        return req->method == HTTP_METHOD_OTHER ? &not_allowed_handler : &not_found_handler;
+    if (req->method == HTTP_METHOD_OTHER || !(x->route->methods & bit))
+        return &not_allowed_handler;
+    *body_max = x->route->body_max;
+    if (req->method == HTTP_OPTIONS)
+        return &options_handler;
+    return x->route->handler;
 }

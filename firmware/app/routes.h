@@ -1,5 +1,9 @@
-/* Maps a parsed request to a response. Bodies are either static data (sent
- * without copying) or text rendered into the connection's scratch buffer. */
+/* The route table: which handler serves which methods on which paths.
+ *
+ * A route is an exact path, or a prefix when it ends in '/'. Methods outside
+ * a route's set get 405 with an Allow field listing the set (RFC 9110
+ * section 15.5.6); OPTIONS on a route that lists it is answered by the router
+ * (section 9.3.7), as is "OPTIONS *" with every method the server knows. */
 #ifndef LITEDAV_ROUTES_H
 #define LITEDAV_ROUTES_H
 
@@ -7,22 +11,28 @@
 #include <stdint.h>
 
 #include "http_parse.h"
+#include "httpd.h"
 
-struct http_response {
-    int status;
-    const char *content_type;
-    const char *allow;        /* Allow header value, for 405 */
-    const uint8_t *body;      /* static body, or NULL when rendered */
-    uint32_t body_len;
+#define HTTP_METHOD_BIT(m) (1u << (m))
+
+/* Body limit of routes that do not use the body (GET, OPTIONS...): small
+ * ones are read and dropped, larger get 413. */
+#define ROUTE_DISCARD_MAX 4096u
+
+struct http_route {
+    const char *path;                   /* exact, or a prefix ending in '/' */
+    uint32_t methods;                   /* HTTP_METHOD_BIT() set */
+    uint32_t body_max;                  /* 413 above it (at most HTTPD_BODY_MAX) */
+    const struct http_handler *handler;
 };
 
-/* Fill resp for req. A rendered body goes into scratch and sets body to
- * scratch; it must fit scratch_size. */
-void app_route(const struct http_request *req, struct http_response *resp,
-               char *scratch, size_t scratch_size);
+/* Choose the handler for x->req and set x->route. Never NULL: requests no
+ * route takes get built-in handlers answering 404, 405, 501 or OPTIONS.
+ * *body_max is the body limit that applies. */
+const struct http_handler *app_dispatch(struct http_exchange *x, uint32_t *body_max);
 
-/* Render a short text body for an error status into scratch. */
-void app_error(int status, struct http_response *resp, char *scratch, size_t scratch_size);
+/* Format "Allow: GET, HEAD\r\n" for a method set into out. Returns its length. */
+size_t route_allow_header(uint32_t methods, char *out, size_t size);
 
 /* The status page: counters for humans and benchmark scripts, one
  * "name: value" per line. Returns the length written. */
