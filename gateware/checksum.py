@@ -14,7 +14,7 @@ a beat at a time and the carries are folded back once, at the end (RFC 1071 2(C)
 """
 
 from functools import reduce
-from operator import add
+from operator import add, or_
 
 from litex.gen import *
 
@@ -38,7 +38,7 @@ ipv4_fragment_mf     = 13 # "More Fragments" bit of the flags + fragment offset 
 L3_NOT_IPV4, L3_OK, L3_BAD    = 0, 1, 2
 L4_NOT_CHECKED, L4_OK, L4_BAD = 0, 1, 2
 
-# Header fields read by RxChecksum, as LiteEth HeaderFields (byte, bit offset, width) relative to
+# Header fields read by ChecksumParser, as LiteEth HeaderFields (byte, bit offset, width) relative to
 # the start of their header; multi-byte fields are big-endian, as in LiteEth's headers.
 rx_l3_fields = {
     "ethertype":    HeaderField(-2, 0, 16), # The (inner) EtherType, just before the L3 header.
@@ -52,6 +52,7 @@ rx_l4_fields = {
     "udp_length":      udp_header_fields["length"],   # RFC 768.
     "udp_checksum":    udp_header_fields["checksum"],
     "tcp_data_offset": HeaderField(12, 4, 4),         # RFC 793 3.1.
+    "tcp_checksum":    HeaderField(16, 0, 16),
 }
 
 # Layouts ------------------------------------------------------------------------------------------
@@ -169,15 +170,304 @@ class ChecksumAccumulator(LiteXModule):
             )
         ]
 
+# Checksum Parser ----------------------------------------------------------------------------------
+
+def header_lanes(at, start, length):
+    """Per byte lane, whether the beat on sink holds one of the bytes [start, start + length) of a
+    header whose byte 0 is in lane 2 and whose beat k is flagged by at[k]."""
+    lanes = [[] for _ in range(4)]
+    for byte in range(start, start + length):
+        beat, lane = divmod(2 + byte, 4)
+        lanes[lane].append(at[beat])
+    return [reduce(or_, conditions, 0) for conditions in lanes]
+
+def field_range(field):
+    return field.byte, (field.offset + field.width + 7)//8
+
+def is_negative_zero(acc, carry):
+    """Whether a sum held as acc + carry (acc + carry <= 0x10002) is 0xFFFF, the value a correct
+    Internet checksum sums to (RFC 1624 3), without an adder to fold the carry."""
+    return (acc[2:] == 2**14 - 1) & ((acc[:2] + carry) == 3)
+
+class ChecksumParser(LiteXModule):
+    """Front-end shared by RxChecksum and TxChecksum: parses Ethernet (at most one 802.1Q tag),
+    IPv4 (with options), TCP and UDP headers and sums the IPv4 header and the TCP/UDP segment with
+    its pseudo-header, from every beat presented on `sink` (it never stalls: connect the beats the
+    parent accepts).
+
+    The L3 header starts 14 or 18 bytes into the frame, in lane 2 of beat 3 or 4; IPv4 headers are
+    multiples of 4 bytes, so the L4 header starts in lane 2 too. Both are tracked by beat, and every
+    field sits at a fixed (beat, lane) of its header; the only counters are the frame's first beats,
+    the IPv4 header length and the IPv4 datagram length.
+
+    Two sums, each a 16-bit register plus a 2-bit deferred carry:
+    - `header`: the IPv4 header;
+    - `l4`: the TCP/UDP segment plus the pseudo-header (RFC 793 3.1, RFC 768): the addresses and
+      protocol are summed from the header, the length as total_length + ~(4*IHL).
+    With `zero_checksum_fields` the IPv4 and TCP/UDP checksum fields are summed as zeros (TX: the
+    value there is not trusted). On cycles without a beat both sums add their carries, so two cycles
+    after the last beat they are folded: `header_sum` and `l4_sum` are then the 16-bit ones'-
+    complement sums (never 0 for an IPv4 frame).
+
+    Outputs describe the last frame: they are valid from the cycle after its last beat until the
+    first beat of the next frame (flags) or its third beat (sums, fields).
+    """
+    def __init__(self, zero_checksum_fields=False):
+        dw = 32
+        self.sink = sink = stream.Endpoint(eth_phy_description(dw))
+
+        self.vlan            = Signal() # One 802.1Q tag.
+        self.runt            = Signal() # Shorter than 60 bytes.
+        self.eth_truncated   = Signal() # Ends before the L3 header.
+        self.ipv4            = Signal() # EtherType IPv4 and the frame reaches the L3 header.
+        self.ip_truncated    = Signal() # Ends inside the fixed IPv4 header.
+        self.l3_truncated    = Signal() # Ends before the end of the IPv4 header or datagram.
+        self.header_bad      = Signal() # IHL < 5 or total_length < 4*IHL.
+        self.version_ok      = Signal()
+        self.fragment        = Signal() # MF set or fragment offset != 0.
+        self.protocol        = Signal(8)
+        self.ihl             = Signal(4)
+        self.is_tcp          = Signal()
+        self.is_udp          = Signal()
+        self.l4_truncated    = Signal() # TCP/UDP header longer than the datagram's L4 length.
+        self.l4_bad          = Signal() # TCP data offset < 5, or UDP length != L4 length.
+        self.udp_no_checksum = Signal() # UDP checksum field 0 (RFC 768: none computed).
+        self.l3_ok           = Signal() # IPv4 header complete and consistent (checksum aside).
+        self.l4_check        = Signal() # l3_ok, TCP or UDP and not a fragment.
+        self.header_sum_ok   = Signal() # The header sums to 0xFFFF.
+        self.l4_sum_ok       = Signal() # The segment and pseudo-header sum to 0xFFFF.
+        self.header_sum      = Signal(16)
+        self.l4_sum          = Signal(16)
+
+        # # #
+
+        self.comb += sink.ready.eq(1)
+        accept  = sink.valid
+        present = valid_lanes(sink.last, sink.last_be)
+        lo      = Cat(sink.data[8:16],  sink.data[0:8])   # Big-endian 16-bit word in lanes 0, 1.
+        payload_byte = [sink.data[8*i:8*(i + 1)] for i in range(4)]
+
+        # Frame position: the first beats, then beats of the L3 and L4 headers. --------------------
+        beat  = Signal(4) # Index of the beat on sink in its frame, saturating.
+        first = Signal()
+        tag   = Signal()
+        self.comb += [
+            first.eq(accept & (beat == 0)),
+            tag.eq((beat == 3) & (lo == ethernet_type_vlan) & present[1]),
+        ]
+        self.sync += If(accept,
+            If(sink.last, beat.eq(0)).Elif(beat != 2**len(beat) - 1, beat.eq(beat + 1)),
+            If(first, self.vlan.eq(0)),
+            If(beat == 3, self.vlan.eq(tag)),
+        )
+
+        # l3_at[k]: the beat on sink is beat k of the IPv4 header (bytes 4k - 2 .. 4k + 1).
+        l3_at    = Array(Signal(name=f"l3_at{k}") for k in range(6))
+        l3_after = Signal(5)
+        self.comb += [
+            l3_at[0].eq(accept & (((beat == 3) & ~tag) | ((beat == 4) & self.vlan))),
+            [l3_at[k].eq(accept & l3_after[k - 1]) for k in range(1, 6)],
+        ]
+        self.sync += If(accept, l3_after.eq(Mux(sink.last, 0, Cat(*[l3_at[k] for k in range(5)]))))
+
+        def field(f):
+            """(header beat, value on sink) of HeaderField `f` of a header starting in lane 2."""
+            beat, lane = divmod(2 + f.byte, 4)
+            nbytes = (f.offset + f.width + 7)//8
+            assert lane + nbytes <= 4
+            value = sink.data[8*lane:8*(lane + nbytes)][f.offset:f.offset + f.width]
+            return beat, reverse_bytes(value) if f.width > 8 else value
+
+        # IPv4 header end: beat IHL holds its last two bytes in lanes 0, 1 and the L4 header from
+        # lane 2 on.
+        ihl_beat, ihl_now = field(rx_l3_fields["ihl"])
+        assert ihl_beat == 0
+        header_left = Signal(4)
+        in_header   = Signal()
+        header_end  = Signal()
+        in_l4       = Signal()
+        self.comb += header_end.eq(accept & in_header & (header_left == 0))
+        self.sync += If(accept,
+            If(sink.last,
+                in_header.eq(0),
+                in_l4.eq(0),
+            ).Elif(l3_at[0],
+                in_header.eq(1),
+                header_left.eq(ihl_now - 1),
+            ).Elif(in_header,
+                header_left.eq(header_left - 1),
+                If(header_left == 0, in_header.eq(0), in_l4.eq(1)),
+            )
+        )
+        l4_at    = Array(Signal(name=f"l4_at{k}") for k in range(5))
+        l4_after = Signal(4)
+        self.comb += [
+            l4_at[0].eq(header_end),
+            [l4_at[k].eq(accept & l4_after[k - 1]) for k in range(1, 5)],
+        ]
+        self.sync += If(accept, l4_after.eq(Mux(sink.last, 0, Cat(*[l4_at[k] for k in range(4)]))))
+
+        # IPv4 datagram end: total_length is on header beat 1; the datagram's last byte (header
+        # byte total_length - 1) is on header beat (total_length + 1)//4, lane (total_length + 1)%4.
+        # Counted down from beat 2; total_length < 7 ends it before that (a bad header anyway).
+        tl_beat, tl_now = field(rx_l3_fields["total_length"])
+        assert tl_beat == 1
+        datagram_from_2 = Signal(17)
+        datagram_left   = Signal(14)
+        datagram_lane   = Signal(2)
+        counting        = Signal()
+        datagram_end    = Signal()
+        self.comb += [
+            datagram_from_2.eq(tl_now - 7),
+            datagram_end.eq(accept & counting & (datagram_left == 0)),
+        ]
+        self.sync += If(accept,
+            If(sink.last,
+                counting.eq(0),
+            ).Elif(l3_at[1],
+                counting.eq(~datagram_from_2[16]),
+                datagram_left.eq(datagram_from_2[2:16]),
+                datagram_lane.eq(datagram_from_2[:2]),
+            ).Elif(counting,
+                datagram_left.eq(datagram_left - 1),
+                If(datagram_left == 0, counting.eq(0)),
+            )
+        )
+        # Per lane: a byte of the datagram from header beat 2 on.
+        in_datagram = [counting & ((datagram_left != 0) | (datagram_lane >= i)) for i in range(4)]
+
+        # Header fields, captured as their beat passes. ---------------------------------------------
+        ip_type         = Signal()
+        total_length    = Signal(16)
+        tcp_data_offset = Signal(4)
+        udp_length_ok   = Signal()
+        header_length   = Signal(6)
+        l4_length       = Signal(16)
+        self.comb += [
+            header_length.eq(self.ihl << 2),
+            l4_length.eq(total_length - header_length),
+        ]
+        captures = {
+            "ethertype":       lambda v: ip_type.eq(v == ethernet_type_ip),
+            "version":         lambda v: self.version_ok.eq(v == 4),
+            "ihl":             lambda v: self.ihl.eq(v),
+            "total_length":    lambda v: total_length.eq(v),
+            "fragment":        lambda v: self.fragment.eq(v[:ipv4_fragment_mf + 1] != 0),
+            "protocol":        lambda v: self.protocol.eq(v),
+        }
+        for name, f in rx_l3_fields.items():
+            beat_index, value = field(f)
+            self.sync += If(l3_at[beat_index], captures[name](value))
+        captures = {
+            "udp_length":      lambda v: udp_length_ok.eq(v == l4_length),
+            "udp_checksum":    lambda v: self.udp_no_checksum.eq(v == 0),
+            "tcp_data_offset": lambda v: tcp_data_offset.eq(v),
+        }
+        for name, f in rx_l4_fields.items():
+            if name in captures:
+                beat_index, value = field(f)
+                self.sync += If(l4_at[beat_index], captures[name](value))
+
+        # Sums. -------------------------------------------------------------------------------------
+        def lanes_or(*lane_lists):
+            return [reduce(or_, conditions) for conditions in zip(*lane_lists)]
+
+        # The segment: from lane 2 of the header's last beat to the datagram's last byte.
+        # The header: from lane 2 of its beat 0 to lane 1 of its beat IHL.
+        header_lanes_on = [accept & in_header]*2 + [l3_at[0] | (accept & in_header & ~header_end)]*2
+        l4_from  = header_end | (accept & in_l4)
+        segment  = [accept & in_l4 & in_datagram[i] for i in range(2)] + \
+                   [l4_from & in_datagram[i] for i in range(2, 4)]
+        pseudo   = lanes_or(*[header_lanes(l3_at, *field_range(ipv4_header_fields[name]))
+            for name in ["total_length", "protocol", "sender_ip", "target_ip"]])
+        l4_lanes_on = lanes_or(segment, pseudo)
+        if zero_checksum_fields:
+            ip_checksum  = header_lanes(l3_at, *field_range(ipv4_header_fields["checksum"]))
+            udp_checksum = header_lanes(l4_at, *field_range(rx_l4_fields["udp_checksum"]))
+            tcp_checksum = header_lanes(l4_at, *field_range(rx_l4_fields["tcp_checksum"]))
+            header_lanes_on = [on & ~off for on, off in zip(header_lanes_on, ip_checksum)]
+            l4_lanes_on = [on & ~(self.is_udp & u) & ~(self.is_tcp & t)
+                for on, u, t in zip(l4_lanes_on, udp_checksum, tcp_checksum)]
+        # The pseudo-header length is total_length - 4*IHL: total_length is summed from the header
+        # and ~(4*IHL) (ones'-complement negation) is added in the free lanes of the checksum beat.
+        minus_header_length = Signal(16)
+        self.comb += minus_header_length.eq(Mux(l3_at[3], Cat(~header_length, C(2**10 - 1, 10)), 0))
+
+        header_acc, header_carry = self.accumulator(payload_byte, header_lanes_on, beat)
+        l4_acc, l4_carry = self.accumulator(payload_byte, l4_lanes_on, beat, minus_header_length)
+
+        # Per-frame results. ------------------------------------------------------------------------
+        reached = {
+            "eth":        l3_at[0] & present[1],
+            "ip":         l3_at[5] & present[1],
+            "header":     header_end & present[1],
+            "datagram":   (l3_at[1] & datagram_from_2[16]) |
+                          (datagram_end & Array(present[i] for i in range(4))[datagram_lane]),
+            "min_length": accept & (beat == (eth_min_frame_no_fcs - 1)//4) & present[3],
+        }
+        done = {}
+        for name, condition in reached.items():
+            done[name] = flag = Signal(name=f"{name}_reached")
+            self.sync += [If(first, flag.eq(0)), If(condition, flag.eq(1))]
+
+        tcp_header_bytes = Cat(C(0, 2), tcp_data_offset)
+        self.comb += [
+            self.runt.eq(~done["min_length"]),
+            self.eth_truncated.eq(~done["eth"]),
+            self.ipv4.eq(done["eth"] & ip_type),
+            self.ip_truncated.eq(~done["ip"]),
+            self.l3_truncated.eq(~done["datagram"] | (~done["header"] & (self.ihl != 0))),
+            self.header_bad.eq((self.ihl < ipv4_header_length//4) | (total_length < header_length)),
+            self.is_tcp.eq(self.protocol == tcp_protocol),
+            self.is_udp.eq(self.protocol == udp_protocol),
+            If(self.is_tcp,
+                self.l4_truncated.eq((l4_length < tcp_header_length) | (tcp_header_bytes > l4_length)),
+                self.l4_bad.eq((l4_length >= tcp_header_length) & (tcp_data_offset < tcp_header_length//4)),
+            ).Else(
+                self.l4_truncated.eq(l4_length < udp_header_length),
+                self.l4_bad.eq((l4_length >= udp_header_length) & ~udp_length_ok),
+            ),
+            self.l3_ok.eq(self.ipv4 & ~self.ip_truncated & self.version_ok & ~self.l3_truncated &
+                ~self.header_bad),
+            self.l4_check.eq(self.l3_ok & ~self.fragment & (self.is_tcp | self.is_udp)),
+            self.header_sum_ok.eq(is_negative_zero(header_acc, header_carry)),
+            self.l4_sum_ok.eq(is_negative_zero(l4_acc, l4_carry)),
+            self.header_sum.eq(header_acc),
+            self.l4_sum.eq(l4_acc),
+        ]
+
+    def accumulator(self, payload_byte, lanes_on, beat, extra_low_word=0):
+        """Sum of the enabled bytes of every beat (even lanes are high bytes) into a 16-bit register
+        with a 2-bit deferred carry (RFC 1071 2(C)); cleared on beat 2, before any header byte."""
+        masked = [Mux(on, b, 0) for on, b in zip(lanes_on, payload_byte)]
+        low_word  = Cat(masked[1], masked[0]) | extra_low_word
+        high_word = Cat(masked[3], masked[2])
+        acc   = Signal(16)
+        carry = Signal(2)
+        beat_sum = Signal(17, attr={("keep", "true")})
+        total    = Signal(18)
+        self.comb += [
+            beat_sum.eq(low_word + high_word),
+            total.eq(acc + carry + beat_sum),
+        ]
+        self.sync += If(self.sink.valid & (beat == 2),
+            acc.eq(0),
+            carry.eq(0),
+        ).Else(
+            acc.eq(total[:16]),
+            carry.eq(total[16:]),
+        )
+        return acc, carry
+
 # RX Checksum --------------------------------------------------------------------------------------
 
 class RxChecksum(LiteXModule):
     """Verifies the IPv4 header checksum (RFC 791) and the TCP (RFC 793) or UDP (RFC 768) checksum,
     pseudo-header included, of Ethernet frames with at most one 802.1Q tag.
 
-    Frames pass from `sink` to `source` unchanged, two cycles later, and the per-frame status
-    (rx_checksum_status_layout) is set on the source beat that has `last` set. All pipeline stages
-    move together, so a beat is accepted on every cycle where `source` is ready.
+    Frames pass from `sink` to `source` unchanged, one cycle later, and the per-frame status
+    (rx_checksum_status_layout) is valid on the source beat that has `last` set. A beat is accepted
+    on every cycle where `source` is ready.
     """
     def __init__(self):
         dw = 32
@@ -186,174 +476,53 @@ class RxChecksum(LiteXModule):
 
         # # #
 
-        # Pipeline: parse on sink -> `beat` (sums) -> `source` (status). -----------------------
+        self.parser = parser = ChecksumParser()
         advance = Signal()
-        accept  = Signal()
-        beat    = stream.Endpoint(eth_phy_description(dw))
         self.comb += [
             advance.eq(~source.valid | source.ready),
             sink.ready.eq(advance),
-            accept.eq(sink.valid & advance),
+            sink.connect(parser.sink, omit={"valid", "ready"}),
+            parser.sink.valid.eq(sink.valid & advance),
         ]
         self.sync += If(advance,
-            beat.valid.eq(sink.valid),
-            beat.last.eq(sink.last),
-            beat.payload.eq(sink.payload),
-            source.valid.eq(beat.valid),
-            source.last.eq(beat.last),
-            source.payload.eq(beat.payload),
+            source.valid.eq(sink.valid),
+            source.last.eq(sink.last),
+            source.payload.eq(sink.payload),
         )
-        beat_last = Signal()
-        self.comb += beat_last.eq(beat.valid & beat.last & advance)
 
-        # Parse: capture header fields as their beat is accepted on sink. ------------------------
-        # The L3 header starts 14 bytes into the frame, 18 with a tag: always in lane 2, of word 3
-        # or 4. The tag is recognised on word 3, so fields are taken relative to word 3 on word 3
-        # and relative to word 3 + vlan after it (the EtherType is read twice with a tag).
-        word    = Signal(14)
-        vlan    = Signal()
-        l3_word = Signal(14)
-        self.comb += l3_word.eq(3 + (vlan & (word > 3)))
-        self.sync += If(accept,
-            If(sink.last,
-                word.eq(0)
-            ).Elif(word != 2**len(word) - 1,
-                word.eq(word + 1)
-            ),
-            If(word == 3,
-                vlan.eq(Cat(sink.data[8:16], sink.data[:8]) == ethernet_type_vlan)
-            )
-        )
-        l3 = {name: self.capture(accept & (word == l3_word + (2 + f.byte)//4), f)
-            for name, f in rx_l3_fields.items()}
-        l4 = {name: self.capture(accept & (word == l3_word + l3["ihl"] + (2 + f.byte)//4), f)
-            for name, f in rx_l4_fields.items()}
-
-        length      = Signal(17) # Frame length in bytes, set by the last beat.
+        # The status is read from the parser while the last beat waits on source: the parser takes
+        # no beat until it leaves.
         error_seen  = Signal()
         frame_error = Signal()
-        lanes       = valid_lanes(sink.last, sink.last_be)
-        self.sync += If(accept,
+        self.sync += If(sink.valid & advance,
             error_seen.eq(~sink.last & (error_seen | (sink.error != 0))),
-            If(sink.last,
-                length.eq(Cat(C(0, 2), word) + reduce(add, [lanes[i] for i in range(dw//8)])),
-                frame_error.eq(error_seen | (sink.error != 0)),
-            )
+            If(sink.last, frame_error.eq(error_seen | (sink.error != 0))),
         )
 
-        # Sums, over the beat in the middle stage. ----------------------------------------------
-        l3_offset     = Signal(5)
-        header_length = Signal(6)
-        self.comb += [
-            l3_offset.eq(mac_header_length + vlan_tag_length*vlan),
-            header_length.eq(l3["ihl"] << 2),
-        ]
-        ranges = {
-            "header":    (l3_offset, l3_offset + header_length),
-            "addresses": (l3_offset + 12, l3_offset + 20), # Source and destination of the pseudo-header.
-            "l4":        (l3_offset + header_length, l3_offset + l3["total_length"]),
-        }
-        sums = {}
-        for name, (start, end) in ranges.items():
-            acc = ChecksumAccumulator(dw)
-            setattr(self, f"{name}_sum", acc)
-            self.comb += [
-                acc.sink.valid.eq(beat.valid & advance),
-                acc.sink.last.eq(beat.last),
-                acc.sink.payload.eq(beat.payload),
-                acc.start.eq(start),
-                acc.end.eq(end),
-                acc.source.ready.eq(source.valid & source.last & advance),
-            ]
-            sums[name] = acc.source.sum
-
-        # Length checks, on the frame's last beat in the middle stage. ----------------------------
-        l4_length = Signal(16)
-        self.comb += l4_length.eq(l3["total_length"] - header_length)
-        tcp_data_offset = Cat(C(0, 2), l4["tcp_data_offset"])
-        checks = {
-            "vlan":             vlan & (length >= mac_header_length),
-            "runt":             length < eth_min_frame_no_fcs,
-            "eth_truncated":    length < l3_offset,
-            "ip_truncated":     length < l3_offset + ipv4_header_length,
-            "l3_truncated":     (length < l3_offset + header_length) |
-                                (length < l3_offset + l3["total_length"]),
-            "header_bad":       (l3["ihl"] < ipv4_header_length//4) |
-                                (l3["total_length"] < header_length),
-            "version_ok":       l3["version"] == 4,
-            "is_ipv4":          l3["ethertype"] == ethernet_type_ip,
-            "is_tcp":           l3["protocol"] == tcp_protocol,
-            "is_udp":           l3["protocol"] == udp_protocol,
-            "fragment":         l3["fragment"][:ipv4_fragment_mf + 1] != 0,
-            "tcp_truncated":    (l4_length < tcp_header_length) | (tcp_data_offset > l4_length),
-            "tcp_bad":          (l4_length >= tcp_header_length) & (tcp_data_offset < tcp_header_length),
-            "udp_truncated":    l4_length < udp_header_length,
-            "udp_bad":          (l4_length >= udp_header_length) & (l4["udp_length"] != l4_length),
-            "udp_no_checksum":  l4["udp_checksum"] == 0, # RFC 768: the sender computed none.
-        }
-        checked = {name: Signal(name=name) for name in checks}
-        frame = {name: Signal(len(value), name=f"frame_{name}") for name, value in
-            [("protocol", l3["protocol"]), ("l4_length", l4_length), ("header_length", header_length),
-             ("frame_error", frame_error)]}
-        self.sync += If(beat_last,
-            *[checked[name].eq(value) for name, value in checks.items()],
-            frame["protocol"].eq(l3["protocol"]),
-            frame["l4_length"].eq(l4_length),
-            frame["header_length"].eq(header_length),
-            frame["frame_error"].eq(frame_error),
-        )
-
-        # Status, on the frame's last beat on source. -----------------------------------------------
-        # A correct header or segment sums to 0xFFFF, ones'-complement negative zero (RFC 1624 3).
-        l4_sum   = ones_complement_sum(self,
-            sums["l4"], sums["addresses"], frame["protocol"], frame["l4_length"])
-        is_ipv4  = Signal()
-        ip_valid = Signal() # Fixed header present: the fields read from it are the frame's.
+        p = parser
+        ip_valid = Signal()
         l3_ok    = Signal()
-        l4_check = Signal()
-        l4_bad   = Signal()
         self.comb += [
-            is_ipv4.eq(checked["is_ipv4"] & ~checked["eth_truncated"]),
-            ip_valid.eq(is_ipv4 & ~checked["ip_truncated"]),
-            l3_ok.eq(ip_valid & checked["version_ok"] & ~checked["l3_truncated"] &
-                ~checked["header_bad"] & (sums["header"] == 0xffff)),
-            l4_check.eq(l3_ok & ~checked["fragment"] & (checked["is_tcp"] | checked["is_udp"])),
-            l4_bad.eq(Mux(checked["is_tcp"],
-                checked["tcp_truncated"] | checked["tcp_bad"],
-                checked["udp_truncated"] | checked["udp_bad"])),
-
-            source.vlan.eq(checked["vlan"]),
-            source.l3_offset.eq(mac_header_length + vlan_tag_length*checked["vlan"]),
-            source.runt.eq(checked["runt"]),
-            source.frame_error.eq(frame["frame_error"]),
+            ip_valid.eq(p.ipv4 & ~p.ip_truncated),
+            l3_ok.eq(p.l3_ok & p.header_sum_ok),
+            source.vlan.eq(p.vlan),
+            source.l3_offset.eq(mac_header_length + vlan_tag_length*p.vlan),
+            source.runt.eq(p.runt),
+            source.frame_error.eq(frame_error),
             If(ip_valid,
-                source.protocol.eq(frame["protocol"]),
-                source.l4_offset.eq(source.l3_offset + frame["header_length"]),
+                source.protocol.eq(p.protocol),
+                source.l4_offset.eq(source.l3_offset + (p.ihl << 2)),
             ),
-            source.l3_status.eq(Mux(is_ipv4, Mux(l3_ok, L3_OK, L3_BAD), L3_NOT_IPV4)),
-            If(l4_check,
-                If(l4_bad,
+            source.l3_status.eq(Mux(p.ipv4, Mux(l3_ok, L3_OK, L3_BAD), L3_NOT_IPV4)),
+            If(l3_ok & p.l4_check,
+                If(p.l4_truncated | p.l4_bad,
                     source.l4_status.eq(L4_BAD)
-                ).Elif(~(checked["is_udp"] & checked["udp_no_checksum"]),
-                    source.l4_status.eq(Mux(l4_sum == 0xffff, L4_OK, L4_BAD))
+                ).Elif(~(p.is_udp & p.udp_no_checksum),
+                    source.l4_status.eq(Mux(p.l4_sum_ok, L4_OK, L4_BAD))
                 )
             ),
-            source.truncated.eq(checked["eth_truncated"] |
-                (is_ipv4 & (checked["ip_truncated"] | checked["l3_truncated"])) |
-                (l4_check & Mux(checked["is_tcp"], checked["tcp_truncated"], checked["udp_truncated"]))),
-            source.length_error.eq((ip_valid & checked["header_bad"]) |
-                (l4_check & Mux(checked["is_tcp"], checked["tcp_bad"], checked["udp_bad"]))),
+            source.truncated.eq(p.eth_truncated |
+                (p.ipv4 & (p.ip_truncated | p.l3_truncated)) |
+                (l3_ok & p.l4_check & p.l4_truncated)),
+            source.length_error.eq((ip_valid & p.header_bad) | (l3_ok & p.l4_check & p.l4_bad)),
         ]
-
-    def capture(self, enable, field):
-        """Register `field` of a header whose byte 0 is in lane 2, from the beat on sink when
-        `enable` is set (the caller selects the word that holds the field)."""
-        lane   = (2 + field.byte) % 4
-        nbytes = (field.offset + field.width + 7)//8
-        assert lane + nbytes <= 4
-        value = self.sink.data[8*lane:8*(lane + nbytes)][field.offset:field.offset + field.width]
-        if field.width > 8:
-            value = reverse_bytes(value)
-        register = Signal(field.width)
-        self.sync += If(enable, register.eq(value))
-        return register
