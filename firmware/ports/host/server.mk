@@ -1,0 +1,94 @@
+# litedav-host: the whole firmware (firmware/app + lwIP, NO_SYS) as a native
+# Linux server whose Ethernet is an in-process libslirp. Included from this
+# directory's Makefile:
+#
+#   make -C firmware/ports/host server              build/host/litedav-host (ASan + UBSan)
+#   make -C firmware/ports/host server SANITIZE=0   optimized, no sanitizers (benchmarks, fuzzing)
+#   build/host/litedav-host --port 8080 [--store FILE]
+#
+# Needs lwIP in build/lwip (`make deps`) and libslirp-dev.
+
+SERVER_PORT_DIR := $(abspath $(dir $(lastword $(MAKEFILE_LIST))))
+SERVER_TOP      := $(abspath $(SERVER_PORT_DIR)/../../..)
+SERVER_APP      := $(SERVER_TOP)/firmware/app
+OUT             ?= $(SERVER_TOP)/build/host
+LWIP_DIR        ?= $(SERVER_TOP)/build/lwip
+SANITIZE        ?= 1
+
+SERVER_BIN := $(OUT)/litedav-host
+ifeq ($(SANITIZE),0)
+SERVER_OBJ      := $(OUT)/server-fast
+SERVER_MODE     := -O2 -g
+else
+SERVER_OBJ      := $(OUT)/server-asan
+SERVER_MODE     := -O1 -g -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer
+endif
+
+# libslirp's pkg-config file requires glib-2.0's, which only the glib headers
+# package ships; libslirp.h itself needs no glib headers, so fall back to
+# linking it directly.
+SERVER_SLIRP_CFLAGS := $(shell pkg-config --cflags slirp 2>/dev/null)
+SERVER_SLIRP_LIBS   := $(or $(shell pkg-config --libs slirp 2>/dev/null),-lslirp)
+
+SERVER_CFLAGS := -std=c99 $(SERVER_MODE) -Wall -Wextra -Wno-unused-parameter \
+                 -Werror=implicit-function-declaration -fno-common \
+                 -I$(SERVER_PORT_DIR) -I$(SERVER_APP) -I$(LWIP_DIR)/src/include $(SERVER_SLIRP_CFLAGS)
+SERVER_LDFLAGS := $(SERVER_MODE)
+SERVER_LIBS    := $(SERVER_SLIRP_LIBS)
+
+SERVER_LWIP_SRCS := $(addprefix $(LWIP_DIR)/src/core/, init.c def.c dns.c inet_chksum.c ip.c mem.c \
+                      memp.c netif.c pbuf.c raw.c stats.c sys.c altcp.c altcp_alloc.c altcp_tcp.c \
+                      tcp.c tcp_in.c tcp_out.c timeouts.c udp.c) \
+                    $(addprefix $(LWIP_DIR)/src/core/ipv4/, autoip.c dhcp.c etharp.c icmp.c igmp.c \
+                      ip4_frag.c ip4.c ip4_addr.c) \
+                    $(LWIP_DIR)/src/netif/ethernet.c
+# The whole app, except what the host's unit tests build (they share build/host).
+SERVER_APP_SRCS  := $(wildcard $(SERVER_APP)/*.c)
+SERVER_PORT_SRCS := $(addprefix $(SERVER_PORT_DIR)/, main.c port.c slirp_netif.c) \
+                    $(wildcard $(SERVER_PORT_DIR)/flash_file.c)
+SERVER_STATIC    := $(wildcard $(SERVER_TOP)/firmware/static/*)
+
+SERVER_OBJS := $(SERVER_OBJ)/gen/static_data.o \
+               $(patsubst $(LWIP_DIR)/%.c,$(SERVER_OBJ)/lwip/%.o,$(SERVER_LWIP_SRCS)) \
+               $(patsubst $(SERVER_APP)/%.c,$(SERVER_OBJ)/app/%.o,$(SERVER_APP_SRCS)) \
+               $(patsubst $(SERVER_PORT_DIR)/%.c,$(SERVER_OBJ)/port/%.o,$(SERVER_PORT_SRCS))
+
+.PHONY: server
+server: $(SERVER_BIN)
+
+# One binary path for both modes: relink when the mode changes.
+$(SERVER_BIN): $(SERVER_OBJS) $(OUT)/litedav-host.mode
+	$(CC) $(SERVER_LDFLAGS) -o $@ $(SERVER_OBJS) $(SERVER_LIBS)
+
+$(OUT)/litedav-host.mode: FORCE_SERVER_MODE
+	@mkdir -p $(dir $@)
+	@echo "$(SERVER_OBJ)" | cmp -s - $@ || echo "$(SERVER_OBJ)" > $@
+
+.PHONY: FORCE_SERVER_MODE
+FORCE_SERVER_MODE:
+
+# lwIP's own warnings are not ours to fix.
+$(SERVER_OBJ)/lwip/%.o: $(LWIP_DIR)/%.c | $(LWIP_DIR)/src/core/tcp.c
+	@mkdir -p $(dir $@)
+	$(CC) $(SERVER_CFLAGS) -w -MMD -MP -c -o $@ $<
+
+$(SERVER_OBJ)/app/%.o: $(SERVER_APP)/%.c
+	@mkdir -p $(dir $@)
+	$(CC) $(SERVER_CFLAGS) -MMD -MP -c -o $@ $<
+
+$(SERVER_OBJ)/port/%.o: $(SERVER_PORT_DIR)/%.c
+	@mkdir -p $(dir $@)
+	$(CC) $(SERVER_CFLAGS) -MMD -MP -c -o $@ $<
+
+$(SERVER_OBJ)/gen/static_data.c: $(SERVER_STATIC) $(SERVER_TOP)/firmware/tools/embed_static.py
+	@mkdir -p $(dir $@)
+	python3 $(SERVER_TOP)/firmware/tools/embed_static.py $@ $(SERVER_STATIC)
+
+$(SERVER_OBJ)/gen/static_data.o: $(SERVER_OBJ)/gen/static_data.c
+	$(CC) $(SERVER_CFLAGS) -MMD -MP -c -o $@ $<
+
+$(LWIP_DIR)/src/core/tcp.c:
+	@echo "missing lwIP sources in $(LWIP_DIR): run 'make deps'" >&2
+	@false
+
+-include $(SERVER_OBJS:.o=.d)
