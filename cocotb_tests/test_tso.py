@@ -397,11 +397,11 @@ async def throughput(dut):
     chains = [tso_chain(rng, mss=1460, payload=rng.randbytes(rng.randrange(0, 64))) for _ in range(40)]
     for chain in chains:
         chain.beats = frame_beats(rng, chain.frame)
-    cycles, beats, first, last, _ = await run_traffic(dut, rng, chains, 0.0, 0.0)
+    short_cycles, beats, first, last, _ = await run_traffic(dut, rng, chains, 0.0, 0.0)
     wire = sum(max(60, len(c.segments[0])) + 4 + 8 + 12 for c in chains) # + FCS, preamble, IFG.
-    dut._log.info(f"40 short chains in {cycles} cycles ({cycles/40:.1f} cycles/chain; "
+    dut._log.info(f"40 short chains in {short_cycles} cycles ({short_cycles/40:.1f} cycles/chain; "
         f"{wire/40:.1f} wire byte times/frame at 1 Gbit/s)")
-    assert cycles < wire
+    assert short_cycles < wire
     # Plain frames: one beat per cycle, no bubble.
     plain = [plain_frame(rng) for _ in range(30)]
     for chain in plain:
@@ -412,7 +412,8 @@ async def throughput(dut):
     with open(os.path.join(sim_build("tso"), "throughput.txt"), "w") as f:
         for mss, rate, per_segment in results:
             f.write(f"mss {mss}: {rate:.4f} beats/cycle, {per_segment:.1f} cycles/segment\n")
-        f.write(f"short chains: {cycles/40:.1f} cycles/chain\n")
+        f.write(f"short chains (payload 0..63): {short_cycles/40:.1f} cycles/chain, "
+            f"{wire/40:.1f} byte times each on a 1 Gbit/s wire\n")
 
 # Pytest entry -------------------------------------------------------------------------------------
 

@@ -12,7 +12,7 @@ template with, per RFC 791 3.1 and RFC 793 3.1:
 
 - IPv4 total length = IP header + TCP header + the segment's payload,
 - IPv4 identification = template ID + segment index (mod 2**16),
-- TCP sequence number = template sequence + payload byte offset (mod 2**32),
+- TCP sequence number = template sequence number + payload byte offset (mod 2**32),
 - TCP flags: FIN and PSH only on the last segment, CWR only on the first (RFC 3168 6.1.2: CWR
   goes on the first new segment), the others as in the template,
 
@@ -160,7 +160,7 @@ class TSO(LiteXModule):
         error_seen = Signal()   # An input beat had `error` set.
         header_ok  = Signal()   # Set by the input side once the template is checked, cleared by
                                 # the output side when it has sent the last segment.
-        base_word  = Signal(15) # First frame word the output side still needs (0 when idle).
+        keep_word  = Signal(15) # First frame word the output side still needs (0 when idle).
         out_idle   = Signal()
 
         header_words = hdr_len[2:]  # Full words of the template.
@@ -180,7 +180,7 @@ class TSO(LiteXModule):
         accept        = Signal()
         self.comb += [
             in_bytes_next.eq(in_bytes + beat_bytes),
-            room.eq(in_word - base_word),
+            room.eq(in_word - keep_word),
             has_room.eq(room < payload_words),
             accept.eq(sink.valid & sink.ready),
             write.dat_w.eq(sink.data),
@@ -206,10 +206,10 @@ class TSO(LiteXModule):
             vlan.eq(reverse_bytes(sink.data[:16]) == ethernet_type_vlan)
         )
         # The template's ID and sequence number go straight into the segments' counters.
-        sequence = Signal(32)
+        seq_number = Signal(32)
         ident    = Signal(16)
-        targets  = {"identification": ident, "sequence_high": sequence[16:],
-            "sequence_low": sequence[:16]}
+        targets  = {"identification": ident, "sequence_high": seq_number[16:],
+            "sequence_low": seq_number[:16]}
         for name, field in tso_l3_fields.items():
             l3_fields[name] = self.capture(capturing & accept, in_word, l3_word, field,
                 targets.get(name))
@@ -249,7 +249,10 @@ class TSO(LiteXModule):
         input_fsm.act("IDLE",
             If(sink.valid & out_idle,
                 If(~sink.tso,
-                    NextState("PASS")
+                    # A plain frame's first beat goes through at once: no bubble between frames.
+                    pass_mode.eq(1),
+                    sink.ready.eq(advance),
+                    If(accept & ~sink.last, NextState("PASS"))
                 ).Elif(params_bad,
                     self.error_pulse(),
                     NextState("DISCARD")
@@ -323,6 +326,7 @@ class TSO(LiteXModule):
         # the frame word/ring address of the first window word, `shift` the window's byte shift.
         seg_byte  = Signal(17)
         seg_next  = Signal(17)
+        base_word = Signal(15)
         base_addr = Signal(addr_bits)
         shift     = Signal(2)
         first     = Signal()
@@ -343,6 +347,11 @@ class TSO(LiteXModule):
         ]
         ow       = Signal(9) # Output word the next read is for.
         rd_addr  = Signal(addr_bits)
+        rd_word  = Signal(15) # Frame word at rd_addr.
+        reading  = Signal()
+        # While a segment's payload is read, the words behind the read pointer are freed. The next
+        # segment's first window word is at most 2 words behind the last word this one reads.
+        self.comb += keep_word.eq(Mux(reading, rd_word - 3, base_word))
         last_ow  = Signal(9)
         self.comb += last_ow.eq(out_last[2:])
 
@@ -399,6 +408,7 @@ class TSO(LiteXModule):
                 NextValue(seg_error, error_seen),
                 NextValue(ow, 0),
                 NextValue(rd_addr, base_addr),
+                NextValue(rd_word, base_word),
                 NextState("HEADER")
             )
         )
@@ -426,23 +436,28 @@ class TSO(LiteXModule):
             If(advance, NextState("PREFETCH"))
         )
         output_fsm.act("PREFETCH",
+            reading.eq(1),
             a_valid.eq(1),
             a_kind.eq(KIND_PREFETCH),
             If(advance,
                 NextValue(rd_addr, ring_next(rd_addr)),
+                NextValue(rd_word, rd_word + 1),
                 NextState("PAYLOAD")
             )
         )
         output_fsm.act("PAYLOAD",
+            reading.eq(1),
             a_valid.eq(1),
             a_kind.eq(KIND_PAYLOAD),
             If(advance,
                 NextValue(rd_addr, ring_next(rd_addr)),
+                NextValue(rd_word, rd_word + 1),
                 NextValue(ow, ow + 1),
                 If(ow == last_ow, NextState("NEXT"))
             )
         )
         output_fsm.act("NEXT",
+            reading.eq(1),
             # Waits for the segment's last word to leave stage B: it still uses this segment's
             # fields.
             If(advance,
@@ -451,7 +466,7 @@ class TSO(LiteXModule):
                 NextValue(base_word, base_word + step[2:]),
                 NextValue(base_addr, addr_sum[:addr_bits] +
                     Mux(addr_sum[addr_bits], tso_template_words, 0)),
-                NextValue(sequence, sequence + mss),
+                NextValue(seq_number, seq_number + mss),
                 NextValue(ident, ident + 1),
                 NextValue(first, 0),
                 If(last_seg,
@@ -490,8 +505,8 @@ class TSO(LiteXModule):
         patch_values = {
             "total_length":   total_len,
             "identification": ident,
-            "sequence_high":  sequence[16:],
-            "sequence_low":   sequence[:16],
+            "sequence_high":  seq_number[16:],
+            "sequence_low":   seq_number[:16],
             "flags":          read.dat_r[8*flags_lane:8*flags_lane + 8] & flags_mask,
         }
         self.comb += header_word.eq(read.dat_r)
