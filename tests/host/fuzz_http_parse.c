@@ -14,11 +14,13 @@
  *   - http_head_length is 0 or ends on LF inside the buffer, and the length
  *     found is the first point at which a prefix of the stream completes
  *     (so feeding bytes in any split gives the same head);
- *   - http_parse_head returns 0, 400, 501 or 505;
+ *   - http_parse_head returns 0, 400, 417, 501 or 505;
  *   - on 0: method is a non-empty token at the start of the buffer, the
  *     target lies in the buffer and starts with '/' or is "*", version minor
  *     is a digit, flags are 0/1, chunked excludes Content-Length and
- *     HTTP/1.0, the method enum matches the method string;
+ *     HTTP/1.0, the method enum matches the method string, 100-continue
+ *     only in HTTP/1.1, header look-ups return trimmed values inside the
+ *     head and always move forward;
  *   - a head without CR parses to the same result after LF -> CRLF.
  * The last line printed is "N passed, M failed". */
 #include <stdint.h>
@@ -91,6 +93,10 @@ static const char *const g_names[] = {
     "Host", "Content-Length", "content-length", "CONTENT-LENGTH", "Transfer-Encoding",
     "transfer-encoding", "Connection", "connection", "Keep-Alive", "Depth", "User-Agent",
     "X-Empty", "Host ", " Host", "Content-Length ", "", "X(", "Transfer-Encoding\t",
+    "Expect", "expect", "If-Match",
+};
+static const char *const g_expect_values[] = {
+    "100-continue", "100-Continue", "", " , 100-continue", "100-continue, x", "200-ok", ",",
 };
 static const char *const g_cl_values[] = {
     "0", "5", "700", "4294967295", "4294967296", "18446744073709551616",
@@ -153,6 +159,8 @@ static void gen_head(struct buf *o, int lf_only)
             value = PICK(g_te_values);
         else if (http_token_equals(name, strlen(name), "Connection"))
             value = PICK(g_conn_values);
+        else if (http_token_equals(name, strlen(name), "Expect"))
+            value = PICK(g_expect_values);
         else
             value = PICK(g_other_values);
         if (lf_only && strchr(value, '\r'))
@@ -280,7 +288,7 @@ static int check_result(const char *buf, size_t len, int rc, const struct http_r
         }                                                                      \
     } while (0)
 
-    INV(rc == 0 || rc == 400 || rc == 501 || rc == 505);
+    INV(rc == 0 || rc == 400 || rc == 417 || rc == 501 || rc == 505);
     INV(r->head_len == len);
     if (rc != 0)
         return ok;
@@ -318,6 +326,28 @@ static int check_result(const char *buf, size_t len, int rc, const struct http_r
     INV(r->chunked == 0 || r->chunked == 1);
     INV(!(r->chunked && r->has_content_length));
     INV(!(r->chunked && r->version_minor == 0));
+    INV(r->expect_continue == 0 || r->expect_continue == 1);
+    INV(!(r->expect_continue && r->version_minor == 0));
+    INV(r->head == buf);
+
+    /* header look-ups stay inside the head and move forward */
+    {
+        static const char *const names[] = {"Host", "Content-Length", "Expect", "X-Empty", "If-Match"};
+        size_t k;
+        for (k = 0; k < sizeof(names) / sizeof(names[0]); k++) {
+            size_t pos = 0, last = 0, vlen, found = 0;
+            const char *v;
+            while ((v = http_header_next(r, names[k], &pos, &vlen)) != NULL) {
+                INV(v >= buf && v + vlen <= buf + len);
+                INV(pos > last && pos <= len);
+                INV(vlen == 0 || (v[0] != ' ' && v[0] != '\t' && v[vlen - 1] != ' '));
+                last = pos;
+                if (++found > len)
+                    break;
+            }
+            INV(found <= len);
+        }
+    }
 #undef INV
     return ok;
 }
@@ -427,7 +457,7 @@ int main(int argc, char **argv)
     uint64_t seed = argc > 1 ? strtoull(argv[1], NULL, 0) : 1;
     unsigned long iters = argc > 2 ? strtoul(argv[2], NULL, 0) : 200000;
     unsigned long i, heads = 0;
-    unsigned long status[4] = {0, 0, 0, 0}; /* 0, 400, 501, 505 */
+    unsigned long status[5] = {0, 0, 0, 0, 0}; /* 0, 400, 501, 505, 417 */
     static struct buf in;
     clock_t t0 = clock();
 
@@ -466,15 +496,17 @@ int main(int argc, char **argv)
         if (head) {
             heads++;
             rc = http_parse_head(in.b, head, &r);
-            status[rc == 0 ? 0 : rc == 400 ? 1 : rc == 501 ? 2 : 3]++;
+            status[rc == 0 ? 0 : rc == 400 ? 1 : rc == 501 ? 2 : rc == 505 ? 3 : 4]++;
         }
     }
-    printf("heads %lu: accepted %lu, 400 %lu, 501 %lu, 505 %lu (%.2f s)\n", heads, status[0],
-           status[1], status[2], status[3], (double)(clock() - t0) / CLOCKS_PER_SEC);
+    printf("heads %lu: accepted %lu, 400 %lu, 501 %lu, 505 %lu, 417 %lu (%.2f s)\n", heads,
+           status[0], status[1], status[2], status[3], status[4],
+           (double)(clock() - t0) / CLOCKS_PER_SEC);
     /* the generator must reach every outcome, or the test proves little */
     CHECK(status[0] > iters / 20);
     CHECK(status[1] > iters / 20);
     CHECK(status[2] > 0);
     CHECK(status[3] > 0);
+    CHECK(status[4] > 0);
     return check_summary();
 }

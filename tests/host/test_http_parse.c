@@ -695,6 +695,80 @@ static void test_helpers(void)
     CHECK(strcmp(http_reason(799), "Unknown") == 0);
 }
 
+/* ---- Expect (RFC 9110 section 10.1.1) ----------------------------------- */
+
+static void test_expect(void)
+{
+    EXPECT_RC("PUT /x HTTP/1.1\r\nExpect: 100-continue\r\nContent-Length: 3\r\n\r\n", 0);
+    CHECK(R.expect_continue == 1);
+    EXPECT_RC("PUT /x HTTP/1.1\r\nExpect: 100-Continue\r\n\r\n", 0);
+    CHECK(R.expect_continue == 1); /* the token is case-insensitive */
+    EXPECT_RC("PUT /x HTTP/1.1\r\nExpect:  100-continue , \r\n\r\n", 0);
+    CHECK(R.expect_continue == 1);
+    EXPECT_RC("PUT /x HTTP/1.1\r\nContent-Length: 3\r\n\r\n", 0);
+    CHECK(R.expect_continue == 0);
+    EXPECT_RC("PUT /x HTTP/1.1\r\nExpect:\r\n\r\n", 0);
+    CHECK(R.expect_continue == 0);
+    /* HTTP/1.0: MUST be ignored */
+    EXPECT_RC("PUT /x HTTP/1.0\r\nExpect: 100-continue\r\n\r\n", 0);
+    CHECK(R.expect_continue == 0);
+    /* anything else: 417 */
+    EXPECT_RC("PUT /x HTTP/1.1\r\nExpect: 200-ok\r\n\r\n", 417);
+    EXPECT_RC("PUT /x HTTP/1.1\r\nExpect: 100-continue, foo\r\n\r\n", 417);
+    EXPECT_RC("PUT /x HTTP/1.1\r\nExpect: 100-continuex\r\n\r\n", 417);
+    EXPECT_RC("PUT /x HTTP/1.1\r\nExpect: 100-continue=1\r\n\r\n", 417);
+    CHECK(strcmp(http_reason(417), "Expectation Failed") == 0);
+    CHECK(strcmp(http_reason(100), "Continue") == 0);
+    CHECK(strcmp(http_reason(413), "Content Too Large") == 0);
+    CHECK(strcmp(http_reason(412), "Precondition Failed") == 0);
+}
+
+/* ---- header look-ups ----------------------------------------------------- */
+
+static int value_is(const char *v, size_t len, const char *lit)
+{
+    return v && len == strlen(lit) && memcmp(v, lit, len) == 0;
+}
+
+static void test_header_lookup(void)
+{
+    const char *v;
+    size_t len = 99, pos = 0;
+
+    EXPECT_RC("PROPFIND /cal/ HTTP/1.1\r\n"
+              "Host: a\r\n"
+              "depth:\t1 \r\n"
+              "If-Match: \"a\"\r\n"
+              "Content-Type: text/xml\r\n"
+              "if-match:  \"b\", W/\"c\"\r\n"
+              "Empty:\r\n"
+              "\r\n", 0);
+    CHECK(R.head == cur_buf);
+    v = http_header(&R, "Depth", &len);
+    CHECK(value_is(v, len, "1"));
+    v = http_header(&R, "CONTENT-TYPE", &len);
+    CHECK(value_is(v, len, "text/xml"));
+    v = http_header(&R, "Empty", &len);
+    CHECK(v != NULL && len == 0);
+    CHECK(http_header(&R, "Destination", &len) == NULL);
+    CHECK(http_header(&R, "Dept", &len) == NULL);   /* no prefix matches */
+    CHECK(http_header(&R, "Depth2", &len) == NULL);
+    /* the request-line is not a field, even if it has a colon */
+    CHECK(http_header(&R, "PROPFIND /cal/ HTTP/1.1\r\nHost", &len) == NULL);
+
+    v = http_header_next(&R, "If-Match", &pos, &len);
+    CHECK(value_is(v, len, "\"a\""));
+    v = http_header_next(&R, "If-Match", &pos, &len);
+    CHECK(value_is(v, len, "\"b\", W/\"c\""));
+    CHECK(http_header_next(&R, "If-Match", &pos, &len) == NULL);
+    CHECK(http_header_next(&R, "If-Match", &pos, &len) == NULL); /* stays at the end */
+
+    /* a body after the head is never scanned */
+    EXPECT_RC("PUT /x HTTP/1.1\nContent-Length: 9\n\n", 0);
+    CHECK(http_header(&R, "Content-Length", &len) != NULL && len == 1);
+    CHECK(http_header(&R, "X", &len) == NULL);
+}
+
 int main(void)
 {
     test_head_length_basic();
@@ -711,6 +785,8 @@ int main(void)
     test_transfer_encoding();
     test_connection();
     test_helpers();
+    test_expect();
+    test_header_lookup();
     free(cur_buf);
     return check_summary();
 }
