@@ -1,146 +1,26 @@
-"""End-to-end: real HTTP clients against the firmware running on the simulated SoC."""
-import http.client
-import os
-import re
-import shutil
-import socket
-import subprocess
-import threading
+"""End-to-end: real HTTP clients against the firmware running on the simulated SoC.
 
+The checks live in http_checks.py, shared with the native host server's tests.
+"""
 import pytest
 
-TOP = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-TASK_ICS = open(os.path.join(TOP, "firmware", "static", "task.ics"), "rb").read()
+from http_checks import Target, apachebench
+from http_checks import (  # noqa: F401  (collected here, in this order)
+    test_status_page,
+    test_static_file_and_head,
+    test_parallel_keepalive_clients,
+    test_pipelined_requests,
+    test_malformed_request_gets_error_and_server_keeps_serving,
+)
+
 TIMEOUT = 120  # wall seconds; the simulator runs far slower than real time
+SIM_CLOCK_HZ = 100_000_000
 
 
-def status(appliance):
-    conn = http.client.HTTPConnection("127.0.0.1", appliance.port, timeout=TIMEOUT)
-    conn.request("GET", "/")
-    resp = conn.getresponse()
-    body = resp.read().decode()
-    conn.close()
-    assert resp.status == 200
-    return {k: int(v) for k, v in re.findall(r"^(\w+): (\d+)$", body, re.M)}
+@pytest.fixture(scope="module")
+def target(appliance):
+    return Target(port=appliance.port, cycles_hz=SIM_CLOCK_HZ, timeout=TIMEOUT)
 
 
-def raw_exchange(appliance, data, expect_close=True):
-    """Send raw bytes, return everything the server sends until it closes."""
-    with socket.create_connection(("127.0.0.1", appliance.port), timeout=TIMEOUT) as s:
-        s.sendall(data)
-        chunks = []
-        while True:
-            chunk = s.recv(65536)
-            if not chunk:
-                break
-            chunks.append(chunk)
-        return b"".join(chunks)
-
-
-def test_status_page(appliance):
-    conn = http.client.HTTPConnection("127.0.0.1", appliance.port, timeout=TIMEOUT)
-    conn.request("GET", "/")
-    resp = conn.getresponse()
-    body = resp.read().decode()
-    assert resp.status == 200
-    assert resp.getheader("Content-Type").startswith("text/plain")
-    for field in ("uptime_cycles", "sys_clk_hz", "idle_cycles", "busy_cycles", "frames_in",
-                  "frames_out", "bytes_in", "bytes_out", "conns_open", "requests"):
-        assert re.search(rf"^{field}: \d+$", body, re.M), f"status page lacks {field}"
-    first = status(appliance)
-    second = status(appliance)
-    assert second["uptime_cycles"] > first["uptime_cycles"]
-    assert second["frames_in"] > first["frames_in"]
-    assert second["requests"] >= first["requests"] + 1
-    assert first["sys_clk_hz"] == 100_000_000
-
-
-def test_static_file_and_head(appliance):
-    conn = http.client.HTTPConnection("127.0.0.1", appliance.port, timeout=TIMEOUT)
-    conn.request("GET", "/static/task.ics")
-    resp = conn.getresponse()
-    assert resp.status == 200
-    assert resp.read() == TASK_ICS
-    assert resp.getheader("Content-Type").startswith("text/calendar")
-    conn.request("HEAD", "/static/task.ics")
-    resp = conn.getresponse()
-    assert resp.status == 200 and resp.read() == b""
-    assert int(resp.getheader("Content-Length")) == len(TASK_ICS)
-    conn.request("GET", "/no/such/file")
-    resp = conn.getresponse()
-    assert resp.status == 404 and resp.read()
-    conn.request("DELETE", "/static/task.ics")
-    resp = conn.getresponse()
-    assert resp.status == 405 and resp.getheader("Allow") == "GET, HEAD"
-    resp.read()
-    conn.close()
-
-
-def test_parallel_keepalive_clients(appliance):
-    """20 clients in parallel, each 10 keep-alive requests on one connection."""
-    errors = []
-
-    def client(n):
-        try:
-            conn = http.client.HTTPConnection("127.0.0.1", appliance.port, timeout=TIMEOUT)
-            sock_id = None
-            for i in range(10):
-                conn.request("GET", "/static/task.ics")
-                resp = conn.getresponse()
-                body = resp.read()
-                if resp.status != 200 or body != TASK_ICS:
-                    errors.append(f"client {n} request {i}: {resp.status}, {len(body)} bytes")
-                if sock_id is None:
-                    sock_id = id(conn.sock)
-                elif id(conn.sock) != sock_id:
-                    errors.append(f"client {n}: connection was not kept alive")
-            conn.close()
-        except Exception as e:  # reported below with the client number
-            errors.append(f"client {n}: {e!r}")
-
-    threads = [threading.Thread(target=client, args=(n,)) for n in range(20)]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
-    assert not errors, "\n".join(errors)
-
-
-def test_pipelined_requests(appliance):
-    reqs = b"".join(b"GET /static/task.ics HTTP/1.1\r\nHost: x\r\n\r\n" for _ in range(3))
-    reply = raw_exchange(appliance, reqs + b"GET / HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
-    assert reply.count(b"HTTP/1.1 200 OK\r\n") == 4
-    assert reply.count(TASK_ICS) == 3
-
-
-@pytest.mark.parametrize("request_bytes, expected", [
-    (b"GARBAGE\r\n\r\n", 400),
-    (b"GET /\r\n\r\n", 400),
-    (b"GET / HTTP/2.0\r\n\r\n", 505),
-    (b"GET  / HTTP/1.1\r\n\r\n", 400),
-    (b"GET / HTTP/1.1\r\nBad Header\r\n\r\n", 400),
-    (b"GET / HTTP/1.1\r\nContent-Length: 1x\r\n\r\n", 400),
-    (b"\x00\xff\x10binary\r\n\r\n", 400),
-    (b"GET /" + b"a" * 5000 + b" HTTP/1.1\r\n\r\n", 431),
-])
-def test_malformed_request_gets_error_and_server_keeps_serving(appliance, request_bytes, expected):
-    reply = raw_exchange(appliance, request_bytes)
-    assert reply.startswith(f"HTTP/1.1 {expected} ".encode()), reply[:200]
-    assert b"Connection: close" in reply
-    conn = http.client.HTTPConnection("127.0.0.1", appliance.port, timeout=TIMEOUT)
-    conn.request("GET", "/static/task.ics")
-    resp = conn.getresponse()
-    assert resp.status == 200 and resp.read() == TASK_ICS
-
-
-def test_apachebench_200_requests_20_concurrent(appliance):
-    assert shutil.which("ab"), "ApacheBench missing: `make deps` installs apache2-utils"
-    out = subprocess.run(["ab", "-n", "200", "-c", "20", "-s", str(TIMEOUT),
-                          f"http://127.0.0.1:{appliance.port}/static/task.ics"],
-                         capture_output=True, text=True, timeout=600)
-    print(out.stdout)
-    assert out.returncode == 0, out.stderr
-    assert re.search(r"^Complete requests:\s+200$", out.stdout, re.M)
-    assert re.search(r"^Failed requests:\s+0$", out.stdout, re.M)
-    assert "Non-2xx" not in out.stdout
-    assert re.search(rf"^Document Length:\s+{len(TASK_ICS)} bytes$", out.stdout, re.M)
+def test_apachebench_200_requests_20_concurrent(target):
+    apachebench(target, requests=200, concurrency=20)

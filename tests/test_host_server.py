@@ -1,0 +1,185 @@
+"""End-to-end: real HTTP clients against litedav-host, the whole firmware (app +
+lwIP, NO_SYS) built natively under ASan/UBSan with an in-process libslirp netif.
+
+Runs the same checks as the simulated SoC (http_checks.py), then load that the
+simulator is too slow for (ApacheBench, 2000 new connections at 50 concurrent
+and 5000 keep-alive requests), then a clean SIGINT shutdown with no sanitizer
+report. About 20 s, most of it the first build.
+"""
+import ctypes
+import os
+import re
+import signal
+import socket
+import subprocess
+import threading
+import time
+
+import pytest
+
+from http_checks import TOP, Target, apachebench, status
+from http_checks import (  # noqa: F401  (collected here, in this order)
+    test_status_page,
+    test_static_file_and_head,
+    test_parallel_keepalive_clients,
+    test_pipelined_requests,
+    test_malformed_request_gets_error_and_server_keeps_serving,
+)
+from litedav.sim.run import free_port
+
+PORT_DIR = os.path.join(TOP, "firmware", "ports", "host")
+OUT = os.path.join(TOP, "build", "host")
+SERVER = os.path.join(OUT, "litedav-host")
+READY = re.compile(r"^\[litedav-host\] LiteDAV is serving at http://127\.0\.0\.1:(\d+)/")
+HOST_CYCLES_HZ = 1_000_000_000  # port_cycles() counts CLOCK_MONOTONIC nanoseconds
+TIMEOUT = 30
+SANITIZER_REPORT = re.compile(r"AddressSanitizer|LeakSanitizer|UndefinedBehaviorSanitizer|runtime error:")
+
+
+def _die_with_parent():
+    """The server gets SIGTERM if this process dies, so no run leaves one behind."""
+    PR_SET_PDEATHSIG = 1
+    ctypes.CDLL(None, use_errno=True).prctl(PR_SET_PDEATHSIG, signal.SIGTERM)
+
+
+class HostServer:
+    """One litedav-host process; its console lines are collected by a thread."""
+
+    def __init__(self, port, *args):
+        self.port = port
+        self.console = []
+        self.ready = threading.Event()
+        self.proc = subprocess.Popen([SERVER, "--port", str(port), *args], stdin=subprocess.DEVNULL,
+                                     stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                                     text=True, errors="replace", preexec_fn=_die_with_parent)
+        self.reader = threading.Thread(target=self._reader, daemon=True)
+        self.reader.start()
+
+    def _reader(self):
+        for line in self.proc.stdout:
+            line = line.rstrip("\n")
+            self.console.append(line)
+            if READY.match(line):
+                self.ready.set()
+        self.ready.set()  # exited: stop waiting
+
+    def wait_ready(self, timeout):
+        assert self.ready.wait(timeout) and self.proc.poll() is None, \
+            "litedav-host did not come up:\n" + "\n".join(self.console)
+
+    def stop(self, sig=signal.SIGINT, timeout=10):
+        """Signal it and wait; returns the exit code (None if it had to be killed)."""
+        if self.proc.poll() is None:
+            self.proc.send_signal(sig)
+            try:
+                self.proc.wait(timeout)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait()
+                return None
+        return self.proc.returncode
+
+    def output(self):
+        """The whole console, once it has exited."""
+        self.proc.wait()
+        self.reader.join(timeout=5)
+        return "\n".join(self.console)
+
+
+@pytest.fixture(scope="module")
+def host_build():
+    proc = subprocess.run(["make", "-C", PORT_DIR, "OUT=" + OUT, f"-j{os.cpu_count() or 2}", "server"],
+                          stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, timeout=300)
+    assert proc.returncode == 0, "litedav-host build failed:\n" + proc.stdout[-6000:]
+    return SERVER
+
+
+@pytest.fixture(scope="module")
+def server(host_build, tmp_path_factory):
+    store = tmp_path_factory.mktemp("host") / "store.img"
+    srv = HostServer(free_port(), "--store", str(store))
+    try:
+        srv.wait_ready(timeout=TIMEOUT)
+        yield srv
+    finally:
+        srv.stop()
+        print("\n--- litedav-host console (last lines) ---\n" + "\n".join(srv.console[-15:]))
+
+
+@pytest.fixture(scope="module")
+def target(server):
+    return Target(port=server.port, cycles_hz=HOST_CYCLES_HZ, timeout=TIMEOUT)
+
+
+def test_console_lines(server):
+    assert "listening on http://10.0.2.15:80/" in server.console
+    assert int(READY.match(server.console[server.console.index("listening on http://10.0.2.15:80/") + 1])
+               .group(1)) == server.port
+
+
+def test_cycle_counter_is_monotonic_nanoseconds(target):
+    first = status(target)
+    t0 = time.monotonic()
+    time.sleep(0.2)
+    second = status(target)
+    elapsed_ns = (time.monotonic() - t0) * 1e9
+    delta = second["uptime_cycles"] - first["uptime_cycles"]
+    assert 0.2e9 <= delta <= elapsed_ns + 0.1e9, (delta, elapsed_ns)
+    assert second["idle_cycles"] <= second["uptime_cycles"]
+
+
+def test_apachebench_2000_requests_50_concurrent(target):
+    before = status(target)
+    apachebench(target, requests=2000, concurrency=50)
+    after = status(target)
+    assert after["requests"] - before["requests"] >= 2000
+    assert after["conns_total"] - before["conns_total"] >= 2000
+    for counter in ("conns_refused", "responses_4xx", "responses_5xx"):
+        assert after[counter] == before[counter], counter
+
+
+def test_apachebench_keepalive_5000_requests_10_concurrent(target):
+    out = apachebench(target, requests=5000, concurrency=10, keepalive=True)
+    assert re.search(r"^Keep-Alive requests:\s+5000$", out, re.M), out
+
+
+def test_status_after_load(target):
+    """Nothing leaked or got stuck: only this request's connection is open."""
+    s = status(target)
+    assert s["conns_open"] == 1
+    assert s["busy_cycles"] > 0 and s["idle_cycles"] > 0
+
+
+def test_clean_shutdown(server):
+    """SIGINT: exit 0 after its stop line, no sanitizer report (leaks included)."""
+    code = server.stop(signal.SIGINT)
+    out = server.output()
+    assert code == 0, f"litedav-host exited {code}:\n{out[-6000:]}"
+    assert re.search(r"^\[litedav-host\] stopping \(SIGINT\)", out, re.M), out[-2000:]
+    assert not SANITIZER_REPORT.search(out), out[-6000:]
+
+
+@pytest.mark.parametrize("args, message", [
+    ([], "--port is required"),
+    (["--port", "0"], "--port wants a number from 1 to 65535"),
+    (["--port", "70000"], "--port wants a number from 1 to 65535"),
+    (["--port", "80x"], "--port wants a number from 1 to 65535"),
+    (["--port", "8080", "extra"], "unexpected argument"),
+    (["--bogus"], "usage:"),
+])
+def test_bad_arguments_exit_2(host_build, args, message):
+    proc = subprocess.run([host_build, *args], capture_output=True, text=True, timeout=TIMEOUT)
+    assert proc.returncode == 2, proc
+    assert message in proc.stderr, proc.stderr
+
+
+def test_port_in_use_exits_1(host_build):
+    with socket.socket() as busy:
+        busy.bind(("127.0.0.1", 0))
+        busy.listen()
+        port = busy.getsockname()[1]
+        proc = subprocess.run([host_build, "--port", str(port)], capture_output=True, text=True,
+                              timeout=TIMEOUT, preexec_fn=_die_with_parent)
+    assert proc.returncode == 1, proc
+    assert f"cannot listen on 127.0.0.1:{port}" in proc.stderr, proc.stderr
+    assert not SANITIZER_REPORT.search(proc.stdout + proc.stderr), proc.stderr
