@@ -1,9 +1,15 @@
-"""Host (Linux) unit tests of the HTTP request-head parser, under ASan/UBSan.
+"""Host (Linux) unit tests of the pure HTTP code, under ASan/UBSan: the
+request-head parser, the chunked body decoder and the conditional-request
+helpers.
 
-Builds firmware/ports/host (output in build/host/) and runs its two programs:
-the table-driven unit test and the seeded randomized robustness test. Each
-must exit 0 and end with the line "N passed, 0 failed". Needs only gcc with
+Builds firmware/ports/host (output in build/host/) and runs its programs: the
+table-driven unit tests and the seeded randomized robustness tests. Each must
+exit 0 and end with the line "N passed, 0 failed". Needs only gcc with
 libasan/libubsan; no lwIP, no simulator.
+
+LITEDAV_FUZZ=1 selects the long randomized runs (LITEDAV_FUZZ_ITERATIONS
+iterations each, default 5,000,000); LITEDAV_SEED sets their seed (default
+12345). The count run is printed on each program's first line.
 """
 import os
 import re
@@ -16,8 +22,12 @@ TOP = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 PORT = os.path.join(TOP, "firmware", "ports", "host")
 OUT = os.path.join(TOP, "build", "host")
 
-FUZZ_SEED = 1
-FUZZ_ITERATIONS = 200_000
+FUZZ_LONG = os.environ.get("LITEDAV_FUZZ") == "1"
+FUZZ_SEED = int(os.environ.get("LITEDAV_SEED", "12345"))
+FUZZ_ITERATIONS = int(os.environ.get("LITEDAV_FUZZ_ITERATIONS", "5000000")) if FUZZ_LONG \
+    else 200_000
+BODY_FUZZ_ITERATIONS = FUZZ_ITERATIONS if FUZZ_LONG else 100_000
+FUZZ_TIMEOUT = 3600 if FUZZ_LONG else 60
 
 SUMMARY = re.compile(r"^(\d+) passed, (\d+) failed$")
 
@@ -32,7 +42,7 @@ def run(cmd, timeout):
 
 @pytest.fixture(scope="module")
 def host_build():
-    proc = run(["make", "-C", PORT, "OUT=" + OUT], timeout=120)
+    proc = run(["make", "-C", PORT, "OUT=" + OUT, "all", "http-body"], timeout=180)
     assert proc.returncode == 0, "host build failed:\n" + proc.stdout
     return OUT
 
@@ -55,5 +65,21 @@ def test_parser_unit(host_build):
 
 def test_parser_fuzz(host_build):
     passed = check_program([os.path.join(host_build, "fuzz_http_parse"),
-                            str(FUZZ_SEED), str(FUZZ_ITERATIONS)], timeout=60)
+                            str(FUZZ_SEED), str(FUZZ_ITERATIONS)], timeout=FUZZ_TIMEOUT)
     assert passed >= FUZZ_ITERATIONS
+
+
+def test_chunked_unit(host_build):
+    passed = check_program([os.path.join(host_build, "test_http_chunked")], timeout=60)
+    assert passed >= 500
+
+
+def test_conditional_unit(host_build):
+    passed = check_program([os.path.join(host_build, "test_http_cond")], timeout=60)
+    assert passed >= 80
+
+
+def test_body_fuzz(host_build):
+    passed = check_program([os.path.join(host_build, "fuzz_http_body"),
+                            str(FUZZ_SEED), str(BODY_FUZZ_ITERATIONS)], timeout=FUZZ_TIMEOUT)
+    assert passed >= BODY_FUZZ_ITERATIONS
