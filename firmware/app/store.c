@@ -493,10 +493,10 @@ static int idx_find_addr(const struct store *s, uint32_t coll, uint32_t hash, ui
     return -1;
 }
 
-static int idx_insert(struct store *s, uint32_t coll, uint32_t hash)
+static int idx_insert(struct store *s, uint32_t coll, uint32_t hash, uint32_t limit)
 {
     uint32_t i = index_home(s, coll, hash);
-    if (s->index_used >= index_limit(s))
+    if (s->index_used >= limit)
         return -1;
     while (s->mem.index[i].state != SLOT_EMPTY)
         i = (i + 1) % s->mem.index_slots;
@@ -706,6 +706,17 @@ static int compact_step(struct store *s)
     return STORE_OK;
 }
 
+/* Close the head block so that all of it can be compacted: the next
+ * records go to a fresh block, which keeps the sequence numbers going. */
+static int seal_head(struct store *s)
+{
+    uint32_t b = ring_next(s, head_blk(s));
+    if (free_blocks(s) <= 1)
+        return STORE_ERR_NO_SPACE;
+    s->write_addr = s->wr_start = s->wr_end = data_start(s, b);
+    return open_block(s, b);
+}
+
 /* Make room for `bytes` at the head (user writes keep the reserve free). */
 static int ensure_space(struct store *s, uint32_t bytes)
 {
@@ -740,6 +751,9 @@ int store_compact(struct store *s, uint32_t max_blocks, uint32_t *reclaimed)
         return rc;
     if (!max_blocks)
         max_blocks = s->nused;
+    if (s->nused == 1 && s->write_addr != data_start(s, s->tail) &&
+        (rc = seal_head(s)) != STORE_OK)
+        return rc;
     while (done < max_blocks && s->nused >= 2) {
         before = s->nused;
         if ((rc = compact_step(s)) != STORE_OK)
@@ -768,6 +782,27 @@ void store_space(const struct store *s, struct store_space *sp)
 }
 
 /* ---- mount: replay ----------------------------------------------------- */
+
+/* FLOOR records: applied before the objects, so that tombstones the floor
+ * has already forgotten never take an index slot. */
+static int replay_floor(struct store *s, uint32_t a, const struct rhdr *h)
+{
+    uint8_t p[8];
+    int slot;
+    if (h->type != REC_FLOOR)
+        return STORE_OK;
+    if (h->len != 8 || lread(s, adv(s, a, RHDR), p, 8))
+        return s->failed ? STORE_ERR_IO : STORE_OK;
+    if ((slot = coll_slot_by_id(s, get32(p))) < 0) {
+        s->replay_floor_pass = 1;  /* its collection record comes later */
+        return STORE_OK;
+    }
+    if (get32(p + 4) >= s->mem.colls[slot].floor) {
+        s->mem.colls[slot].floor = get32(p + 4);
+        s->mem.colls[slot].floor_addr = a;
+    }
+    return STORE_OK;
+}
 
 static int replay_pass1(struct store *s, uint32_t a, const struct rhdr *h)
 {
@@ -829,6 +864,8 @@ static int replay_pass1(struct store *s, uint32_t a, const struct rhdr *h)
             s->mem.colls[slot].path_hash = fnv1a(v.path, v.path_len);
         }
         return STORE_OK;
+    case REC_FLOOR:
+        return replay_floor(s, a, h);
     case REC_COLL_DEL:
         if (h->len != 4 || lread(s, adv(s, a, RHDR), p, 4))
             return s->failed ? STORE_ERR_IO : STORE_OK;
@@ -842,21 +879,9 @@ static int replay_pass1(struct store *s, uint32_t a, const struct rhdr *h)
 
 static int replay_pass2(struct store *s, uint32_t a, const struct rhdr *h)
 {
-    uint8_t p[8];
     uint32_t id, sync, len, hash;
     int slot, e, rc;
 
-    if (h->type == REC_FLOOR) {
-        if (h->len != 8 || lread(s, adv(s, a, RHDR), p, 8))
-            return s->failed ? STORE_ERR_IO : STORE_OK;
-        if ((slot = coll_slot_by_id(s, get32(p))) < 0)
-            return STORE_OK;
-        if (get32(p + 4) >= s->mem.colls[slot].floor) {
-            s->mem.colls[slot].floor = get32(p + 4);
-            s->mem.colls[slot].floor_addr = a;
-        }
-        return STORE_OK;
-    }
     if (h->type != REC_PUT && h->type != REC_DEL)
         return STORE_OK;
     if (h->len < OBJ_PREFIX + 1)
@@ -871,12 +896,16 @@ static int replay_pass2(struct store *s, uint32_t a, const struct rhdr *h)
     memcpy(s->scratch, s->name_buf, len);
     if ((rc = idx_lookup(s, (uint32_t)slot, s->scratch, len, hash, &e)) != STORE_OK)
         return rc;
-    if (e < 0) {
-        if ((e = idx_insert(s, (uint32_t)slot, hash)) < 0)
-            return STORE_ERR_INDEX_FULL;
-    } else if (sync < s->mem.index[e].sync_seq) {
+    if (e >= 0 && sync < s->mem.index[e].sync_seq)
+        return STORE_OK;
+    if (h->type == REC_DEL && sync <= s->mem.colls[slot].floor) {
+        if (e >= 0)  /* deleted, and the deletion is beyond the history kept */
+            idx_remove(s, (uint32_t)e);
         return STORE_OK;
     }
+    /* a replay may briefly hold objects whose deletion comes later in the log */
+    if (e < 0 && (e = idx_insert(s, (uint32_t)slot, hash, s->mem.index_slots - 1)) < 0)
+        return STORE_ERR_INDEX_FULL;
     s->mem.index[e].addr = a;
     s->mem.index[e].sync_seq = sync;
     s->mem.index[e].state = h->type == REC_PUT ? SLOT_LIVE : SLOT_TOMB;
@@ -890,7 +919,7 @@ typedef int (*visit_fn)(struct store *s, uint32_t a, const struct rhdr *h);
 /* Replay every valid record in log order; returns where the log ends. */
 static int walk(struct store *s, visit_fn visit, uint32_t *end, struct store_mount_stats *st)
 {
-    uint32_t b = s->tail, pos, n, torn, prev_pos;
+    uint32_t b = s->tail, pos, n, torn, prev_pos, skip_from;
     struct bhdr bh;
     struct rhdr h;
     int rc;
@@ -939,17 +968,27 @@ static int walk(struct store *s, visit_fn visit, uint32_t *end, struct store_mou
         }
         /* blank or torn: nothing more starts in this block */
         b = blk_of(s, pos);
-        if (st) {
-            if ((rc = is_blank(s, pos, blk_end(s, b) - pos, &torn)) < 0)
-                return rc;
-            st->torn_bytes += torn;
-        }
+        skip_from = pos;
         for (n = ring_dist(s, s->tail, b) + 1; n < s->nused; n++) {
             b = (s->tail + n) % s->nblocks;
             if ((rc = read_bhdr(s, b, &bh)) != STORE_OK)
                 return rc;
             if (bh.first != FIRST_NONE)
                 break;
+        }
+        if (st) {  /* count what is skipped: up to the next record or the log end */
+            uint32_t to = n < s->nused ? log_pos(s, data_start(s, b) + bh.first) : s->nused * s->data_size;
+            while (log_pos(s, skip_from) < to) {
+                uint32_t room = blk_end(s, blk_of(s, skip_from)) - skip_from;
+                if (room > to - log_pos(s, skip_from))
+                    room = to - log_pos(s, skip_from);
+                if ((rc = is_blank(s, skip_from, room, &torn)) < 0)
+                    return rc;
+                st->torn_bytes += torn;
+                skip_from = adv(s, skip_from, room);
+                if (!in_log(s, blk_of(s, skip_from)))
+                    break;
+            }
         }
         if (n >= s->nused) {
             *end = pos;
@@ -1024,6 +1063,7 @@ int store_mount(struct store *s, const struct flash *f, const struct store_confi
 
     memset(s, 0, sizeof(*s));
     memset(st, 0, sizeof(*st));
+    s->failed = 1;  /* until the mount succeeds */
     s->flash = f;
     s->cfg = *cfg;
     s->mem = *mem;
@@ -1044,8 +1084,11 @@ int store_mount(struct store *s, const struct flash *f, const struct store_confi
     memset(mem->users, 0, mem->user_slots * sizeof(*mem->users));
     s->next_rec_seq = 1;
 
-    if ((rc = find_log(s, st)) != STORE_OK || (rc = walk(s, replay_pass1, &end, NULL)) != STORE_OK ||
-        (rc = walk(s, replay_pass2, &end, st)) != STORE_OK)
+    if ((rc = find_log(s, st)) != STORE_OK || (rc = walk(s, replay_pass1, &end, NULL)) != STORE_OK)
+        goto out;
+    if (s->replay_floor_pass && (rc = walk(s, replay_floor, &end, NULL)) != STORE_OK)
+        goto out;
+    if ((rc = walk(s, replay_pass2, &end, st)) != STORE_OK)
         goto out;
 
     /* where writing continues: never after torn bytes in the same block */
@@ -1109,10 +1152,9 @@ int store_mount(struct store *s, const struct flash *f, const struct store_confi
         st->users++;
     }
     st->blocks_used = s->nused;
+    s->failed = 0;
     rc = STORE_OK;
 out:
-    if (rc != STORE_OK)
-        s->failed = 1;
     return rc;
 }
 
@@ -1430,28 +1472,26 @@ static int obj_lookup(struct store *s, uint32_t coll_id, const char *name, size_
                       fnv1a(name, len), entry);
 }
 
-/* Drop the oldest tombstone anywhere to free an index slot (its history
- * goes, so the collection's floor rises first). */
-static int evict_tombstone(struct store *s)
+/* The index is full: compact until tombstones drop out of it (compaction
+ * forgets tombstones of the tail block and raises the history floors). The
+ * records stay consistent with the index, so a replay never needs more. */
+static int evict_tombstones(struct store *s)
 {
-    uint32_t i, best = 0, coll;
-    int have = 0, rc;
-    for (i = 0; i < s->mem.index_slots; i++) {
-        const struct store_index_slot *e = &s->mem.index[i];
-        if (e->state == SLOT_TOMB && (!have || e->sync_seq < s->mem.index[best].sync_seq)) {
-            best = i;
-            have = 1;
-        }
-    }
-    if (!have)
+    uint32_t i, steps = 0, limit = s->nused + 1;
+    int rc;
+    for (i = 0; i < s->mem.index_slots && s->mem.index[i].state != SLOT_TOMB; i++)
+        ;
+    if (i == s->mem.index_slots)
         return STORE_ERR_INDEX_FULL;
-    coll = s->mem.index[best].coll;
-    s->mem.colls[coll].floor = s->mem.index[best].sync_seq;
-    if ((rc = write_floor(s, coll)) != STORE_OK)
-        return rc;
-    if (flash_sync(s->flash))
-        return io_fail(s);
-    return idx_drop(s, coll, 1, s->mem.colls[coll].floor);
+    while (s->index_used >= index_limit(s)) {
+        if (steps++ > limit || free_blocks(s) < s->reserve_blocks)
+            return STORE_ERR_INDEX_FULL;
+        if (s->nused < 2 && (rc = seal_head(s)) != STORE_OK)
+            return rc == STORE_ERR_NO_SPACE ? STORE_ERR_INDEX_FULL : rc;
+        if ((rc = compact_step(s)) != STORE_OK)
+            return rc;
+    }
+    return STORE_OK;
 }
 
 int store_put_begin(struct store *s, uint32_t coll, const char *name, size_t name_len,
@@ -1470,7 +1510,7 @@ int store_put_begin(struct store *s, uint32_t coll, const char *name, size_t nam
     if (body_len > s->cfg.max_object_size)
         return STORE_ERR_TOO_LARGE;
     rec = RHDR + OBJ_PREFIX + (uint32_t)name_len + body_len;
-    if ((rc = ensure_space(s, rec + FLOOR_RECORD)) != STORE_OK)
+    if ((rc = ensure_space(s, rec)) != STORE_OK)
         return rc;
     if ((rc = obj_lookup(s, coll, name, name_len, &slot, &e)) != STORE_OK)
         return rc;
@@ -1491,7 +1531,8 @@ int store_put_begin(struct store *s, uint32_t coll, const char *name, size_t nam
     }
     if (!live && s->mem.colls[slot].objects >= s->cfg.max_objects_per_collection)
         return STORE_ERR_COLL_FULL;
-    if (e < 0 && s->index_used >= index_limit(s) && (rc = evict_tombstone(s)) != STORE_OK)
+    if (e < 0 && s->index_used >= index_limit(s) &&
+        ((rc = evict_tombstones(s)) != STORE_OK || (rc = ensure_space(s, rec)) != STORE_OK))
         return rc;
     s->put_coll = (uint32_t)slot;
     s->put_sync = s->mem.colls[slot].sync_seq + 1;
@@ -1542,7 +1583,7 @@ int store_put_commit(struct store *s, uint32_t *etag)
         (rc = idx_lookup(s, s->put_coll, s->scratch, name_len, s->put_name_hash, &e)) != STORE_OK)
         return rc;
     if (e < 0) {
-        if ((e = idx_insert(s, s->put_coll, s->put_name_hash)) < 0)
+        if ((e = idx_insert(s, s->put_coll, s->put_name_hash, index_limit(s))) < 0)
             return io_fail(s);  /* put_begin made room; cannot happen */
         c->objects++;
     } else {

@@ -1,0 +1,599 @@
+/* Unit tests of the flash store (firmware/app/store.c) on the host flash
+ * model (firmware/ports/host/flash_file.c).
+ *
+ *   test_store [scratch-dir]      flash files are created there (default .)
+ *
+ * Covers: CRC-32, the NOR rules of the flash model, put/get/delete/list,
+ * collection properties, users, sync changes and token limits, If-Match /
+ * If-None-Match, every explicit limit, streamed puts and aborts, compaction,
+ * torn tails and "remount equals the state before". Last line:
+ * "N passed, M failed". */
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "check.h"
+#include "store_testlib.h"
+
+#define KIB 1024u
+
+STORE_MEMORY_DEFINE(mem, 256, 8, 4);
+
+static struct flash_file ff;
+static struct store st;
+static const char *const user_names[] = {"alice", "bob"};
+
+static const struct store_config default_cfg = {8 * KIB, 50};
+/* the configuration check_remount_same mounts with */
+static const struct store_config *cur_cfg = &default_cfg;
+static const struct store_memory *cur_mem = &mem;
+
+static int mount(const struct store_config *cfg, struct store_mount_stats *stats)
+{
+    return store_mount(&st, &ff.flash, cfg, &mem, stats);
+}
+
+static int put(uint32_t coll, const char *name, const char *body, uint32_t *etag)
+{
+    return store_put_object(&st, coll, name, strlen(name), body, (uint32_t)strlen(body), NULL, 0, etag);
+}
+
+/* whole body as a C string into buf (cap > body) */
+static int get(uint32_t coll, const char *name, char *buf, size_t cap, struct store_object_info *info)
+{
+    uint32_t got, off = 0;
+    int rc;
+    do {
+        rc = store_get_object(&st, coll, name, strlen(name), off, buf + off, (uint32_t)(cap - 1 - off),
+                              &got, info);
+        if (rc)
+            return rc;
+        off += got;
+    } while (got && off < cap - 1);
+    buf[off] = 0;
+    return STORE_OK;
+}
+
+static void digest_now(struct digest *d)
+{
+    CHECK(store_digest(&st, d, user_names, 2) == 0);
+}
+
+/* remount and compare everything visible with the state before */
+static void check_remount_same(const char *when)
+{
+    struct digest before, after;
+    struct store_mount_stats ms;
+    digest_now(&before);
+    CHECKF(store_mount(&st, &ff.flash, cur_cfg, cur_mem, &ms) == STORE_OK, "remount %s", when);
+    digest_now(&after);
+    CHECKF(before.sum == after.sum && before.items == after.items,
+           "state differs after remount (%s): %u vs %u items", when, before.items, after.items);
+}
+
+static void test_crc32(void)
+{
+    CHECK(crc32_update(0, "123456789", 9) == 0xCBF43926u);
+    CHECK(crc32_update(crc32_update(0, "1234", 4), "56789", 5) == 0xCBF43926u);
+    CHECK(crc32_update(0, "", 0) == 0);
+}
+
+static void test_flash_model(void)
+{
+    uint8_t buf[300], rd[300];
+    CHECK(fresh_flash(&ff, "model.flash", 64 * KIB, 4 * KIB) == FLASH_OK);
+    ff.abort_on_misuse = 0;
+    CHECK(flash_read(&ff.flash, 100, rd, 4) == FLASH_OK && rd[0] == 0xff && rd[3] == 0xff);
+    memset(buf, 0x0f, sizeof(buf));
+    CHECK(flash_program(&ff.flash, 0, buf, 256) == FLASH_OK);
+    CHECK(flash_program(&ff.flash, 200, buf, 100) == FLASH_ERR_PAGE);   /* crosses a page */
+    CHECK(flash_program(&ff.flash, 64 * KIB - 4, buf, 8) == FLASH_ERR_RANGE);
+    buf[0] = 0x1f;                                                      /* sets a 0 bit */
+    CHECK(flash_program(&ff.flash, 0, buf, 1) == FLASH_ERR_NOR);
+    buf[0] = 0x07;                                                      /* clears more: fine */
+    CHECK(flash_program(&ff.flash, 0, buf, 1) == FLASH_OK);
+    CHECK(flash_read(&ff.flash, 0, rd, 2) == FLASH_OK && rd[0] == 0x07 && rd[1] == 0x0f);
+    CHECK(ff.misuse == 3);
+    CHECK(flash_erase(&ff.flash, 0) == FLASH_OK);
+    CHECK(flash_read(&ff.flash, 0, rd, 1) == FLASH_OK && rd[0] == 0xff);
+    CHECK(flash_erase(&ff.flash, 16) == FLASH_ERR_RANGE);
+
+    /* power cut: 10 bytes land, the 11th is torn, then nothing works */
+    flash_file_cut_after(&ff, 10, 7);
+    memset(buf, 0x00, sizeof(buf));
+    CHECK(flash_program(&ff.flash, 256, buf, 32) == FLASH_ERR_POWER);
+    CHECK(flash_read(&ff.flash, 256, rd, 1) == FLASH_ERR_POWER);
+    CHECK(flash_sync(&ff.flash) == FLASH_ERR_POWER);
+    flash_file_power_on(&ff);
+    CHECK(flash_read(&ff.flash, 256, rd, 32) == FLASH_OK);
+    CHECK(rd[0] == 0 && rd[9] == 0 && rd[11] == 0xff && rd[31] == 0xff);
+    /* torn erase: the block is neither what it was nor necessarily erased */
+    flash_file_cut_after(&ff, 0, 3);
+    CHECK(flash_erase(&ff.flash, 0) == FLASH_ERR_POWER);
+    flash_file_power_on(&ff);
+    flash_file_close(&ff);
+}
+
+static void test_basic(void)
+{
+    uint32_t cal, other, etag1, etag2, etag3, id;
+    char body[512];
+    struct store_object_info info;
+    struct store_mount_stats ms;
+    struct store_space sp;
+
+    CHECK(fresh_flash(&ff, "basic.flash", 256 * KIB, 4 * KIB) == FLASH_OK);
+    CHECK(mount(&default_cfg, &ms) == STORE_OK);
+    CHECK(ms.records == 0 && ms.blocks_used == 0 && ms.torn_bytes == 0);
+    store_space(&st, &sp);
+    CHECK(sp.total > 200 * KIB && sp.live == 0 && sp.free > 0 && sp.free < sp.total);
+
+    CHECK(store_coll_create(&st, "alice", "/calendars/alice/home/", &cal) == STORE_OK);
+    CHECK(store_coll_create(&st, "alice", "/calendars/alice/home/", &id) == STORE_ERR_EXISTS);
+    CHECK(store_coll_create(&st, "bob", "/calendars/bob/work/", &other) == STORE_OK);
+    CHECK(cal != other);
+    CHECK(store_coll_find(&st, "/calendars/bob/work/", 20, &id) == STORE_OK && id == other);
+    CHECK(store_coll_find(&st, "/calendars/bob/none/", 20, &id) == STORE_ERR_NOT_FOUND);
+
+    CHECK(put(cal, "a.ics", "BEGIN:VCALENDAR A1", &etag1) == STORE_OK);
+    CHECK(put(cal, "b.ics", "BEGIN:VCALENDAR B1", &etag2) == STORE_OK);
+    CHECK(put(other, "a.ics", "other collection", &etag3) == STORE_OK);
+    CHECK(etag1 != etag2 && etag2 != etag3);
+    CHECK(get(cal, "a.ics", body, sizeof(body), &info) == STORE_OK && strcmp(body, "BEGIN:VCALENDAR A1") == 0);
+    CHECK(info.etag == etag1 && info.size == 18 && info.sync_seq == 1);
+    CHECK(get(other, "a.ics", body, sizeof(body), NULL) == STORE_OK && strcmp(body, "other collection") == 0);
+    CHECK(get(cal, "c.ics", body, sizeof(body), NULL) == STORE_ERR_NOT_FOUND);
+    CHECK(get(12345, "a.ics", body, sizeof(body), NULL) == STORE_ERR_NOT_FOUND);
+
+    /* streaming read at an offset into a small buffer */
+    {
+        uint32_t got;
+        char small[4];
+        CHECK(store_get_object(&st, cal, "a.ics", 5, 6, small, 4, &got, NULL) == STORE_OK);
+        CHECK(got == 4 && memcmp(small, "VCAL", 4) == 0);
+        CHECK(store_get_object(&st, cal, "a.ics", 5, 18, small, 4, &got, NULL) == STORE_OK && got == 0);
+        CHECK(store_get_object(&st, cal, "a.ics", 5, 1000, small, 4, &got, NULL) == STORE_OK && got == 0);
+    }
+
+    /* replace, then delete */
+    CHECK(put(cal, "a.ics", "BEGIN:VCALENDAR A2", &etag3) == STORE_OK && etag3 != etag1);
+    CHECK(get(cal, "a.ics", body, sizeof(body), &info) == STORE_OK && strcmp(body, "BEGIN:VCALENDAR A2") == 0);
+    CHECK(info.etag == etag3 && info.sync_seq == 3);
+    CHECK(store_delete_object(&st, cal, "b.ics", 5, NULL) == STORE_OK);
+    CHECK(store_delete_object(&st, cal, "b.ics", 5, NULL) == STORE_ERR_NOT_FOUND);
+    CHECK(get(cal, "b.ics", body, sizeof(body), NULL) == STORE_ERR_NOT_FOUND);
+    {
+        struct store_collection ci;
+        CHECK(store_coll_info(&st, cal, &ci) == STORE_OK);
+        CHECK(ci.sync_seq == 4 && ci.objects == 1 && ci.history_floor == 0);
+        CHECK(ci.path_len == 22 && memcmp(ci.path, "/calendars/alice/home/", 22) == 0);
+        CHECK(ci.owner_len == 5 && memcmp(ci.owner, "alice", 5) == 0);
+    }
+    /* bad names */
+    CHECK(store_put_object(&st, cal, "", 0, "x", 1, NULL, 0, NULL) == STORE_ERR_INVALID);
+    {
+        char longname[300];
+        memset(longname, 'n', sizeof(longname));
+        CHECK(store_put_object(&st, cal, longname, 256, "x", 1, NULL, 0, NULL) == STORE_ERR_INVALID);
+        CHECK(store_put_object(&st, cal, longname, 255, "x", 1, NULL, 0, NULL) == STORE_OK);
+        CHECK(store_get_object(&st, cal, longname, 255, 0, body, 10, NULL, &info) == STORE_OK && info.size == 1);
+    }
+    check_remount_same("basic");
+    CHECK(get(cal, "a.ics", body, sizeof(body), &info) == STORE_OK && strcmp(body, "BEGIN:VCALENDAR A2") == 0);
+    CHECK(info.etag == etag3);
+
+    /* collection delete removes its objects, also after remount */
+    CHECK(store_coll_delete(&st, other) == STORE_OK);
+    CHECK(store_coll_delete(&st, other) == STORE_ERR_NOT_FOUND);
+    CHECK(get(other, "a.ics", body, sizeof(body), NULL) == STORE_ERR_NOT_FOUND);
+    CHECK(store_coll_find(&st, "/calendars/bob/work/", 20, &id) == STORE_ERR_NOT_FOUND);
+    check_remount_same("collection delete");
+    CHECK(store_coll_find(&st, "/calendars/bob/work/", 20, &id) == STORE_ERR_NOT_FOUND);
+    /* re-created collection gets a new id, empty */
+    CHECK(store_coll_create(&st, "bob", "/calendars/bob/work/", &id) == STORE_OK && id != other);
+    CHECK(get(id, "a.ics", body, sizeof(body), NULL) == STORE_ERR_NOT_FOUND);
+    flash_file_close(&ff);
+}
+
+static void test_props_users(void)
+{
+    uint32_t cal;
+    char buf[STORE_COLL_RECORD_MAX + 8];
+    size_t len;
+    uint8_t secret[STORE_SECRET_MAX];
+    static const uint8_t hash_a[32] = {1, 2, 3, 4, 5};
+    static const uint8_t hash_b[20] = {9, 8, 7};
+
+    CHECK(fresh_flash(&ff, "props.flash", 256 * KIB, 4 * KIB) == FLASH_OK);
+    CHECK(mount(&default_cfg, NULL) == STORE_OK);
+    CHECK(store_coll_create(&st, "alice", "/cal/alice/home/", &cal) == STORE_OK);
+    CHECK(store_coll_get_prop(&st, cal, STORE_PROP_DISPLAYNAME, buf, sizeof(buf), &len) == STORE_ERR_NOT_FOUND);
+    CHECK(store_coll_set_prop(&st, cal, STORE_PROP_DISPLAYNAME, "Home", 4) == STORE_OK);
+    CHECK(store_coll_set_prop(&st, cal, STORE_PROP_COLOR, "#ff0000", 7) == STORE_OK);
+    CHECK(store_coll_set_prop(&st, cal, STORE_PROP_DESCRIPTION, "Family things", 13) == STORE_OK);
+    CHECK(store_coll_set_prop(&st, cal, STORE_PROP_DISPLAYNAME, "Home sweet home", 15) == STORE_OK);
+    CHECK(store_coll_get_prop(&st, cal, STORE_PROP_DISPLAYNAME, buf, sizeof(buf), &len) == STORE_OK);
+    CHECK(len == 15 && memcmp(buf, "Home sweet home", 15) == 0);
+    CHECK(store_coll_get_prop(&st, cal, STORE_PROP_COLOR, buf, sizeof(buf), &len) == STORE_OK);
+    CHECK(len == 7 && memcmp(buf, "#ff0000", 7) == 0);
+    CHECK(store_coll_get_prop(&st, cal, STORE_PROP_COLOR, buf, 3, &len) == STORE_ERR_TOO_LARGE);
+    CHECK(store_coll_set_prop(&st, cal, STORE_PROP_COLOR, NULL, 0) == STORE_OK);  /* remove */
+    CHECK(store_coll_get_prop(&st, cal, STORE_PROP_COLOR, buf, sizeof(buf), &len) == STORE_ERR_NOT_FOUND);
+    CHECK(store_coll_set_prop(&st, cal, (enum store_prop)99, "x", 1) == STORE_ERR_INVALID);
+    memset(buf, 'd', sizeof(buf));
+    CHECK(store_coll_set_prop(&st, cal, STORE_PROP_DESCRIPTION, buf, STORE_COLL_RECORD_MAX) == STORE_ERR_TOO_LARGE);
+    CHECK(store_coll_set_prop(&st, cal, STORE_PROP_TIMEZONE, buf, 900) == STORE_OK);
+    CHECK(store_coll_get_prop(&st, cal, STORE_PROP_DESCRIPTION, buf, sizeof(buf), &len) == STORE_OK);
+    CHECK(len == 13 && memcmp(buf, "Family things", 13) == 0);
+
+    CHECK(store_user_get(&st, "alice", secret, sizeof(secret), &len) == STORE_ERR_NOT_FOUND);
+    CHECK(store_user_set(&st, "alice", hash_a, sizeof(hash_a)) == STORE_OK);
+    CHECK(store_user_set(&st, "bob", hash_b, sizeof(hash_b)) == STORE_OK);
+    CHECK(store_user_get(&st, "alice", secret, sizeof(secret), &len) == STORE_OK);
+    CHECK(len == 32 && memcmp(secret, hash_a, 32) == 0);
+    CHECK(store_user_set(&st, "alice", hash_b, sizeof(hash_b)) == STORE_OK);   /* replace */
+    CHECK(store_user_get(&st, "alice", secret, sizeof(secret), &len) == STORE_OK);
+    CHECK(len == 20 && memcmp(secret, hash_b, 20) == 0);
+    CHECK(store_user_get(&st, "carol", secret, sizeof(secret), &len) == STORE_ERR_NOT_FOUND);
+    CHECK(store_user_set(&st, "carol", hash_a, 8) == STORE_OK);
+    CHECK(store_user_set(&st, "dave", hash_a, 8) == STORE_OK);
+    CHECK(store_user_set(&st, "erin", hash_a, 8) == STORE_ERR_TOO_MANY_USERS);  /* 4 slots */
+    CHECK(store_user_set(&st, "", hash_a, 8) == STORE_ERR_INVALID);
+    CHECK(store_user_set(&st, "frank", hash_a, STORE_SECRET_MAX + 1) == STORE_ERR_INVALID);
+    check_remount_same("props and users");
+    CHECK(store_user_get(&st, "alice", secret, sizeof(secret), &len) == STORE_OK);
+    CHECK(len == 20 && memcmp(secret, hash_b, 20) == 0);
+    CHECK(store_coll_get_prop(&st, cal, STORE_PROP_TIMEZONE, buf, sizeof(buf), &len) == STORE_OK && len == 900);
+    flash_file_close(&ff);
+}
+
+static void test_preconditions(void)
+{
+    uint32_t cal, etag, etag2, wrong;
+    char body[64];
+    CHECK(fresh_flash(&ff, "precond.flash", 256 * KIB, 4 * KIB) == FLASH_OK);
+    CHECK(mount(&default_cfg, NULL) == STORE_OK);
+    CHECK(store_coll_create(&st, "alice", "/c/", &cal) == STORE_OK);
+    /* If-None-Match: * creates only */
+    CHECK(store_put_object(&st, cal, "x", 1, "v1", 2, NULL, 1, &etag) == STORE_OK);
+    CHECK(store_put_object(&st, cal, "x", 1, "v2", 2, NULL, 1, NULL) == STORE_ERR_PRECONDITION);
+    /* If-Match on the current ETag only */
+    wrong = etag + 1000;
+    CHECK(store_put_object(&st, cal, "x", 1, "v2", 2, &wrong, 0, NULL) == STORE_ERR_PRECONDITION);
+    CHECK(store_put_object(&st, cal, "y", 1, "v2", 2, &etag, 0, NULL) == STORE_ERR_PRECONDITION);
+    CHECK(store_put_object(&st, cal, "x", 1, "v2", 2, &etag, 0, &etag2) == STORE_OK);
+    CHECK(store_put_object(&st, cal, "x", 1, "v3", 2, &etag, 0, NULL) == STORE_ERR_PRECONDITION);
+    CHECK(get(cal, "x", body, sizeof(body), NULL) == STORE_OK && strcmp(body, "v2") == 0);
+    CHECK(store_delete_object(&st, cal, "x", 1, &etag) == STORE_ERR_PRECONDITION);
+    CHECK(store_delete_object(&st, cal, "x", 1, &etag2) == STORE_OK);
+    /* after a delete, If-None-Match: * succeeds again */
+    CHECK(store_put_object(&st, cal, "x", 1, "v4", 2, NULL, 1, NULL) == STORE_OK);
+    flash_file_close(&ff);
+}
+
+struct change_log {
+    unsigned n, deleted;
+    char names[32][16];
+    int del[32];
+};
+
+static int record_change(void *ctx, const struct store_entry *e)
+{
+    struct change_log *c = ctx;
+    if (c->n < 32 && e->name_len < 16) {
+        memcpy(c->names[c->n], e->name, e->name_len);
+        c->names[c->n][e->name_len] = 0;
+        c->del[c->n] = e->deleted;
+    }
+    c->n++;
+    c->deleted += e->deleted != 0;
+    return 0;
+}
+
+static int has_change(const struct change_log *c, const char *name, int deleted)
+{
+    unsigned i;
+    for (i = 0; i < c->n && i < 32; i++)
+        if (strcmp(c->names[i], name) == 0 && c->del[i] == deleted)
+            return 1;
+    return 0;
+}
+
+static void test_sync(void)
+{
+    uint32_t cal, token1, token2;
+    struct store_collection ci;
+    struct change_log ch;
+
+    CHECK(fresh_flash(&ff, "sync.flash", 256 * KIB, 4 * KIB) == FLASH_OK);
+    CHECK(mount(&default_cfg, NULL) == STORE_OK);
+    CHECK(store_coll_create(&st, "alice", "/c/", &cal) == STORE_OK);
+    CHECK(put(cal, "a", "1", NULL) == STORE_OK);
+    CHECK(put(cal, "b", "1", NULL) == STORE_OK);
+    CHECK(store_coll_info(&st, cal, &ci) == STORE_OK);
+    token1 = ci.sync_seq;
+    CHECK(token1 == 2);
+    CHECK(put(cal, "c", "1", NULL) == STORE_OK);
+    CHECK(put(cal, "a", "2", NULL) == STORE_OK);
+    CHECK(store_delete_object(&st, cal, "b", 1, NULL) == STORE_OK);
+    CHECK(store_coll_info(&st, cal, &ci) == STORE_OK);
+    token2 = ci.sync_seq;
+    CHECK(token2 == 5);
+
+    memset(&ch, 0, sizeof(ch));
+    CHECK(store_changes_since(&st, cal, token1, record_change, &ch) == STORE_OK);
+    CHECK(ch.n == 3 && ch.deleted == 1);
+    CHECK(has_change(&ch, "a", 0) && has_change(&ch, "b", 1) && has_change(&ch, "c", 0));
+    memset(&ch, 0, sizeof(ch));
+    CHECK(store_changes_since(&st, cal, token2, record_change, &ch) == STORE_OK && ch.n == 0);
+    memset(&ch, 0, sizeof(ch));
+    CHECK(store_changes_since(&st, cal, 0, record_change, &ch) == STORE_OK);  /* initial sync */
+    CHECK(ch.n == 2 && ch.deleted == 0);
+    CHECK(store_changes_since(&st, cal, token2 + 1, record_change, &ch) == STORE_ERR_SYNC_TOKEN);
+    memset(&ch, 0, sizeof(ch));
+    CHECK(store_list(&st, cal, record_change, &ch) == STORE_OK && ch.n == 2 && ch.deleted == 0);
+
+    /* tombstones survive remount; compaction forgets them and raises the floor */
+    check_remount_same("sync");
+    memset(&ch, 0, sizeof(ch));
+    CHECK(store_changes_since(&st, cal, token1, record_change, &ch) == STORE_OK);
+    CHECK(ch.n == 3 && has_change(&ch, "b", 1));
+    CHECK(store_compact(&st, 0, NULL) == STORE_OK);
+    CHECK(store_coll_info(&st, cal, &ci) == STORE_OK);
+    CHECK(ci.sync_seq == token2);
+    CHECKF(ci.history_floor == 5, "floor %u", ci.history_floor);
+    CHECK(store_changes_since(&st, cal, token1, record_change, &ch) == STORE_ERR_SYNC_TOKEN);
+    memset(&ch, 0, sizeof(ch));
+    CHECK(store_changes_since(&st, cal, token2, record_change, &ch) == STORE_OK && ch.n == 0);
+    CHECK(put(cal, "d", "1", NULL) == STORE_OK);
+    memset(&ch, 0, sizeof(ch));
+    CHECK(store_changes_since(&st, cal, token2, record_change, &ch) == STORE_OK && ch.n == 1);
+    check_remount_same("after compaction");
+    CHECK(store_changes_since(&st, cal, token1, record_change, &ch) == STORE_ERR_SYNC_TOKEN);
+    CHECK(store_coll_info(&st, cal, &ci) == STORE_OK && ci.sync_seq == token2 + 1 && ci.history_floor == 5);
+    flash_file_close(&ff);
+}
+
+static void test_limits(void)
+{
+    static char big[16 * KIB];
+    struct store_config cfg = {4 * KIB, 5};
+    struct store_space sp;
+    uint32_t cal, cal2, i, etag;
+    char name[16];
+    int rc = STORE_OK;
+
+    cur_cfg = &cfg;
+    CHECK(fresh_flash(&ff, "limits.flash", 128 * KIB, 4 * KIB) == FLASH_OK);
+    CHECK(mount(&cfg, NULL) == STORE_OK);
+    CHECK(store_coll_create(&st, "alice", "/c/", &cal) == STORE_OK);
+    memset(big, 'x', sizeof(big));
+    CHECK(store_put_object(&st, cal, "big", 3, big, 4 * KIB + 1, NULL, 0, NULL) == STORE_ERR_TOO_LARGE);
+    CHECK(store_put_object(&st, cal, "big", 3, big, 4 * KIB, NULL, 0, NULL) == STORE_OK);
+    for (i = 0; i < 4; i++) {
+        snprintf(name, sizeof(name), "o%u", (unsigned)i);
+        CHECK(put(cal, name, "small", NULL) == STORE_OK);
+    }
+    CHECK(put(cal, "o9", "small", NULL) == STORE_ERR_COLL_FULL);
+    CHECK(put(cal, "o1", "replacing is fine", NULL) == STORE_OK);
+    CHECK(store_delete_object(&st, cal, "o1", 2, NULL) == STORE_OK);
+    CHECK(put(cal, "o9", "room again", NULL) == STORE_OK);
+
+    /* collections: 8 slots */
+    for (i = 1; i < 8; i++) {
+        snprintf(name, sizeof(name), "/c%u/", (unsigned)i);
+        CHECK(store_coll_create(&st, "alice", name, &cal2) == STORE_OK);
+    }
+    CHECK(store_coll_create(&st, "alice", "/c99/", &cal2) == STORE_ERR_TOO_MANY_COLLECTIONS);
+    CHECK(store_coll_create(&st, "alice", "", &cal2) == STORE_ERR_INVALID);
+
+    /* flash full: distinct error, the store keeps working */
+    CHECK(store_coll_delete(&st, cal2) == STORE_OK);
+    CHECK(store_coll_create(&st, "alice", "/fill/", &cal2) == STORE_OK);
+    cfg.max_objects_per_collection = 1000;
+    CHECK(mount(&cfg, NULL) == STORE_OK);
+    for (i = 0; i < 200 && rc == STORE_OK; i++) {
+        snprintf(name, sizeof(name), "f%u", (unsigned)i);
+        rc = store_put_object(&st, cal2, name, strlen(name), big, 4 * KIB, NULL, 0, &etag);
+    }
+    CHECKF(rc == STORE_ERR_NO_SPACE, "rc %d after %u puts", rc, (unsigned)i);
+    store_space(&st, &sp);
+    CHECK(sp.live <= sp.total && sp.live > 100 * KIB);
+    CHECK(put(cal, "o0", "still readable and writable in place?", NULL) == STORE_OK ||
+          put(cal, "o0", "x", NULL) == STORE_ERR_NO_SPACE);
+    snprintf(name, sizeof(name), "f%u", 0u);
+    CHECK(store_delete_object(&st, cal2, name, strlen(name), NULL) == STORE_OK);
+    snprintf(name, sizeof(name), "f%u", 1u);
+    CHECK(store_delete_object(&st, cal2, name, strlen(name), NULL) == STORE_OK);
+    /* deleting made room: compaction reclaims it on the next put */
+    CHECK(store_put_object(&st, cal2, "again", 5, big, 4 * KIB, NULL, 0, NULL) == STORE_OK);
+    check_remount_same("full flash");
+    flash_file_close(&ff);
+
+    /* index full: 16 slots hold 14 entries; compaction drops tombstones first */
+    {
+        STORE_MEMORY_DEFINE(tiny, 16, 2, 1);
+        struct store_config c2 = {1 * KIB, 100};
+        struct store_collection ci;
+        CHECK(fresh_flash(&ff, "index.flash", 128 * KIB, 4 * KIB) == FLASH_OK);
+        CHECK(store_mount(&st, &ff.flash, &c2, &tiny, NULL) == STORE_OK);
+        CHECK(store_coll_create(&st, "a", "/i/", &cal) == STORE_OK);
+        rc = STORE_OK;
+        for (i = 0; i < 20 && rc == STORE_OK; i++) {
+            snprintf(name, sizeof(name), "n%u", (unsigned)i);
+            rc = put(cal, name, "v", NULL);
+        }
+        CHECKF(rc == STORE_ERR_INDEX_FULL && i == 15, "rc %d at %u", rc, (unsigned)i);
+        CHECK(store_delete_object(&st, cal, "n3", 2, NULL) == STORE_OK);
+        CHECK(store_delete_object(&st, cal, "n5", 2, NULL) == STORE_OK);
+        CHECK(store_coll_info(&st, cal, &ci) == STORE_OK && ci.history_floor == 0);
+        /* compaction drops both tombstones (they share a block) */
+        CHECK(put(cal, "new1", "v", NULL) == STORE_OK);
+        CHECK(store_coll_info(&st, cal, &ci) == STORE_OK && ci.history_floor == 16);
+        CHECK(put(cal, "new2", "v", NULL) == STORE_OK);
+        CHECK(put(cal, "new3", "v", NULL) == STORE_ERR_INDEX_FULL);
+        CHECK(store_coll_info(&st, cal, &ci) == STORE_OK && ci.history_floor == 16);
+        CHECK(store_mount(&st, &ff.flash, &c2, &tiny, NULL) == STORE_OK);
+        CHECK(store_coll_info(&st, cal, &ci) == STORE_OK && ci.history_floor == 16 && ci.objects == 14);
+        flash_file_close(&ff);
+    }
+}
+
+static void test_streaming(void)
+{
+    static uint8_t body[20000], back[20000];
+    uint32_t cal, i, etag, got;
+    struct store_object_info info;
+    struct store_mount_stats ms;
+    struct store_config cfg = {32 * KIB, 100};
+    int rc;
+
+    for (i = 0; i < sizeof(body); i++)
+        body[i] = (uint8_t)(i * 7 + i / 256);
+    cur_cfg = &cfg;
+    CHECK(fresh_flash(&ff, "stream.flash", 256 * KIB, 4 * KIB) == FLASH_OK);
+    CHECK(store_mount(&st, &ff.flash, &cfg, &mem, NULL) == STORE_OK);
+    CHECK(store_coll_create(&st, "alice", "/c/", &cal) == STORE_OK);
+    /* a body spanning several 4 KiB blocks, written in odd pieces */
+    CHECK(store_put_begin(&st, cal, "big.ics", 7, sizeof(body), NULL, 0) == STORE_OK);
+    CHECK(store_put_object(&st, cal, "other", 5, "x", 1, NULL, 0, NULL) == STORE_ERR_BUSY);
+    CHECK(store_compact(&st, 1, NULL) == STORE_ERR_BUSY);
+    for (i = 0; i < sizeof(body); i += 777)
+        CHECK(store_put_write(&st, body + i, sizeof(body) - i < 777 ? (uint32_t)(sizeof(body) - i) : 777) == STORE_OK);
+    CHECK(store_put_write(&st, body, 1) == STORE_ERR_TOO_LARGE);
+    CHECK(store_put_commit(&st, &etag) == STORE_OK);
+    CHECK(store_get_object(&st, cal, "big.ics", 7, 0, back, sizeof(back), &got, &info) == STORE_OK);
+    CHECK(got == sizeof(body) && memcmp(back, body, sizeof(body)) == 0 && info.etag == etag);
+
+    /* an aborted put leaves no trace, and what follows it replays */
+    CHECK(store_put_begin(&st, cal, "half", 4, 9000, NULL, 0) == STORE_OK);
+    CHECK(store_put_write(&st, body, 3000) == STORE_OK);
+    CHECK(store_put_commit(&st, NULL) == STORE_ERR_INVALID);  /* short */
+    CHECK(store_put_abort(&st) == STORE_OK);
+    CHECK(store_get_object(&st, cal, "half", 4, 0, back, 10, &got, NULL) == STORE_ERR_NOT_FOUND);
+    CHECK(store_put_object(&st, cal, "after", 5, "tail", 4, NULL, 0, NULL) == STORE_OK);
+    check_remount_same("aborted put");
+    CHECK(store_get_object(&st, cal, "after", 5, 0, back, 10, &got, NULL) == STORE_OK && got == 4);
+    CHECK(store_get_object(&st, cal, "half", 4, 0, back, 10, &got, NULL) == STORE_ERR_NOT_FOUND);
+
+    /* torn tail: power cut in the middle of a put; remount drops it */
+    flash_file_cut_after(&ff, 5000, 1);
+    rc = store_put_object(&st, cal, "torn", 4, body, 12000, NULL, 0, NULL);
+    CHECKF(rc == STORE_ERR_IO, "rc %d", rc);
+    CHECK(store_put_object(&st, cal, "x", 1, "x", 1, NULL, 0, NULL) == STORE_ERR_IO);  /* stays failed */
+    flash_file_power_on(&ff);
+    CHECK(store_mount(&st, &ff.flash, &cfg, &mem, &ms) == STORE_OK);
+    CHECKF(ms.torn_bytes >= 4900, "torn %u", ms.torn_bytes);
+    CHECK(store_get_object(&st, cal, "torn", 4, 0, back, 10, &got, NULL) == STORE_ERR_NOT_FOUND);
+    CHECK(store_get_object(&st, cal, "big.ics", 7, 0, back, sizeof(back), &got, &info) == STORE_OK);
+    CHECK(got == sizeof(body) && memcmp(back, body, sizeof(body)) == 0 && info.etag == etag);
+    CHECK(store_put_object(&st, cal, "torn", 4, body, 12000, NULL, 0, NULL) == STORE_OK);
+    check_remount_same("after torn tail");
+    CHECK(store_get_object(&st, cal, "torn", 4, 0, back, sizeof(back), &got, NULL) == STORE_OK);
+    CHECK(got == 12000 && memcmp(back, body, 12000) == 0);
+    flash_file_close(&ff);
+}
+
+static void test_compaction(void)
+{
+    static uint8_t body[3000];
+    struct store_space sp, sp2;
+    uint32_t cal, i, round, reclaimed;
+    char name[16];
+    struct store_config cfg = {4 * KIB, 100};
+
+    memset(body, 'c', sizeof(body));
+    cur_cfg = &cfg;
+    CHECK(fresh_flash(&ff, "compact.flash", 128 * KIB, 4 * KIB) == FLASH_OK);
+    CHECK(store_mount(&st, &ff.flash, &cfg, &mem, NULL) == STORE_OK);
+    CHECK(store_coll_create(&st, "alice", "/c/", &cal) == STORE_OK);
+    CHECK(store_user_set(&st, "alice", (const uint8_t *)"hash", 4) == STORE_OK);
+    /* rewrite ten objects many times: far more than the flash holds */
+    for (round = 0; round < 40; round++) {
+        for (i = 0; i < 10; i++) {
+            snprintf(name, sizeof(name), "obj%u", (unsigned)i);
+            body[0] = (uint8_t)round;
+            CHECK(store_put_object(&st, cal, name, strlen(name), body, 1000 + i * 200, NULL, 0, NULL) == STORE_OK);
+        }
+    }
+    for (i = 0; i < 10; i++) {
+        uint8_t back[3000];
+        uint32_t got;
+        snprintf(name, sizeof(name), "obj%u", (unsigned)i);
+        CHECK(store_get_object(&st, cal, name, strlen(name), 0, back, sizeof(back), &got, NULL) == STORE_OK);
+        CHECK(got == 1000 + i * 200 && back[0] == 39 && back[1] == 'c');
+    }
+    check_remount_same("after wrap-around");
+    store_space(&st, &sp);
+    CHECK(store_compact(&st, 0, &reclaimed) == STORE_OK);
+    store_space(&st, &sp2);
+    CHECK(sp2.live == sp.live && sp2.used <= sp.used);
+    check_remount_same("after explicit compaction");
+    flash_file_close(&ff);
+
+    /* 64 KiB erase blocks and an object of the full 64 KiB */
+    {
+        static uint8_t huge[64 * KIB], back[64 * KIB];
+        struct store_config c64 = {64 * KIB, 10};
+        uint32_t got;
+        for (i = 0; i < sizeof(huge); i++)
+            huge[i] = (uint8_t)(i ^ (i >> 9));
+        cur_cfg = &c64;
+        CHECK(fresh_flash(&ff, "big_blocks.flash", 1024 * KIB, 64 * KIB) == FLASH_OK);
+        CHECK(store_mount(&st, &ff.flash, &c64, &mem, NULL) == STORE_OK);
+        CHECK(store_coll_create(&st, "alice", "/c/", &cal) == STORE_OK);
+        for (round = 0; round < 12; round++)
+            CHECK(store_put_object(&st, cal, "huge", 4, huge, sizeof(huge), NULL, 0, NULL) == STORE_OK);
+        check_remount_same("64 KiB blocks");
+        CHECK(store_get_object(&st, cal, "huge", 4, 0, back, sizeof(back), &got, NULL) == STORE_OK);
+        CHECK(got == sizeof(huge) && memcmp(back, huge, sizeof(huge)) == 0);
+        flash_file_close(&ff);
+    }
+}
+
+static void test_bad_geometry(void)
+{
+    struct store_config cfg = {64 * KIB, 10};
+    CHECK(fresh_flash(&ff, "small.flash", 64 * KIB, 4 * KIB) == FLASH_OK);
+    /* 16 blocks cannot hold the reserve a 64 KiB object needs */
+    CHECK(store_mount(&st, &ff.flash, &cfg, &mem, NULL) == STORE_ERR_INVALID);
+    CHECK(store_coll_create(&st, "a", "/x/", NULL) == STORE_ERR_IO);
+    cfg.max_object_size = 0;
+    CHECK(store_mount(&st, &ff.flash, &cfg, &mem, NULL) == STORE_ERR_INVALID);
+    flash_file_close(&ff);
+    /* a flash full of foreign data mounts empty and gets reused */
+    {
+        uint8_t junk[256];
+        uint32_t b, cal;
+        struct store_mount_stats ms;
+        cur_cfg = &cfg;
+        CHECK(fresh_flash(&ff, "junk.flash", 128 * KIB, 4 * KIB) == FLASH_OK);
+        memset(junk, 0x5a, sizeof(junk));
+        for (b = 0; b < 128 * KIB; b += 256)
+            flash_program(&ff.flash, b, junk, 256);
+        cfg.max_object_size = 4 * KIB;
+        CHECK(store_mount(&st, &ff.flash, &cfg, &mem, &ms) == STORE_OK);
+        CHECK(ms.records == 0 && ms.stale_blocks == 32);
+        CHECK(store_coll_create(&st, "a", "/x/", &cal) == STORE_OK);
+        CHECK(put(cal, "k", "v", NULL) == STORE_OK);
+        check_remount_same("foreign data");
+        flash_file_close(&ff);
+    }
+}
+
+int main(int argc, char **argv)
+{
+    if (argc > 1)
+        scratch_dir = argv[1];
+    test_crc32();
+    test_flash_model();
+    test_basic();
+    test_props_users();
+    test_preconditions();
+    test_sync();
+    test_limits();
+    test_streaming();
+    test_compaction();
+    test_bad_geometry();
+    return check_summary();
+}
