@@ -181,6 +181,11 @@ def header_lanes(at, start, length):
         lanes[lane].append(at[beat])
     return [reduce(or_, conditions, 0) for conditions in lanes]
 
+def header_position(field):
+    """(beat, lane) of the first byte of `field` in a header that starts in lane 2 of its beat 0:
+    every L3 and L4 header here (14 or 18 bytes into the frame, IPv4 headers are 4*IHL bytes)."""
+    return divmod(2 + field.byte, 4)
+
 def field_range(field):
     return field.byte, (field.offset + field.width + 7)//8
 
@@ -272,7 +277,7 @@ class ChecksumParser(LiteXModule):
 
         def field(f):
             """(header beat, value on sink) of HeaderField `f` of a header starting in lane 2."""
-            beat, lane = divmod(2 + f.byte, 4)
+            beat, lane = header_position(f)
             nbytes = (f.offset + f.width + 7)//8
             assert lane + nbytes <= 4
             value = sink.data[8*lane:8*(lane + nbytes)][f.offset:f.offset + f.width]

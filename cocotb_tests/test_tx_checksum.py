@@ -1,0 +1,284 @@
+#
+# This file is part of LiteDAV.
+#
+# SPDX-License-Identifier: BSD-2-Clause
+
+"""Cycle-accurate tests of gateware.tx_checksum.TxChecksum, with cocotb 1.9 and Verilator.
+
+Every frame is built with scapy, which computes its checksums; the core is fed the same bytes with
+the checksum fields it is asked to write zeroed or filled with garbage, and must give scapy's bytes
+back. Damaged frames (bad lengths, truncation, garbage) are checked against the reference model
+below, itself checked against scapy on every intact frame.
+
+    python3 -m pytest cocotb_tests/test_tx_checksum.py -q     # fast: 400 random frames
+    LITEDAV_FUZZ=1 python3 -m pytest ... -q                    # long: 100,000 (LITEDAV_FUZZ_FRAMES)
+    LITEDAV_SEED=n ...                                         # another random sequence (default 12345)
+"""
+
+import os
+import random
+
+import cocotb
+from cocotb.triggers import RisingEdge
+
+from scapy.layers.inet import IP, TCP, UDP
+from scapy.layers.l2 import Dot1Q, Ether
+from scapy.packet import Raw
+from scapy.utils import checksum
+
+from harness import FUZZ, SEED, build_verilog, frame_beats, reset, run_cocotb, sim_build
+from frames import be16, corrupt, random_ip, random_packet, random_ports
+
+FUZZ_FRAMES = int(os.environ.get("LITEDAV_FUZZ_FRAMES", "100000"))
+
+# Reference model ----------------------------------------------------------------------------------
+
+def checksum_fields(frame):
+    """Offsets of the IPv4 and TCP/UDP checksum fields of `frame`, None where there is none to write:
+    not IPv4, too short, or (L4) another protocol or a fragment. Lengths are not checked."""
+    n  = len(frame)
+    l3 = 18 if n >= 14 and be16(frame, 12) == 0x8100 else 14
+    if n < l3 + 20 or be16(frame, l3 - 2) != 0x0800:
+        return None, None
+    l4    = l3 + 4*(frame[l3] & 0xf)
+    proto = frame[l3 + 9]
+    if be16(frame, l3 + 6) & 0x3fff or proto not in (6, 17):
+        return l3 + 10, None
+    field = l4 + (16 if proto == 6 else 6)
+    return l3 + 10, field if field + 2 <= n else None
+
+def reference_frame(frame, ip_csum, l4_csum):
+    """The frame TxChecksum must send for `frame` (bytes, no FCS) and the two request flags."""
+    n  = len(frame)
+    l3 = 18 if n >= 14 and be16(frame, 12) == 0x8100 else 14
+    if n < l3 + 20 or be16(frame, l3 - 2) != 0x0800:
+        return frame # Not IPv4, or truncated.
+    version, ihl = frame[l3] >> 4, frame[l3] & 0xf
+    hlen, total_length = 4*ihl, be16(frame, l3 + 2)
+    fragment, proto = be16(frame, l3 + 6) & 0x3fff, frame[l3 + 9]
+    if version != 4 or ihl < 5 or total_length < hlen or n < l3 + total_length:
+        return frame
+    out = bytearray(frame)
+    l4_length = total_length - hlen
+    segment   = bytearray(frame[l3 + hlen:l3 + total_length])
+    write_l4  = l4_csum and not fragment and proto in (6, 17)
+    if write_l4:
+        if proto == 6 and (l4_length < 20 or segment[12] >> 4 < 5 or 4*(segment[12] >> 4) > l4_length):
+            return frame # RFC 793 3.1: data offset outside [5, segment length / 4].
+        if proto == 17 and (l4_length < 8 or be16(segment, 4) != l4_length):
+            return frame # RFC 768: the UDP length is the datagram's.
+    if ip_csum:
+        header = bytearray(frame[l3:l3 + hlen])
+        header[10:12] = b"\0\0"
+        out[l3 + 10:l3 + 12] = checksum(bytes(header)).to_bytes(2, "big")
+    if write_l4:
+        field = 16 if proto == 6 else 6
+        segment[field:field + 2] = b"\0\0"
+        pseudo_header = frame[l3 + 12:l3 + 20] + bytes([0, proto]) + l4_length.to_bytes(2, "big")
+        value = checksum(pseudo_header + bytes(segment))
+        if proto == 17 and value == 0:
+            value = 0xffff # RFC 768: an all-zero checksum means "none".
+        out[l3 + hlen + field:l3 + hlen + field + 2] = value.to_bytes(2, "big")
+    return bytes(out)
+
+# Frame generator ----------------------------------------------------------------------------------
+
+def scramble(rng, frame, offset):
+    frame[offset:offset + 2] = rng.choice([b"\0\0", b"\xff\xff", rng.randbytes(2)])
+
+def random_case(rng, damage=0.25, runts=0.05):
+    """(frame in, ip_csum, l4_csum, frame expected): scapy's frame, with the checksum fields the
+    core must write scrambled in the input; fields it must leave alone are sometimes scrambled too,
+    identically in input and expected."""
+    expected = bytearray(bytes(random_packet(rng)))
+    if len(expected) < 60 and rng.random() >= runts:
+        expected += rng.randbytes(60 - len(expected)) # Padding: not part of any checksum.
+    ip_csum, l4_csum = rng.random() < 0.85, rng.random() < 0.85
+    ip_field, l4_field = checksum_fields(expected)
+    frame = bytearray(expected)
+    for field, write in ((ip_field, ip_csum), (l4_field, l4_csum)):
+        if field is None:
+            continue
+        if write:
+            scramble(rng, frame, field)
+        elif rng.random() < 0.3:
+            scramble(rng, frame, field)
+            expected[field:field + 2] = frame[field:field + 2]
+    if rng.random() < damage:
+        corrupt(rng, frame)
+        return bytes(frame), ip_csum, l4_csum, reference_frame(bytes(frame), ip_csum, l4_csum)
+    assert reference_frame(bytes(frame), ip_csum, l4_csum) == bytes(expected), \
+        f"reference model disagrees with scapy on {bytes(expected).hex()}"
+    return bytes(frame), ip_csum, l4_csum, bytes(expected)
+
+def test_reference_model_agrees_with_scapy():
+    """The model writes scapy's checksums into intact frames and leaves damaged ones alone."""
+    rng = random.Random(2)
+    written = 0
+    for _ in range(500):
+        frame, ip_csum, l4_csum, expected = random_case(rng, damage=0.0)
+        written += frame != expected
+    assert written > 300
+    packet = Ether() / IP(src="10.0.0.1", dst="10.0.0.2") / UDP(sport=1, dport=2) / Raw(b"abc")
+    frame  = bytearray(bytes(packet))
+    frame[16:18] = (len(frame) - 13).to_bytes(2, "big") # total_length past the frame's end.
+    assert reference_frame(bytes(frame), True, True) == bytes(frame)
+
+# Cocotb driver/monitor ----------------------------------------------------------------------------
+
+async def run_frames(dut, rng, cases, idle, backpressure, errors=0.03):
+    """Sends cases [(frame, ip_csum, l4_csum, expected)] with random idle cycles on sink and random
+    backpressure on source; checks every beat out, error bits and garbage in unused lanes included.
+    Returns (cycles, cycles with sink valid but not ready, cycle of the first and last beat out)."""
+    beats_in, beats_out = [], []
+    for frame, ip_csum, l4_csum, expected in cases:
+        beats = frame_beats(rng, frame, rng.random() < errors)
+        for index, (data, last_be, error) in enumerate(beats):
+            last = int(index == len(beats) - 1)
+            beats_in.append(data << 10 | error << 6 | last_be << 2 | last << 1 | 1 |
+                int(ip_csum) << 42 | int(l4_csum) << 43)
+            chunk = expected[4*index:4*index + 4]
+            data_out = int.from_bytes(chunk + data.to_bytes(4, "little")[len(chunk):], "little")
+            beats_out.append((data_out, last_be, error, last))
+
+    drive, monitor, clk = dut.drive, dut.monitor, dut.sys_clk
+    sent = received = frames_done = 0
+    pending = False
+    beat = written = 0
+    cycles = stall = sink_stalls = 0
+    first_out = last_out = None
+    while received < len(beats_out):
+        await RisingEdge(clk)
+        cycles += 1
+        stall  += 1
+        m = int(monitor.value)
+        if m & 1:
+            sent   += 1
+            pending = False
+        elif pending:
+            sink_stalls += 1
+        if m & 2:
+            stall = 0
+            got = (m >> 11, (m >> 3) & 0xf, (m >> 7) & 0xf, (m >> 2) & 1)
+            if got != beats_out[received]:
+                frame, ip_csum, l4_csum, expected = cases[frames_done]
+                assert False, f"frame {frames_done} (ip_csum {ip_csum:d}, l4_csum {l4_csum:d}) " \
+                    f"beat {received}: got {got}, expected {beats_out[received]}\n" \
+                    f"in       {frame.hex()}\nexpected {expected.hex()}"
+            received += 1
+            frames_done += got[3]
+            first_out = cycles if first_out is None else first_out
+            last_out  = cycles
+        # Store and forward: a frame leaves only once it is all in.
+        assert stall < 4000, f"no output for 4000 cycles after {received} beats: the core is wedged"
+        if not pending and sent < len(beats_in) and rng.random() >= idle:
+            pending = True
+        if pending:
+            beat = beats_in[sent]
+        elif beat & 1:
+            beat = rng.getrandbits(44) & ~1 # Idle: garbage that sink must ignore.
+        value = beat | (rng.random() >= backpressure) << 44
+        if value != written:
+            drive.setimmediatevalue(value)
+            written = value
+    return cycles, sink_stalls, first_out, last_out
+
+
+@cocotb.test()
+async def random_frames(dut):
+    """Random frames under every mix of idle cycles and backpressure."""
+    dut.drive.value = 0
+    await reset(dut)
+    rng   = random.Random(SEED)
+    total = FUZZ_FRAMES if FUZZ else 400
+    done  = 0
+    while done < total:
+        count = min(100, total - done)
+        cases = [random_case(rng) for _ in range(count)]
+        idle, backpressure = rng.choice([0.0, 0.2, 0.6]), rng.choice([0.0, 0.3, 0.7])
+        await run_frames(dut, rng, cases, idle, backpressure)
+        done += count
+        if done % 10000 == 0:
+            dut._log.info(f"{done} frames checked")
+    with open(os.path.join(sim_build("tx_checksum"), "random_frames.count"), "w") as f:
+        f.write(str(done))
+
+def sized_case(rng, size):
+    """An intact TCP or UDP frame of exactly `size` bytes (60..1514), checksums to be written."""
+    eth = Ether(src="02:00:00:00:00:02", dst="02:00:00:00:00:01")
+    if rng.random() < 0.3:
+        eth = eth / Dot1Q(vlan=rng.randrange(4096))
+    while True:
+        ip = random_ip(rng, rng.choice([6, 17]))
+        if not ip.frag and not ip.flags.MF:
+            break
+    l4 = TCP(seq=rng.getrandbits(32), flags="PA", **random_ports(rng)) if ip.proto == 6 \
+        else UDP(**random_ports(rng))
+    header = len(bytes(eth / ip / l4))
+    expected = bytes(eth / ip / l4 / Raw(rng.randbytes(max(0, size - header))))
+    expected += bytes(max(0, size - len(expected))) # Headers longer than a minimum frame: pad.
+    frame = bytearray(expected)
+    for field in checksum_fields(expected):
+        scramble(rng, frame, field)
+    assert reference_frame(bytes(frame), True, True) == expected
+    return bytes(frame), True, True, expected
+
+@cocotb.test()
+async def back_to_back_throughput(dut):
+    """Back-to-back minimum (60 B) and maximum (1514 B) frames with source always ready: no frame
+    lost, no bubble on sink, frames per cycle against 1 Gbit/s at 125 MHz (1 byte per cycle)."""
+    dut.drive.value = 0
+    await reset(dut)
+    rng = random.Random(SEED + 1)
+    results = []
+    for size, count in ((60, 200 if FUZZ else 60), (1514, 20 if FUZZ else 6)):
+        cases  = [sized_case(rng, size) for _ in range(count)]
+        cycles, sink_stalls, first_out, last_out = await run_frames(dut, rng, cases, idle=0.0,
+            backpressure=0.0, errors=0.0)
+        beats  = count*((size + 3)//4)
+        wire   = size + 4 + 8 + 12 # FCS, preamble + SFD, inter-frame gap: cycles at 1 byte/cycle.
+        # Steady state: from the first beat out to the last, over the frames after the first.
+        per_frame = (last_out - first_out + 1)/count
+        dut._log.info(f"{count} x {size} B back to back: {beats} beats in, {cycles} cycles, "
+            f"{sink_stalls} sink stalls, {per_frame:.2f} cycles/frame out = "
+            f"{1/per_frame:.4f} frames/cycle; 1 Gbit/s needs {1/wire:.4f} ({wire} cycles/frame), "
+            f"margin x{wire/per_frame:.1f}")
+        assert sink_stalls == 0, f"sink stalled {sink_stalls} times on back-to-back {size} B frames"
+        assert per_frame <= (size + 3)//4 + 1, f"{per_frame:.2f} cycles per {size} B frame out"
+        assert per_frame < wire
+        results.append(f"{size} B: {per_frame:.2f} cycles/frame (line rate {wire})")
+    with open(os.path.join(sim_build("tx_checksum"), "throughput.txt"), "w") as f:
+        f.write("; ".join(results))
+
+# Pytest entry -------------------------------------------------------------------------------------
+
+def tx_checksum_verilog():
+    from migen import Module, Signal, Cat
+    from gateware.tx_checksum import TxChecksum
+
+    class Harness(Module):
+        def __init__(self):
+            self.submodules.dut = dut = TxChecksum()
+            sink, source = dut.sink, dut.source
+            self.drive   = Signal(45, name="drive")
+            self.monitor = Signal(43, name="monitor")
+            self.comb += Cat(sink.valid, sink.last, sink.last_be, sink.error, sink.data,
+                sink.ip_csum, sink.l4_csum, source.ready).eq(self.drive)
+            self.sync += self.monitor.eq(Cat(sink.valid & sink.ready, source.valid & source.ready,
+                source.last, source.last_be, source.error, source.data))
+
+    harness = Harness()
+    return build_verilog("tx_checksum", harness, [harness.drive], [harness.monitor])
+
+def test_tx_checksum_random_frames(capsys):
+    run_cocotb("tx_checksum", "test_tx_checksum", tx_checksum_verilog(), "random_frames")
+    with open(os.path.join(sim_build("tx_checksum"), "random_frames.count")) as f:
+        count = int(f.read())
+    with capsys.disabled():
+        print(f"\ntx_checksum: {count} random frames checked (seed {SEED}{', fuzz' if FUZZ else ''})")
+
+def test_tx_checksum_back_to_back_throughput(capsys):
+    run_cocotb("tx_checksum", "test_tx_checksum", tx_checksum_verilog(), "back_to_back_throughput")
+    with open(os.path.join(sim_build("tx_checksum"), "throughput.txt")) as f:
+        with capsys.disabled():
+            print(f"\ntx_checksum throughput: {f.read()}")

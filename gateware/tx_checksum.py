@@ -1,0 +1,177 @@
+#
+# This file is part of LiteDAV.
+#
+# SPDX-License-Identifier: BSD-2-Clause
+
+"""TX checksum insertion for the offload NIC.
+
+The IPv4 header checksum (RFC 791) and the TCP (RFC 793) or UDP (RFC 768) checksum precede the
+bytes they cover, so frames are stored and forwarded: a block-RAM FIFO holds the frame while the
+ChecksumParser (shared with RxChecksum) sums it, a small FIFO holds each frame's results, and the
+fields are overwritten as the frame leaves. The FIFO holds two maximum frames, so that frame N+1 is
+summed while frame N is sent, one beat per cycle on both sides.
+"""
+
+from litex.gen import *
+
+from litex.soc.interconnect import stream
+from litex.soc.interconnect.stream import EndpointDescription
+
+from liteeth.common import eth_phy_description, mac_header_length, ipv4_header_fields
+
+from .checksum import ChecksumParser, header_position, rx_l4_fields
+
+# Layouts ------------------------------------------------------------------------------------------
+
+# Per-frame requests, held constant over the frame (docs/nic.md: TSO -> TxChecksum).
+tx_checksum_param_layout = [
+    ("ip_csum", 1), # Insert the IPv4 header checksum.
+    ("l4_csum", 1), # Insert the TCP or UDP checksum (with the IPv4 pseudo-header).
+]
+
+def tx_checksum_description(dw=32):
+    return EndpointDescription(eth_phy_description(dw).payload_layout, tx_checksum_param_layout)
+
+# What the output side needs to patch one frame.
+tx_checksum_result_layout = [
+    ("ip_checksum", 16),
+    ("l4_checksum", 16),
+    ("write_ip",     1),
+    ("write_l4",     1),
+    ("vlan",         1), # The IPv4 checksum is on frame beat 6 + vlan, lanes 0 and 1.
+    ("l4_beat",      5), # Frame beat of the TCP/UDP checksum field.
+    ("l4_high",      1), # The field is in lanes 2 and 3 (TCP), not 0 and 1 (UDP).
+]
+
+# TX Checksum --------------------------------------------------------------------------------------
+
+class TxChecksum(LiteXModule):
+    """Writes the IPv4 header checksum (`ip_csum`) and the TCP/UDP checksum (`l4_csum`; UDP's 0 is
+    sent as 0xFFFF, RFC 768) of Ethernet frames with at most one 802.1Q tag. The checksum fields
+    already in the frame are ignored (summed as zeros). A frame that is not IPv4, is truncated or
+    whose lengths disagree (IHL, total length, and with `l4_csum` the TCP data offset or UDP
+    length) leaves unchanged, as does the L4 checksum of a fragment or of another protocol.
+
+    Frames longer than `cut_through_beats` beats cannot be stored whole: they leave unchanged as
+    soon as that many beats are in, so the core never waits for a frame end it has no room for.
+    """
+    def __init__(self, fifo_depth=1024, results_depth=16, cut_through_beats=512):
+        dw = 32
+        assert 2*cut_through_beats <= fifo_depth
+        self.sink   = sink   = stream.Endpoint(tx_checksum_description(dw))
+        self.source = source = stream.Endpoint(eth_phy_description(dw))
+
+        # # #
+
+        self.parser    = parser    = ChecksumParser(zero_checksum_fields=True)
+        self.data_fifo = data_fifo = stream.SyncFIFO(eth_phy_description(dw), fifo_depth, buffered=True)
+        self.results   = results   = stream.SyncFIFO(tx_checksum_result_layout, results_depth)
+
+        # Input: every beat into the data FIFO and the parser. ------------------------------------
+        stall  = Signal()
+        accept = Signal()
+        self.comb += [
+            data_fifo.sink.valid.eq(sink.valid & ~stall),
+            data_fifo.sink.last.eq(sink.last),
+            data_fifo.sink.payload.eq(sink.payload),
+            sink.ready.eq(data_fifo.sink.ready & ~stall),
+            accept.eq(sink.valid & sink.ready),
+            parser.sink.valid.eq(accept),
+            parser.sink.last.eq(sink.last),
+            parser.sink.payload.eq(sink.payload),
+        ]
+        want_ip = Signal()
+        want_l4 = Signal()
+        self.sync += If(accept & sink.last, want_ip.eq(sink.ip_csum), want_l4.eq(sink.l4_csum))
+
+        # Results: decided the cycle after the last beat (the parser's flags), sent two cycles later
+        # (its sums are folded by then). No other last beat is taken meanwhile, and no beat while
+        # the result waits for room: a new frame's third beat would clear the sums.
+        decided  = Signal()
+        folding  = Signal()
+        finished = Signal()
+        entry    = Record(tx_checksum_result_layout)
+        p        = parser
+        l4_ok    = Signal()
+        self.comb += l4_ok.eq(want_l4 & p.l4_check & ~p.l4_truncated & ~p.l4_bad)
+        udp_beat, udp_lane = header_position(rx_l4_fields["udp_checksum"])
+        tcp_beat, tcp_lane = header_position(rx_l4_fields["tcp_checksum"])
+        assert (udp_lane, tcp_lane) == (0, 2)
+        self.sync += [
+            decided.eq(accept & sink.last),
+            folding.eq(decided),
+            If(folding, finished.eq(1)),
+            If(decided,
+                entry.write_ip.eq(want_ip & p.l3_ok &
+                    ~(want_l4 & p.l4_check & (p.l4_truncated | p.l4_bad))),
+                entry.write_l4.eq(l4_ok),
+                entry.vlan.eq(p.vlan),
+                entry.l4_beat.eq(mac_header_length//4 + p.vlan + p.ihl +
+                    Mux(p.is_tcp, tcp_beat, udp_beat)),
+                entry.l4_high.eq(p.is_tcp),
+            ),
+        ]
+
+        # Frames longer than cut_through_beats: an early result that changes nothing.
+        frame_beats = Signal(max=cut_through_beats)
+        early_push  = Signal() # Waiting for room in `results`.
+        early_sent  = Signal() # The current (or last) frame's result went early.
+        self.sync += [
+            If(accept,
+                If(sink.last,
+                    frame_beats.eq(0)
+                ).Elif(frame_beats != cut_through_beats - 1,
+                    frame_beats.eq(frame_beats + 1)
+                ).Else(
+                    early_push.eq(~early_sent),
+                    early_sent.eq(1),
+                )
+            ),
+            If(early_push & results.sink.ready, early_push.eq(0)),
+            If(finished & (early_sent | results.sink.ready),
+                finished.eq(0),
+                early_sent.eq(0),
+            ),
+        ]
+
+        l4_checksum = Signal(16)
+        self.comb += [
+            l4_checksum.eq(~p.l4_sum),
+            If(p.is_udp & (l4_checksum == 0), l4_checksum.eq(0xffff)), # RFC 768.
+            results.sink.valid.eq(early_push | (finished & ~early_sent)),
+            If(~early_push,
+                results.sink.payload.eq(entry),
+                results.sink.ip_checksum.eq(~p.header_sum),
+                results.sink.l4_checksum.eq(l4_checksum),
+            ),
+            stall.eq(((decided | folding) & sink.last) |
+                ((early_push | (finished & ~early_sent)) & ~results.sink.ready)),
+        ]
+
+        # Output: a frame leaves once its result is known; the fields are patched on the way. ------
+        out = data_fifo.source
+        res = results.source
+        out_beat = Signal(5) # Saturating: beyond every checksum field.
+        ip_beat, ip_lane = header_position(ipv4_header_fields["checksum"])
+        assert ip_lane == 0
+        patch_ip  = Signal()
+        patch_l4  = Signal()
+        self.comb += [
+            source.valid.eq(out.valid & res.valid),
+            out.ready.eq(source.ready & res.valid),
+            res.ready.eq(out.valid & out.ready & out.last),
+            source.last.eq(out.last),
+            source.payload.eq(out.payload),
+            patch_ip.eq(res.write_ip & (out_beat == mac_header_length//4 + ip_beat + res.vlan)),
+            patch_l4.eq(res.write_l4 & (out_beat == res.l4_beat)),
+            # Checksums are big-endian: the high byte goes first, in the lower lane.
+            If(patch_ip,
+                source.data[:16].eq(reverse_bytes(res.ip_checksum))
+            ).Elif(patch_l4 & ~res.l4_high,
+                source.data[:16].eq(reverse_bytes(res.l4_checksum))
+            ),
+            If(patch_l4 & res.l4_high, source.data[16:].eq(reverse_bytes(res.l4_checksum))),
+        ]
+        self.sync += If(source.valid & source.ready,
+            If(source.last, out_beat.eq(0)).Elif(out_beat != 2**len(out_beat) - 1, out_beat.eq(out_beat + 1))
+        )
