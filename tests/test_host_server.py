@@ -112,9 +112,10 @@ def target(server):
 
 
 def test_console_lines(server):
-    assert "listening on http://10.0.2.15:80/" in server.console
-    assert int(READY.match(server.console[server.console.index("listening on http://10.0.2.15:80/") + 1])
-               .group(1)) == server.port
+    """The firmware's own line, as on the SoC, then the host's ready line."""
+    listening = server.console.index("listening on http://10.0.2.15:80/")
+    ready = READY.match(server.console[listening + 1])
+    assert ready and int(ready.group(1)) == server.port, server.console
 
 
 def test_cycle_counter_is_monotonic_nanoseconds(target):
@@ -156,6 +157,19 @@ def test_clean_shutdown(server):
     out = server.output()
     assert code == 0, f"litedav-host exited {code}:\n{out[-6000:]}"
     assert re.search(r"^\[litedav-host\] stopping \(SIGINT\)", out, re.M), out[-2000:]
+    assert not SANITIZER_REPORT.search(out), out[-6000:]
+
+
+def test_sigterm_stops_it_cleanly(host_build):
+    srv = HostServer(free_port())
+    try:
+        srv.wait_ready(timeout=TIMEOUT)
+        code = srv.stop(signal.SIGTERM)
+    finally:
+        srv.stop(signal.SIGKILL)
+    out = srv.output()
+    assert code == 0, f"litedav-host exited {code}:\n{out[-6000:]}"
+    assert re.search(r"^\[litedav-host\] stopping \(SIGTERM\)", out, re.M), out[-2000:]
     assert not SANITIZER_REPORT.search(out), out[-6000:]
 
 
