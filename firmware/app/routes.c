@@ -10,14 +10,31 @@
 
 /* ---- GET / : the status page -------------------------------------------- */
 
+/* Streamed section by section in the chunked coding (RFC 9112 section 7.1):
+ * its length is not known before it is rendered. x->state counts sections. */
+static int status_produce(struct http_exchange *x, char *buf, size_t room, size_t *len)
+{
+    uintptr_t index = (uintptr_t)x->state;
+    size_t n = status_section((unsigned)index, buf, room);
+
+    *len = 0;
+    if (n == STATUS_END)
+        return 1;
+    if (n == STATUS_TOO_SMALL)
+        return -1;
+    x->state = (void *)(index + 1);
+    *len = n;
+    return 0;
+}
+
 static void status_end(struct http_exchange *x)
 {
     struct http_response resp;
     memset(&resp, 0, sizeof(resp));
     resp.status = 200;
     resp.content_type = "text/plain; charset=utf-8";
-    resp.body = (const uint8_t *)x->scratch;
-    resp.body_len = (uint32_t)status_render(x->scratch, x->scratch_size);
+    resp.produce = status_produce;
+    resp.content_length = HTTPD_LENGTH_UNKNOWN;
     httpd_respond(x, &resp);
 }
 

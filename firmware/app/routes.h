@@ -35,7 +35,11 @@ const struct http_handler *app_dispatch(struct http_exchange *x, uint32_t *body_
 size_t route_allow_header(uint32_t methods, char *out, size_t size);
 
 /* The status page: counters for humans and benchmark scripts, one
- * "name: value" per line. Returns the length written. */
-size_t status_render(char *out, size_t size);
+ * "name: value" per line, rendered one section at a time. Writes section
+ * `index` to out and returns its length; STATUS_END after the last one,
+ * STATUS_TOO_SMALL if it does not fit size. */
+#define STATUS_END ((size_t)-1)
+#define STATUS_TOO_SMALL ((size_t)-2)
+size_t status_section(unsigned index, char *out, size_t size);
 
 #endif

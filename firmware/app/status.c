@@ -7,11 +7,13 @@
 #include "port.h"
 #include "routes.h"
 
-size_t status_render(char *out, size_t size)
+/* Each section is rendered straight into the response's send staging, so
+ * the page needs no buffer of its own and can grow past any one buffer. */
+static int render_clock(char *out, size_t size)
 {
     uint64_t now = port_cycles();
     uint32_t hz = port_cycles_hz();
-    int n = snprintf(out, size,
+    return snprintf(out, size,
         "LiteDAV status\n"
         "target: %s\n"
         "sys_clk_hz: %" PRIu32 "\n"
@@ -21,39 +23,64 @@ size_t status_render(char *out, size_t size)
         "busy_cycles: %" PRIu64 "\n"
         "rx_copy_cycles: %" PRIu64 "\n"
         "rx_handle_cycles: %" PRIu64 "\n"
-        "tx_copy_cycles: %" PRIu64 "\n"
+        "tx_copy_cycles: %" PRIu64 "\n",
+        port_name(), hz, now, hz >= 1000 ? now / (hz / 1000) : 0,
+        port_stats.idle_cycles, now - port_stats.idle_cycles,
+        port_stats.rx_copy_cycles, port_stats.rx_handle_cycles, port_stats.tx_copy_cycles);
+}
+
+static int render_network(char *out, size_t size)
+{
+    return snprintf(out, size,
         "frames_in: %" PRIu64 "\n"
         "frames_out: %" PRIu64 "\n"
         "bytes_in: %" PRIu64 "\n"
         "bytes_out: %" PRIu64 "\n"
         "rx_dropped: %" PRIu64 "\n"
-        "tx_dropped: %" PRIu64 "\n"
+        "tx_dropped: %" PRIu64 "\n",
+        port_stats.frames_in, port_stats.frames_out,
+        port_stats.bytes_in, port_stats.bytes_out,
+        port_stats.rx_dropped, port_stats.tx_dropped);
+}
+
+static int render_http(char *out, size_t size)
+{
+    return snprintf(out, size,
         "conns_open: %" PRIu32 "\n"
         "conns_max_open: %" PRIu32 "\n"
         "conns_total: %" PRIu64 "\n"
         "conns_refused: %" PRIu64 "\n"
         "requests: %" PRIu64 "\n"
         "responses_4xx: %" PRIu64 "\n"
-        "responses_5xx: %" PRIu64 "\n"
-#if LWIP_STATS && MEM_STATS
-        "heap_used: %lu\n"
-        "heap_max: %lu\n"
-#endif
-        ,
-        port_name(), hz, now, hz ? now / (hz / 1000) : 0,
-        port_stats.idle_cycles, now - port_stats.idle_cycles,
-        port_stats.rx_copy_cycles, port_stats.rx_handle_cycles, port_stats.tx_copy_cycles,
-        port_stats.frames_in, port_stats.frames_out,
-        port_stats.bytes_in, port_stats.bytes_out,
-        port_stats.rx_dropped, port_stats.tx_dropped,
+        "responses_5xx: %" PRIu64 "\n",
         httpd_stats.conns_open, httpd_stats.conns_max_open,
         httpd_stats.conns_total, httpd_stats.conns_refused,
-        httpd_stats.requests, httpd_stats.responses_4xx, httpd_stats.responses_5xx
+        httpd_stats.requests, httpd_stats.responses_4xx, httpd_stats.responses_5xx);
+}
+
+static int render_heap(char *out, size_t size)
+{
 #if LWIP_STATS && MEM_STATS
-        , (unsigned long)lwip_stats.mem.used, (unsigned long)lwip_stats.mem.max
+    return snprintf(out, size, "heap_used: %lu\nheap_max: %lu\n",
+                    (unsigned long)lwip_stats.mem.used, (unsigned long)lwip_stats.mem.max);
+#else
+    (void)out;
+    (void)size;
+    return 0;
 #endif
-        );
-    if (n < 0)
-        return 0;
-    return (size_t)n < size ? (size_t)n : size - 1;
+}
+
+static int (*const sections[])(char *out, size_t size) = {
+    render_clock, render_network, render_http, render_heap,
+};
+
+size_t status_section(unsigned index, char *out, size_t size)
+{
+    int n;
+    if (index >= sizeof(sections) / sizeof(sections[0]))
+        return STATUS_END;
+    n = sections[index](out, size);
+    if (n < 0 || (size_t)n >= size)
+        return STATUS_TOO_SMALL;
+    return (size_t)n;
 }
