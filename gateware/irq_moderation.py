@@ -19,8 +19,8 @@ class IRQModeration(LiteXModule):
 
     `events` takes one or more pulses per cycle (each bit set is one event). A threshold of 0 or 1
     interrupts on every event; a timeout of 0 disables the timer. Events arriving on the cycle of
-    the `ack` are counted after it, so none is lost. The count saturates, the timer stops once
-    `irq` is set.
+    the `ack` are counted after it, so none is lost. The count saturates; the timeout is sampled
+    at the first event.
     """
     def __init__(self, n_events=1, count_width=16, timeout_width=24):
         self.events          = Signal(n_events)
@@ -31,31 +31,32 @@ class IRQModeration(LiteXModule):
 
         # # #
 
-        arrived  = Signal(max=n_events + 1)
-        count    = Signal(count_width)
-        total    = Signal(count_width + 1)
-        pending  = Signal() # An event arrived since the last ack.
-        elapsed  = Signal(timeout_width)
+        arrived   = Signal(max=n_events + 1)
+        count     = Signal(count_width)
+        total     = Signal(count_width + 1)
+        pending   = Signal() # An event arrived since the last ack.
+        remaining = Signal(timeout_width) # Timer: cycles left before the interrupt, 0 = stopped.
         self.comb += [
             arrived.eq(reduce(add, [self.events[i] for i in range(n_events)])),
             total.eq(count + arrived),
         ]
-        by_count = Signal()
-        by_time  = Signal()
-        self.comb += [
-            by_count.eq((arrived != 0) & (total >= self.count_threshold)),
-            by_time.eq(pending & (self.timeout_cycles != 0) & (elapsed + 1 >= self.timeout_cycles)),
-        ]
+        first = Signal() # The first event since the ack: start the timer.
+        self.comb += first.eq((arrived != 0) & (~pending | self.ack))
         self.sync += [
+            If(first,
+                remaining.eq(self.timeout_cycles)
+            ).Elif(remaining != 0,
+                remaining.eq(remaining - 1)
+            ),
             If(self.ack,
                 count.eq(arrived),
                 pending.eq(arrived != 0),
-                elapsed.eq(0),
                 self.irq.eq((arrived != 0) & (arrived >= self.count_threshold)),
             ).Else(
                 count.eq(Mux(total[count_width], 2**count_width - 1, total)),
                 pending.eq(pending | (arrived != 0)),
-                If(pending & ~self.irq, elapsed.eq(elapsed + 1)),
-                If(by_count | by_time, self.irq.eq(1)),
+                If(((arrived != 0) & (total >= self.count_threshold)) | (pending & (remaining == 1)),
+                    self.irq.eq(1)
+                ),
             )
         ]
