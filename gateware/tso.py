@@ -153,14 +153,20 @@ class TSO(LiteXModule):
 
         # Shared by both sides, per chain. --------------------------------------------------------
         hdr_len    = Signal(8)
-        mss        = Signal(16)
-        in_bytes   = Signal(17) # Frame bytes written to the ring.
-        in_word    = Signal(15) # Frame word the next beat goes to.
+        mss        = Signal(bits_for(max_mss))
+        # Frame bytes written to the ring = Cat(in_tail, in_word): every beat but the last is full,
+        # the last one may leave `in_tail` bytes in word `in_word`.
+        in_tail    = Signal(2)
+        in_word    = Signal(15)
+        in_bytes   = Signal(17)
         frame_done = Signal()   # The chain's last byte is in the ring (or the chain was cut).
         error_seen = Signal()   # An input beat had `error` set.
         header_ok  = Signal()   # Set by the input side once the template is checked, cleared by
                                 # the output side when it has sent the last segment.
-        keep_word  = Signal(15) # First frame word the output side still needs (0 when idle).
+        # Frame words the output side still needs start at `keep_word` (0 when idle); the input
+        # side stays less than `payload_words` ahead of it. Both are taken mod 2**10: the distance
+        # is always below 2**9.
+        keep_word  = Signal(10)
         out_idle   = Signal()
 
         header_words = hdr_len[2:]  # Full words of the template.
@@ -174,22 +180,24 @@ class TSO(LiteXModule):
             beat_bytes.eq(4)
         )
         in_bytes_next = Signal(17)
-        room          = Signal(15)
+        in_word_next  = Signal(15)
+        room          = Signal(10)
         has_room      = Signal()
         writing       = Signal()
         accept        = Signal()
         self.comb += [
-            in_bytes_next.eq(in_bytes + beat_bytes),
-            room.eq(in_word - keep_word),
+            in_bytes.eq(Cat(in_tail, in_word)),
+            in_word_next.eq(in_word + 1),
+            in_bytes_next.eq(Mux(beat_bytes[2], Cat(C(0, 2), in_word_next), Cat(beat_bytes[:2], in_word))),
+            room.eq(in_word[:10] - keep_word),
             has_room.eq(room < payload_words),
             accept.eq(sink.valid & sink.ready),
             write.dat_w.eq(sink.data),
             write.we.eq(writing & accept),
         ]
         self.sync += If(writing & accept,
-            in_word.eq(in_word + 1),
+            If(beat_bytes[2], in_word.eq(in_word_next)).Else(in_tail.eq(beat_bytes[:2])),
             write.adr.eq(ring_next(write.adr)),
-            in_bytes.eq(in_bytes_next),
             If(sink.error != 0, error_seen.eq(1)),
         )
 
@@ -201,8 +209,8 @@ class TSO(LiteXModule):
         capturing  = Signal()
         l3_fields  = {}
         l4_fields  = {}
-        self.comb += l3_word.eq(3 + (vlan & (in_word > 3)))
-        self.sync += If(capturing & accept & (in_word == 3),
+        self.comb += l3_word.eq(3 + (vlan & (in_word[:6] > 3)))
+        self.sync += If(capturing & accept & (in_word[:6] == 3),
             vlan.eq(reverse_bytes(sink.data[:16]) == ethernet_type_vlan)
         )
         # The template's ID and sequence number go straight into the segments' counters.
@@ -210,12 +218,14 @@ class TSO(LiteXModule):
         ident    = Signal(16)
         targets  = {"identification": ident, "sequence_high": seq_number[16:],
             "sequence_low": seq_number[:16]}
+        # Fields only compared with a constant are stored as the comparison's result.
+        expected = {"ethertype": ethernet_type_ip, "version": 4, "protocol": tcp_protocol}
         for name, field in tso_l3_fields.items():
-            l3_fields[name] = self.capture(capturing & accept, in_word, l3_word, field,
-                targets.get(name))
+            l3_fields[name] = self.capture(capturing & accept, in_word[:6], l3_word, field,
+                targets.get(name), expected.get(name))
         self.comb += l4_word.eq(3 + vlan + l3_fields["ihl"])
         for name, field in tso_l4_fields.items():
-            l4_fields[name] = self.capture(capturing & accept, in_word, l4_word, field,
+            l4_fields[name] = self.capture(capturing & accept, in_word[:6], l4_word, field,
                 targets.get(name))
 
         l3_offset  = Signal(5)
@@ -223,10 +233,8 @@ class TSO(LiteXModule):
         self.comb += [
             l3_offset.eq(mac_header_length + vlan_tag_length*vlan),
             header_bad.eq(
-                (l3_fields["ethertype"] != ethernet_type_ip) |
-                (l3_fields["version"] != 4) |
+                ~l3_fields["ethertype"] | ~l3_fields["version"] | ~l3_fields["protocol"] |
                 (l3_fields["ihl"] < ipv4_header_length//4) |
-                (l3_fields["protocol"] != tcp_protocol) |
                 (l4_fields["data_offset"] < tcp_header_length//4) |
                 (l3_offset + Cat(C(0, 2), l3_fields["ihl"]) +
                     Cat(C(0, 2), l4_fields["data_offset"]) != hdr_len)),
@@ -259,7 +267,7 @@ class TSO(LiteXModule):
                 ).Else(
                     NextValue(hdr_len, sink.hdr_len),
                     NextValue(mss, sink.mss),
-                    NextValue(in_bytes, 0),
+                    NextValue(in_tail, 0),
                     NextValue(in_word, 0),
                     NextValue(write.adr, 0),
                     NextValue(frame_done, 0),
@@ -278,7 +286,7 @@ class TSO(LiteXModule):
             capturing.eq(1),
             sink.ready.eq(has_room),
             If(accept,
-                If(in_bytes_next >= hdr_len,
+                If(in_bytes_next[:8] >= hdr_len, # Below 132 in the header.
                     NextValue(last_seen, sink.last),
                     NextState("CHECK")
                 ).Elif(sink.last, # The frame ends inside its header.
@@ -308,7 +316,7 @@ class TSO(LiteXModule):
                 If(sink.last,
                     NextValue(frame_done, 1),
                     NextState("IDLE")
-                ).Elif(in_bytes_next >= tso_max_chain_length,
+                ).Elif(in_word_next == tso_max_chain_length//4,
                     NextValue(frame_done, 1),
                     NextValue(error_seen, 1),
                     self.error_pulse(),
@@ -326,7 +334,7 @@ class TSO(LiteXModule):
         # the frame word/ring address of the first window word, `shift` the window's byte shift.
         seg_byte  = Signal(17)
         seg_next  = Signal(17)
-        base_word = Signal(15)
+        base_word = Signal(10)
         base_addr = Signal(addr_bits)
         shift     = Signal(2)
         first     = Signal()
@@ -334,20 +342,21 @@ class TSO(LiteXModule):
         seg_error = Signal()
         out_last  = Signal(11) # Index of the segment's last byte: hdr_len + payload - 1.
         total_len = Signal(16)
+        self.comb += total_len.eq(out_last + 1 - l3_offset)
         seg_len   = Signal(11)
         ready     = Signal()
+        is_last   = Signal()
+        beyond    = Signal(18) # Bytes in past the end of a full segment; negative if fewer.
         self.comb += [
             seg_next.eq(seg_byte + mss),
-            ready.eq(frame_done | (in_bytes >= seg_next)),
-            If(frame_done & (in_bytes <= seg_next),
-                seg_len.eq(in_bytes - seg_byte)
-            ).Else(
-                seg_len.eq(mss)
-            ),
+            beyond.eq(in_bytes - seg_next),
+            ready.eq(frame_done | ~beyond[17]),
+            is_last.eq(frame_done & (beyond[17] | (beyond == 0))),
+            seg_len.eq(Mux(is_last, mss + beyond[:11], mss)),
         ]
         ow       = Signal(9) # Output word the next read is for.
         rd_addr  = Signal(addr_bits)
-        rd_word  = Signal(15) # Frame word at rd_addr.
+        rd_word  = Signal(10) # Frame word at rd_addr (mod 2**10).
         reading  = Signal()
         # While a segment's payload is read, the words behind the read pointer are freed. The next
         # segment's first window word is at most 2 words behind the last word this one reads.
@@ -369,12 +378,17 @@ class TSO(LiteXModule):
             read.adr.eq(Mux(header_phase, ow, rd_addr)),
         ]
         patch_select = {}
-        base_words = {"l3": 3 + vlan, "l4": l4_word}
+        # Word of the output frame relative to the start of each header (headers are < 64 words).
+        relative = {"l3": Signal(6), "l4": Signal(6)}
+        self.comb += [
+            relative["l3"].eq(ow[:6] - (3 + vlan)),
+            relative["l4"].eq(ow[:6] - l4_word),
+        ]
         for name, (header, field) in tso_patched_fields.items():
             word, _, _ = field_position(field)
             patch_select[name] = Signal(name=f"patch_{name}")
             self.sync += If(advance, patch_select[name].eq(a_valid & (a_kind == KIND_HEADER) &
-                (ow == base_words[header] + word)))
+                (ow[6:] == 0) & (relative[header] == word)))
         self.sync += If(advance,
             b_valid.eq(a_valid),
             b_kind.eq(a_kind),
@@ -402,9 +416,8 @@ class TSO(LiteXModule):
         )
         output_fsm.act("WAIT",
             If(ready,
-                NextValue(last_seg, frame_done & (in_bytes <= seg_next)),
+                NextValue(last_seg, is_last),
                 NextValue(out_last, hdr_len + seg_len - 1),
-                NextValue(total_len, hdr_len - l3_offset + seg_len),
                 NextValue(seg_error, error_seen),
                 NextValue(ow, 0),
                 NextValue(rd_addr, base_addr),
@@ -540,14 +553,17 @@ class TSO(LiteXModule):
     def error_pulse(self):
         return NextValue(self.error, 1)
 
-    def capture(self, enable, word, base_word, field, register=None):
+    def capture(self, enable, word, base_word, field, register=None, expected=None):
         """Register `field` of a header whose byte 0 is in lane 2 of frame word `base_word`, from
-        the beat on sink, as its word goes by (into `register` if given)."""
+        the beat on sink, as its word goes by (into `register` if given; only whether it equals
+        `expected` if given)."""
         offset, lane, nbytes = field_position(field)
         value = self.sink.data[8*lane:8*(lane + nbytes)][field.offset:field.offset + field.width]
         if field.width > 8:
             value = reverse_bytes(value)
+        if expected is not None:
+            value = value == expected
         if register is None:
-            register = Signal(field.width)
+            register = Signal(len(value))
         self.sync += If(enable & (word == base_word + offset), register.eq(value))
         return register
