@@ -347,10 +347,12 @@ class ChecksumParser(LiteXModule):
         tcp_data_offset = Signal(4)
         udp_length_ok   = Signal()
         header_length   = Signal(6)
-        l4_length       = Signal(16)
+        l4_length       = Signal(17) # Bit 16: total_length < 4*IHL.
+        l4_short        = Signal()   # Below 64: compared with header sizes on 6 bits only.
         self.comb += [
             header_length.eq(self.ihl << 2),
             l4_length.eq(total_length - header_length),
+            l4_short.eq(l4_length[6:16] == 0),
         ]
         captures = {
             "ethertype":       lambda v: ip_type.eq(v == ethernet_type_ip),
@@ -364,7 +366,7 @@ class ChecksumParser(LiteXModule):
             beat_index, value = field(f)
             self.sync += If(l3_at[beat_index], captures[name](value))
         captures = {
-            "udp_length":      lambda v: udp_length_ok.eq(v == l4_length),
+            "udp_length":      lambda v: udp_length_ok.eq(v == l4_length[:16]),
             "udp_checksum":    lambda v: self.udp_no_checksum.eq(v == 0),
             "tcp_data_offset": lambda v: tcp_data_offset.eq(v),
         }
@@ -422,15 +424,16 @@ class ChecksumParser(LiteXModule):
             self.ipv4.eq(done["eth"] & ip_type),
             self.ip_truncated.eq(~done["ip"]),
             self.l3_truncated.eq(~done["datagram"] | (~done["header"] & (self.ihl != 0))),
-            self.header_bad.eq((self.ihl < ipv4_header_length//4) | (total_length < header_length)),
+            self.header_bad.eq((self.ihl < ipv4_header_length//4) | l4_length[16]),
             self.is_tcp.eq(self.protocol == tcp_protocol),
             self.is_udp.eq(self.protocol == udp_protocol),
             If(self.is_tcp,
-                self.l4_truncated.eq((l4_length < tcp_header_length) | (tcp_header_bytes > l4_length)),
-                self.l4_bad.eq((l4_length >= tcp_header_length) & (tcp_data_offset < tcp_header_length//4)),
+                self.l4_truncated.eq(l4_short &
+                    ((l4_length[:6] < tcp_header_length) | (tcp_header_bytes > l4_length[:6]))),
+                self.l4_bad.eq(~self.l4_truncated & (tcp_data_offset < tcp_header_length//4)),
             ).Else(
-                self.l4_truncated.eq(l4_length < udp_header_length),
-                self.l4_bad.eq((l4_length >= udp_header_length) & ~udp_length_ok),
+                self.l4_truncated.eq(l4_short & (l4_length[:6] < udp_header_length)),
+                self.l4_bad.eq(~self.l4_truncated & ~udp_length_ok),
             ),
             self.l3_ok.eq(self.ipv4 & ~self.ip_truncated & self.version_ok & ~self.l3_truncated &
                 ~self.header_bad),
