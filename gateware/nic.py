@@ -1,0 +1,178 @@
+#
+# This file is part of LiteDAV.
+#
+# SPDX-License-Identifier: BSD-2-Clause
+
+"""The offload NIC: LiteEth's MAC core, checksum offloads, TSO and descriptor-ring DMA, with its
+control registers and one interrupt (docs/nic.md).
+
+    RX: MAC -> RxChecksum -> RxDMA -> rx_bus (wishbone master) -> main RAM
+    TX: main RAM -> tx_bus (wishbone master) -> TxDMA -> TSO -> TxChecksum -> MAC
+
+Registers are LiteX CSRs (`nic_<name>` in the SoC's csr.h); `python3 -m litedav.gateware.nic`
+writes their reference (docs/nic_registers.md) from the descriptions below, so the table cannot
+drift from the gateware.
+"""
+
+import argparse
+
+from litex.gen import *
+
+from litex.soc.interconnect.csr import CSRStatus, CSRStorage, CSRField
+from litex.soc.interconnect.csr_eventmanager import EventManager, EventSourceLevel
+
+from liteeth.mac.core import LiteEthMACCore
+
+from gateware.checksum import RxChecksum
+from gateware.rx_dma import RxDMA, rx_dma_counters
+from gateware.tx_dma import TxDMA
+from gateware.tso import TSO
+from gateware.tx_checksum import TxChecksum
+from gateware.irq_moderation import IRQModeration
+
+# Descriptions of the per-ring registers, shared by RX and TX.
+ring_registers = {
+    "base": (32, "Byte address of descriptor 0 (16-byte aligned)."),
+    "size": (17, "Number of descriptors in the ring, 2..65536."),
+    "tail": (16, "CPU: index one past the last descriptor handed to the NIC."),
+}
+
+
+class OffloadNIC(LiteXModule):
+    """`phy` is any LiteEth PHY (8-bit GMII/MII, the sim model...). `with_preamble_crc` as in
+    LiteEth: False for the simulator's PHY model, which carries bare frames."""
+    def __init__(self, phy, with_preamble_crc=True):
+        self.mac         = LiteEthMACCore(phy, dw=32, with_preamble_crc=with_preamble_crc)
+        self.rx_checksum = RxChecksum()
+        self.rx_dma      = rx_dma = RxDMA()
+        self.tx_dma      = tx_dma = TxDMA()
+        self.tso         = tso    = TSO()
+        self.tx_checksum = TxChecksum()
+
+        # Bus masters, for the SoC's interconnect (or a harness' RAM).
+        self.rx_bus = rx_dma.bus
+        self.tx_bus = tx_dma.bus
+
+        self.comb += [
+            self.mac.source.connect(self.rx_checksum.sink),
+            self.rx_checksum.source.connect(rx_dma.sink),
+            tx_dma.source.connect(tso.sink),
+            tso.source.connect(self.tx_checksum.sink),
+            self.tx_checksum.source.connect(self.mac.sink),
+        ]
+
+        # RX ring registers.
+        for direction, dma in (("rx", rx_dma), ("tx", tx_dma)):
+            for name, (width, description) in ring_registers.items():
+                csr = CSRStorage(width, name=f"{direction}_ring_{name}", description=description)
+                setattr(self, f"_{direction}_ring_{name}", csr)
+                self.comb += getattr(dma, name).eq(csr.storage)
+            head = CSRStatus(16, name=f"{direction}_ring_head",
+                description="NIC: index of the next descriptor it will use (descriptors before it are done).")
+            setattr(self, f"_{direction}_ring_head", head)
+            self.comb += head.status.eq(dma.head)
+
+        self._rx_control = CSRStorage(fields=[
+            CSRField("enable", description="Run the RX engine. 0 stops at the next frame boundary and resets head to 0."),
+            CSRField("keep_errors", description="Hand frames with an FCS/PHY error to the CPU (flagged) instead of dropping them."),
+        ])
+        self._tx_control = CSRStorage(fields=[
+            CSRField("enable", description="Run the TX engine. 0 stops at the next chain boundary and resets head to 0."),
+        ])
+        self.comb += [
+            rx_dma.enable.eq(self._rx_control.fields.enable),
+            rx_dma.drop_errors.eq(~self._rx_control.fields.keep_errors),
+            tx_dma.enable.eq(self._tx_control.fields.enable),
+        ]
+
+        # Counters (wrap around; the driver takes differences).
+        rx_counter_descriptions = {
+            "received":        "Frames handed to the CPU.",
+            "dropped_empty":   "Frames dropped: no RX descriptor available (or RX disabled).",
+            "dropped_error":   "Frames dropped: FCS/PHY error (keep_errors = 0).",
+            "dropped_overrun": "Frames dropped: the RX FIFO was full (bus too slow).",
+            "overflow":        "Frames cut to their buffer's size.",
+            "runts":           "Frames shorter than 60 bytes handed to the CPU.",
+        }
+        for name in rx_dma_counters:
+            csr = CSRStatus(32, name=f"rx_{name}", description=rx_counter_descriptions[name])
+            setattr(self, f"_rx_{name}", csr)
+            self.comb += csr.status.eq(getattr(rx_dma, name))
+        self._tx_chains = CSRStatus(16, description="TX descriptor chains (frames or TSO chains) completed.")
+        self._tx_errors = CSRStatus(16, description="Bad TX descriptors: empty, oversize chain, chain aborted by disable.")
+        self._tso_errors = CSRStatus(16, description="TSO chains dropped or cut: bad header template or MSS.")
+        self.comb += [
+            self._tx_chains.status.eq(tx_dma.chains),
+            self._tx_errors.status.eq(tx_dma.errors),
+            self._tso_errors.status.eq(tso.errors),
+        ]
+
+        # Interrupts: one moderated event per direction; clearing the event's pending bit acks it.
+        self.ev = EventManager()
+        self.ev.rx = EventSourceLevel(description="RX frames done (moderated by rx_irq_count/rx_irq_timeout).")
+        self.ev.tx = EventSourceLevel(description="TX chains done (moderated by tx_irq_count/tx_irq_timeout).")
+        self.ev.finalize()
+        for direction, dma, event in (("rx", rx_dma, self.ev.rx), ("tx", tx_dma, self.ev.tx)):
+            moderation = IRQModeration()
+            setattr(self, f"{direction}_moderation", moderation)
+            count = CSRStorage(16, reset=1, name=f"{direction}_irq_count",
+                description="Interrupt after this many events (0 or 1: every event).")
+            timeout = CSRStorage(24, name=f"{direction}_irq_timeout",
+                description="... or this many sys_clk cycles after the first one (0: no timer).")
+            setattr(self, f"_{direction}_irq_count", count)
+            setattr(self, f"_{direction}_irq_timeout", timeout)
+            self.comb += [
+                moderation.events.eq(dma.done),
+                moderation.count_threshold.eq(count.storage),
+                moderation.timeout_cycles.eq(timeout.storage),
+                moderation.ack.eq(event.clear),
+                event.trigger.eq(moderation.irq),
+            ]
+
+
+# Register reference ------------------------------------------------------------------------------
+
+def register_reference(nic, prefix="nic"):
+    """Markdown table of the NIC's CSRs in address order (one 32-bit word per CSR word)."""
+    lines = [
+        "# Offload NIC registers",
+        "",
+        f"Generated by `python3 -m litedav.gateware.nic --registers` from gateware/nic.py; do not edit.",
+        f"Offsets are in bytes from the NIC's CSR base (`CSR_{prefix.upper()}_BASE` in the SoC's csr.h),",
+        "one 32-bit word per register word. Descriptor formats: docs/nic.md.",
+        "",
+        "| offset | register | bits | access | description |",
+        "|---|---|---|---|---|",
+    ]
+    offset = 0
+    # Sorted as LiteX's CSRBankArray sorts them when it assigns addresses.
+    for csr in nic.get_csrs(sort=True):
+        access = "RO" if isinstance(csr, CSRStatus) else "RW"
+        if csr.name.endswith("ev_pending"):
+            access = "R, W1C" # Writing 1 clears the event (and acks its moderation).
+        description = (getattr(csr, "description", None) or "").replace("\n", " ").strip()
+        fields = getattr(csr, "fields", None)
+        if fields is not None and fields.fields:
+            description = "; ".join(f"bit {f.offset}: `{f.name}`: {f.description}" for f in fields.fields)
+        lines.append(f"| 0x{offset:03x} | `{prefix}_{csr.name}` | {csr.size} | {access} | {description} |")
+        offset += 4*((csr.size + 31)//32)
+    return "\n".join(lines) + "\n"
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description="Offload NIC: write its register reference.")
+    parser.add_argument("--registers", default="docs/nic_registers.md", help="output Markdown file")
+    args = parser.parse_args(argv)
+
+    from liteeth.phy.model import LiteEthPHYModel
+    from migen.genlib.record import Record
+    pads = Record([("source_valid", 1), ("source_ready", 1), ("source_data", 8),
+                   ("sink_valid", 1), ("sink_ready", 1), ("sink_data", 8)])
+    nic = OffloadNIC(LiteEthPHYModel(pads), with_preamble_crc=False)
+    with open(args.registers, "w") as f:
+        f.write(register_reference(nic))
+    print(f"wrote {args.registers}")
+
+
+if __name__ == "__main__":
+    main()
