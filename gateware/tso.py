@@ -129,7 +129,7 @@ class TSO(LiteXModule):
         dw = 32
         self.sink   = sink   = stream.Endpoint(tx_offload_description(dw))
         self.source = source = stream.Endpoint(tx_checksum_request_description(dw))
-        self.error  = Signal()   # Pulse: a bad TSO frame was dropped or a chain was cut.
+        self.error  = Signal()   # One-cycle pulse: a bad TSO frame is dropped or a chain cut.
         self.errors = Signal(16) # Count of those, wrapping.
 
         assert ring_words & (ring_words - 1) == 0 and ring_words >= 4*tso_template_words
@@ -245,10 +245,7 @@ class TSO(LiteXModule):
             (sink.mss == 0) | (sink.mss > max_mss))
 
         last_seen  = Signal()
-        self.sync += [
-            self.error.eq(0),
-            If(self.error, self.errors.eq(self.errors + 1)),
-        ]
+        self.sync += If(self.error, self.errors.eq(self.errors + 1))
         pass_mode = Signal()
         advance   = Signal() # The output register takes a new beat (or a bubble).
         self.comb += advance.eq(~source.valid | source.ready)
@@ -551,7 +548,7 @@ class TSO(LiteXModule):
         )
 
     def error_pulse(self):
-        return NextValue(self.error, 1)
+        return self.error.eq(1)
 
     def capture(self, enable, word, base_word, field, register=None, expected=None):
         """Register `field` of a header whose byte 0 is in lane 2 of frame word `base_word`, from
