@@ -673,6 +673,7 @@ static int compact_step(struct store *s)
 
     if (s->nused < 2)
         return STORE_ERR_NO_SPACE;
+    s->compactions++;
     if ((rc = read_bhdr(s, t, &bh)) != STORE_OK)
         return rc;
     if (bh.first != FIRST_NONE) {

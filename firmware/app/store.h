@@ -133,6 +133,7 @@ struct store {
     uint32_t live_bytes, index_used;
     int failed;
     int replay_floor_pass;       /* mount: a FLOOR came before its collection */
+    uint32_t compactions;        /* blocks compacted since mount */
     /* the record being written */
     uint32_t wr_start, wr_end, wr_pos, wr_crc, wr_len, wr_type, wr_seq;
     /* streamed put */

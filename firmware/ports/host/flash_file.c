@@ -127,12 +127,20 @@ static int ff_erase(void *ctx, uint32_t block)
         return misuse(ff, FLASH_ERR_RANGE, "erase out of range", block * bs, bs);
     if (ff->power_budget >= 0 && ff->power_budget < (int64_t)ff->erase_cost) {
         torn = 1;
-        mode = (unsigned)(next_random(ff) % 4);  /* 0 nothing, 1 all, 2-3 random bits */
+        /* 0 nothing, 1 all, 2-3 random bits, 4 some pages erased, others intact */
+        mode = (unsigned)(next_random(ff) % 5);
     }
     for (done = 0; done < bs; done += CHUNK) {
         uint32_t n = bs - done < CHUNK ? bs - done : CHUNK;
         if (!torn || mode == 1) {
             memset(buf, 0xff, n);
+        } else if (mode == 4) {
+            uint32_t page = ff->flash.geo.page_size, p;
+            if (pread_all(ff->fd, buf, n, block * bs + done))
+                return FLASH_ERR_IO;
+            for (p = 0; p < n; p += page)
+                if (next_random(ff) & 1)
+                    memset(buf + p, 0xff, n - p < page ? n - p : page);
         } else {
             if (pread_all(ff->fd, buf, n, block * bs + done))
                 return FLASH_ERR_IO;

@@ -9,8 +9,9 @@
  *   - a program writes its first bytes within the budget, then one byte gets a
  *     random subset of its programmed bits, and nothing after it;
  *   - an erase (which costs `erase_cost` bytes of budget) leaves the block
- *     half erased: every 0 bit turns to 1 with a random probability, or not at
- *     all, or all of them.
+ *     half erased: every 0 bit turns to 1 with a random probability, or a
+ *     random subset of its pages is erased and the rest intact, or nothing
+ *     or everything is erased.
  * After the cut every operation fails with FLASH_ERR_POWER until
  * flash_file_power_on(); the file keeps what was "on the chip". */
 #ifndef LITEDAV_FLASH_FILE_H
