@@ -1,0 +1,106 @@
+"""Host tests of the CalDAV request parsers: XML (firmware/app/xml.c) and
+iCalendar (firmware/app/ical.c).
+
+Builds firmware/ports/host's caldav-parsers (gcc, ASan/UBSan) and
+caldav-fuzzers (clang libFuzzer with ASan/UBSan) into build/host/, runs the
+two table-driven unit tests (each must end with "N passed, 0 failed"), then
+runs each fuzz target from its seed corpus in tests/host/corpus/<name>/ for a
+bounded time and requires that it finds no crash, leak, sanitizer report or
+failed invariant. The number of executions is printed (pytest -s) and
+attached to the test report.
+
+    fast (default)        FUZZ_SECONDS_FAST seconds per target
+    LITEDAV_FUZZ=1        LITEDAV_FUZZ_SECONDS per target (default 300)
+    LITEDAV_SEED          libFuzzer -seed (default 12345)
+
+The fuzzers need clang's runtime libraries (Debian: libclang-rt-14-dev).
+"""
+import os
+import re
+import shutil
+import subprocess
+import sys
+
+import pytest
+
+TOP = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+PORT = os.path.join(TOP, "firmware", "ports", "host")
+OUT = os.path.join(TOP, "build", "host")
+CORPUS = os.path.join(TOP, "tests", "host", "corpus")
+
+FUZZ_SECONDS_FAST = 12
+FUZZ_SECONDS_LONG = 300
+LONG_FUZZ = os.environ.get("LITEDAV_FUZZ", "") not in ("", "0")
+FUZZ_SECONDS = int(os.environ.get("LITEDAV_FUZZ_SECONDS",
+                                  FUZZ_SECONDS_LONG if LONG_FUZZ else FUZZ_SECONDS_FAST))
+SEED = int(os.environ.get("LITEDAV_SEED", "12345"))
+
+SUMMARY = re.compile(r"^(\d+) passed, (\d+) failed$")
+EXECUTED = re.compile(r"stat::number_of_executed_units:\s*(\d+)")
+
+
+def run(cmd, timeout):
+    proc = subprocess.run(cmd, cwd=TOP, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                          text=True, errors="replace", timeout=timeout)
+    sys.stdout.write("$ " + " ".join(cmd) + "\n" + proc.stdout[-20000:])
+    return proc
+
+
+@pytest.fixture(scope="module")
+def unit_build():
+    proc = run(["make", "-C", PORT, "OUT=" + OUT, "caldav-parsers"], timeout=180)
+    assert proc.returncode == 0, "host build of the CalDAV parsers failed:\n" + proc.stdout
+    return OUT
+
+
+@pytest.fixture(scope="module")
+def fuzz_build():
+    proc = run(["make", "-C", PORT, "OUT=" + OUT, "caldav-fuzzers"], timeout=300)
+    if proc.returncode != 0 and "libclang_rt" in proc.stdout:
+        pytest.fail("clang cannot link libFuzzer: install libclang-rt-14-dev (Debian)\n" + proc.stdout)
+    assert proc.returncode == 0, "libFuzzer build failed:\n" + proc.stdout
+    return OUT
+
+
+def check_unit(program, minimum):
+    proc = run([program], timeout=120)
+    lines = proc.stdout.rstrip("\n").splitlines()
+    last = lines[-1] if lines else ""
+    assert proc.returncode == 0, f"{program} exited {proc.returncode}:\n{proc.stdout}"
+    m = SUMMARY.match(last)
+    assert m, f"{program}: last line is not 'N passed, M failed': {last!r}"
+    assert int(m.group(2)) == 0 and int(m.group(1)) >= minimum, proc.stdout
+
+
+def test_xml_unit(unit_build):
+    check_unit(os.path.join(unit_build, "test_xml"), 2000)
+
+
+def test_ical_unit(unit_build):
+    check_unit(os.path.join(unit_build, "test_ical"), 5000)
+
+
+@pytest.mark.parametrize("name", ["xml", "ical"])
+def test_fuzz(fuzz_build, name, record_property):
+    seeds = os.path.join(CORPUS, name)
+    assert len(os.listdir(seeds)) >= 5, f"seed corpus {seeds} is missing"
+    # new inputs go to a fresh directory so the run starts from the seeds only
+    found = os.path.join(fuzz_build, "fuzz-corpus", name)
+    shutil.rmtree(found, ignore_errors=True)
+    os.makedirs(found)
+    artifacts = os.path.join(fuzz_build, "fuzz-artifacts", name) + os.sep
+    os.makedirs(artifacts, exist_ok=True)
+    cmd = [os.path.join(fuzz_build, "fuzz_" + name), f"-max_total_time={FUZZ_SECONDS}",
+           f"-seed={SEED}", "-timeout=10", "-rss_limit_mb=1024", "-print_final_stats=1",
+           f"-artifact_prefix={artifacts}", found, seeds]
+    proc = run(cmd, timeout=FUZZ_SECONDS + 120)
+    tail = proc.stdout[-6000:]
+    assert proc.returncode == 0, f"fuzz_{name} found a failure (input saved under {artifacts}):\n{tail}"
+    for bad in ("ERROR: AddressSanitizer", "runtime error:", "ERROR: libFuzzer", "invariant failed"):
+        assert bad not in proc.stdout, f"fuzz_{name}: {bad}\n{tail}"
+    m = EXECUTED.search(proc.stdout)
+    assert m, f"fuzz_{name}: no execution count in its output\n{tail}"
+    executions = int(m.group(1))
+    record_property("executions", executions)
+    print(f"\nfuzz_{name}: {executions} executions in {FUZZ_SECONDS} s (seed {SEED})")
+    assert executions > 1000, f"fuzz_{name} ran only {executions} inputs"
