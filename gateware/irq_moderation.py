@@ -19,8 +19,7 @@ class IRQModeration(LiteXModule):
 
     `events` takes one or more pulses per cycle (each bit set is one event). A threshold of 0 or 1
     interrupts on every event; a timeout of 0 disables the timer. Events arriving on the cycle of
-    the `ack` are counted after it, so none is lost. The count saturates; the timeout is sampled
-    at the first event.
+    the `ack` are counted after it, so none is lost. The timeout is sampled at the first event.
     """
     def __init__(self, n_events=1, count_width=16, timeout_width=24):
         self.events          = Signal(n_events)
@@ -53,7 +52,7 @@ class IRQModeration(LiteXModule):
                 pending.eq(arrived != 0),
                 self.irq.eq((arrived != 0) & (arrived >= self.count_threshold)),
             ).Else(
-                count.eq(Mux(total[count_width], 2**count_width - 1, total)),
+                count.eq(total), # May wrap only once irq is set, which only ack clears.
                 pending.eq(pending | (arrived != 0)),
                 If(((arrived != 0) & (total >= self.count_threshold)) | (pending & (remaining == 1)),
                     self.irq.eq(1)
