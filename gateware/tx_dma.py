@@ -1,0 +1,376 @@
+#
+# This file is part of LiteDAV.
+#
+# SPDX-License-Identifier: BSD-2-Clause
+
+"""TX DMA engine of the offload NIC: walks the TX descriptor ring in main RAM (docs/nic.md) and
+streams each chain of descriptors out as one frame, with the chain's offload parameters.
+
+Two halves, decoupled by a small word FIFO:
+
+- Fetch (wishbone master): reads each descriptor (words 0..2, one 3-beat incrementing burst), then
+  its buffer as whole 32-bit words in bursts of up to `burst_length` words, started only when the
+  FIFO has room for a whole burst (a registered slave acknowledges the beat after a cti=0b010 beat
+  whatever the master does, so a burst cannot be stopped short). Each word enters the FIFO with the
+  byte lanes [lo, hi] it contributes; `head` advances once a descriptor's buffer has been read.
+- Pack: concatenates the lanes of successive words into full 4-byte beats on `source`. Up to four
+  bytes are held back until the next byte or the end of the chain is known, so that the last beat
+  of a frame is always marked, even when a chain ends with a bad, empty descriptor.
+
+Per-frame parameters (`tx_offload_layout`) come from the chain's first descriptor: `hdr_len` is its
+length, saturated at 255 (TSO drops templates longer than 128 bytes); `mss` is its word 2.
+
+Bad descriptors never stop the engine; each is counted (`errors`, and a pulse on `error` and on
+the pulse of its kind):
+
+- `zero_length_error`: a descriptor of length 0 is skipped. If it has `eop`, it still ends the
+  chain; a chain of nothing but empty descriptors sends nothing.
+- `oversize_error`: a chain without `tso` that is longer than `max_frame_length` (1522: Ethernet
+  header, 802.1Q tag, 1500 bytes of payload, no FCS) is cut there. The frame so far is ended, with
+  `error` set on its last byte so that the MAC side can abort it, and the rest of the chain is
+  skipped without reading its buffers (its descriptors are still read, to find `eop`).
+- `abort_error`: `enable` was cleared in the middle of a chain whose next descriptor is not there
+  (head == tail): the frame is ended as for `oversize_error`. With descriptors available, the chain
+  is finished first: `enable` = 0 stops the engine at the next chain boundary, then head goes to 0.
+- `ring_error` (level, not counted): tail >= size; the engine does not start chains then.
+
+`done` pulses (and `chains` counts) when the descriptor with `eop` of a chain has been read and
+head has moved past it.
+"""
+
+from litex.gen import *
+
+from litex.soc.interconnect import stream, wishbone
+from litex.soc.interconnect.stream import EndpointDescription
+
+from gateware.tso import tx_offload_layout, tx_offload_description
+
+# Layouts ------------------------------------------------------------------------------------------
+
+descriptor_length_bits = 16
+max_ethernet_frame     = 1522 # No FCS: 14 + 4 (802.1Q) + 1500.
+
+# A buffer word between fetch and pack: its bytes in lanes lo..hi, or none (`empty`: the end of a
+# chain whose bytes were all sent already); stream `last` ends the chain's frame.
+tx_dma_word_description = EndpointDescription([
+    ("data",  32),
+    ("lo",     2),
+    ("hi",     2),
+    ("empty",  1),
+    ("error",  1), # The frame was cut: flag its last byte.
+])
+
+# TX DMA -------------------------------------------------------------------------------------------
+
+class TxDMA(LiteXModule):
+    def __init__(self, fifo_depth=16, burst_length=8, max_frame_length=max_ethernet_frame):
+        assert burst_length <= fifo_depth and burst_length <= 16
+        self.bus    = bus    = wishbone.Interface(data_width=32, address_width=32, addressing="word")
+        self.source = source = stream.Endpoint(tx_offload_description(32))
+
+        # Ring registers (CSRs in nic.py).
+        self.base   = Signal(32)
+        self.size   = Signal(17)
+        self.tail   = Signal(16)
+        self.enable = Signal()
+        self.head   = Signal(16)
+
+        # Events.
+        self.done              = Signal()
+        self.chains            = Signal(16)
+        self.error             = Signal()
+        self.errors            = Signal(16)
+        self.zero_length_error = Signal()
+        self.oversize_error    = Signal()
+        self.abort_error       = Signal()
+        self.ring_error        = Signal()
+
+        # # #
+
+        self.fifo = fifo = stream.SyncFIFO(tx_dma_word_description, fifo_depth)
+
+        # Parameters of the next chain, from fetch to pack (`params_full` until pack takes them).
+        next_params = Record(tx_offload_layout)
+        params_full = Signal()
+        params_take = Signal()
+
+        self.fetch_path(fifo.sink, next_params, params_full, params_take, burst_length,
+            max_frame_length)
+        self.pack_path(fifo.source, next_params, params_take)
+
+        self.sync += [
+            If(params_take, params_full.eq(0)),
+            If(self.fetch_params, params_full.eq(1)),
+            If(self.done, self.chains.eq(self.chains + 1)),
+            If(self.error, self.errors.eq(self.errors + 1)),
+        ]
+        self.comb += self.error.eq(self.zero_length_error | self.oversize_error | self.abort_error)
+
+    def fetch_path(self, sink, next_params, params_full, params_take, burst_length,
+            max_frame_length):
+        bus = self.bus
+        self.fetch_params = Signal() # This cycle's descriptor beat starts a chain's parameters.
+
+        # Descriptor fields.
+        beat        = Signal(2)      # Descriptor word being read.
+        data_adr    = Signal(30)     # Word address of the next buffer word.
+        lo          = Signal(2)      # Lane of the buffer's first byte.
+        length      = Signal(descriptor_length_bits)
+        eop         = Signal()
+        # Chain state.
+        in_chain    = Signal()       # A chain's first descriptor was read, its `eop` not yet.
+        skipping    = Signal()       # The chain's frame was cut: read descriptors only.
+        budget      = Signal(max(max_frame_length, 1).bit_length()) # Bytes left before the cut.
+        # Buffer read state.
+        words_left  = Signal(descriptor_length_bits)
+        end_lane    = Signal(2)
+        first_word  = Signal()
+        cut         = Signal()       # This descriptor's buffer is cut short: it ends the frame.
+        burst_left  = Signal(max=burst_length + 1)
+        bursting    = Signal()
+        term_error  = Signal()
+        aborting    = Signal()
+
+        ring_ready = Signal()
+        self.comb += [
+            self.ring_error.eq(self.enable & (self.tail >= self.size)),
+            ring_ready.eq((self.head != self.tail) & (self.tail < self.size)),
+        ]
+
+        # Descriptor decode (SETUP): the bytes to read, cut at the frame budget.
+        budget_now = Signal(len(budget))
+        cut_now    = Signal()
+        take_bytes = Signal(descriptor_length_bits)
+        lane_end   = Signal(descriptor_length_bits + 1)
+        self.comb += [
+            budget_now.eq(Mux(in_chain, budget, max_frame_length)),
+            cut_now.eq(~skipping & ~next_params.tso & (length > budget_now)),
+            take_bytes.eq(Mux(skipping, 0, Mux(cut_now, budget_now, length))),
+            lane_end.eq(lo + take_bytes),  # One past the last byte, from the first word's start.
+        ]
+
+        # Bus: reads only, whole words.
+        desc_adr = Signal(30)
+        self.comb += [
+            desc_adr.eq(self.base[2:] + Cat(beat, self.head)),
+            bus.sel.eq(0b1111),
+            bus.we.eq(0),
+            bus.bte.eq(0),
+        ]
+
+        head_next = Signal(16)
+        self.comb += head_next.eq(Mux(self.head + 1 >= self.size, 0, self.head + 1))
+
+        self.fsm = fsm = FSM(reset_state="IDLE")
+        fsm.act("IDLE",
+            If(~self.enable & ~in_chain,
+                NextValue(self.head, 0)
+            ).Elif(~self.enable & (self.head == self.tail),
+                # Disabled in mid-chain and the chain's next descriptor is not there: end it.
+                self.abort_error.eq(1),
+                NextValue(term_error, 1),
+                NextValue(aborting, 1),
+                If(skipping,
+                    NextState("END_CHAIN")
+                ).Else(
+                    NextState("TERMINATE")
+                )
+            ).Elif(ring_ready & (in_chain | ~params_full),
+                NextState("DESCRIPTOR")
+            )
+        )
+        fsm.act("DESCRIPTOR",
+            bus.cyc.eq(1),
+            bus.stb.eq(1),
+            bus.adr.eq(desc_adr),
+            bus.cti.eq(Mux(beat == 2, wishbone.CTI_BURST_END, wishbone.CTI_BURST_INCREMENTING)),
+            If(bus.ack,
+                NextValue(beat, beat + 1),
+                Case(beat, {
+                    0: [
+                        NextValue(data_adr, bus.dat_r[2:]),
+                        NextValue(lo, bus.dat_r[:2]),
+                    ],
+                    1: [
+                        NextValue(length, bus.dat_r[:16]),
+                        NextValue(eop, bus.dat_r[16]),
+                        If(~in_chain,
+                            self.fetch_params.eq(1),
+                            NextValue(next_params.ip_csum, bus.dat_r[17]),
+                            NextValue(next_params.l4_csum, bus.dat_r[18]),
+                            NextValue(next_params.tso, bus.dat_r[19]),
+                            NextValue(next_params.hdr_len,
+                                Mux(bus.dat_r[8:16] != 0, 255, bus.dat_r[:8])),
+                        )
+                    ],
+                    "default": [
+                        If(~in_chain, NextValue(next_params.mss, bus.dat_r[:16])),
+                        NextValue(beat, 0),
+                        NextState("SETUP"),
+                    ],
+                })
+            )
+        )
+        fsm.act("SETUP",
+            self.zero_length_error.eq(length == 0),
+            self.oversize_error.eq(cut_now),
+            NextValue(in_chain, 1),
+            NextValue(budget, budget_now - take_bytes),
+            NextValue(cut, cut_now),
+            NextValue(words_left, (lane_end + 3)[2:]),
+            NextValue(end_lane, lane_end - 1),
+            NextValue(first_word, 1),
+            NextValue(term_error, cut_now),
+            If(take_bytes != 0,
+                NextState("DATA")
+            ).Elif(~skipping & (eop | cut_now),
+                NextState("TERMINATE")
+            ).Else(
+                NextState("NEXT")
+            )
+        )
+        last_word = Signal()
+        self.comb += last_word.eq(words_left == 1)
+        fsm.act("DATA",
+            bus.cyc.eq(bursting),
+            bus.stb.eq(bursting),
+            bus.adr.eq(data_adr),
+            bus.cti.eq(Mux(burst_left == 1, wishbone.CTI_BURST_END, wishbone.CTI_BURST_INCREMENTING)),
+            If(~bursting,
+                # Room in the FIFO for a whole burst: acks cannot be refused once promised.
+                If(self.fifo.level <= self.fifo.depth - burst_length,
+                    NextValue(bursting, 1),
+                    NextValue(burst_left, Mux(words_left >= burst_length, burst_length, words_left)),
+                )
+            ).Elif(bus.ack,
+                sink.valid.eq(1),
+                sink.data.eq(bus.dat_r),
+                sink.lo.eq(Mux(first_word, lo, 0)),
+                sink.hi.eq(Mux(last_word, end_lane, 3)),
+                sink.last.eq(last_word & (eop | cut)),
+                sink.error.eq(cut),
+                NextValue(first_word, 0),
+                NextValue(data_adr, data_adr + 1),
+                NextValue(words_left, words_left - 1),
+                NextValue(burst_left, burst_left - 1),
+                If(burst_left == 1, NextValue(bursting, 0)),
+                If(last_word, NextState("NEXT"))
+            )
+        )
+        fsm.act("TERMINATE",
+            # End the frame with no more bytes: pack marks the bytes it holds back as the last.
+            sink.valid.eq(1),
+            sink.empty.eq(1),
+            sink.last.eq(1),
+            sink.error.eq(term_error),
+            If(sink.ready,
+                If(aborting,
+                    NextState("END_CHAIN")
+                ).Else(
+                    NextState("NEXT")
+                )
+            )
+        )
+        fsm.act("NEXT",
+            # The descriptor's buffer is read: hand it back.
+            NextValue(self.head, head_next),
+            If(eop,
+                self.done.eq(1),
+                NextState("END_CHAIN")
+            ).Else(
+                If(cut, NextValue(skipping, 1)),
+                NextState("IDLE")
+            )
+        )
+        fsm.act("END_CHAIN",
+            NextValue(in_chain, 0),
+            NextValue(skipping, 0),
+            NextValue(term_error, 0),
+            NextValue(aborting, 0),
+            NextState("IDLE")
+        )
+
+    def pack_path(self, sink, next_params, params_take):
+        source = self.source
+
+        held     = Signal(32)   # Bytes held back, in lanes 0..level-1.
+        level    = Signal(3)    # 0..4.
+        in_frame = Signal()     # The current frame has started on source (parameters taken).
+        flush    = Signal()     # Send the held bytes as the frame's last beat.
+        flush_error = Signal()
+
+        count    = Signal(3)    # Bytes of the word on sink, 0..4.
+        total    = Signal(4)    # Held + new bytes, 0..8.
+        shift    = Signal(2)
+        rotated  = Signal(32)   # The word rotated so that its byte `lo` is in lane `level`.
+        merged   = Signal(32)   # Held bytes, then the word's.
+        self.comb += [
+            count.eq(Mux(sink.empty, 0, sink.hi - sink.lo + 1)),
+            total.eq(level + count),
+            shift.eq(sink.lo - level),
+            rotated.eq(Array(Cat(sink.data[8*k:], sink.data[:8*k]) for k in range(4))[shift]),
+        ]
+        for i in range(4):
+            self.comb += merged[8*i:8*(i + 1)].eq(
+                Mux(level > i, held[8*i:8*(i + 1)], rotated[8*i:8*(i + 1)]))
+
+        out_free  = Signal()
+        emit_full = Signal()    # A full beat, with bytes left over.
+        emit_last = Signal()
+        take      = Signal()
+        self.comb += [
+            out_free.eq(~source.valid | source.ready),
+            emit_full.eq(total > 4),
+            emit_last.eq(sink.last & (total != 0)),
+            take.eq(sink.valid & ~flush & (out_free | ~(emit_full | emit_last | ~in_frame))),
+            sink.ready.eq(take),
+            params_take.eq(take & ~in_frame),
+        ]
+
+        def one_hot(n):
+            return Array(C(1 << k, 4) for k in range(4))[n[:2]]
+
+        last_be = Signal(4)
+        self.comb += last_be.eq(Mux(flush, one_hot(level - 1), one_hot(total - 1)))
+        self.sync += [
+            If(source.valid & source.ready, source.valid.eq(0)),
+            If(flush & out_free,
+                source.valid.eq(1),
+                source.data.eq(held),
+                source.last.eq(1),
+                source.last_be.eq(last_be),
+                source.error.eq(Mux(flush_error, last_be, 0)),
+                level.eq(0),
+                flush.eq(0),
+            ),
+            If(take,
+                in_frame.eq(~sink.last),
+                If(~in_frame,
+                    *[getattr(source, name).eq(getattr(next_params, name))
+                        for name, _ in tx_offload_layout]
+                ),
+                If(emit_full,
+                    source.valid.eq(1),
+                    source.data.eq(merged),
+                    source.last.eq(0),
+                    source.last_be.eq(0),
+                    source.error.eq(0),
+                    held.eq(rotated),
+                    level.eq(total - 4),
+                    flush.eq(sink.last),
+                    flush_error.eq(sink.error),
+                ).Elif(sink.last,
+                    If(total != 0,
+                        source.valid.eq(1),
+                        source.data.eq(merged),
+                        source.last.eq(1),
+                        source.last_be.eq(last_be),
+                        source.error.eq(Mux(sink.error, last_be, 0)),
+                    ),
+                    level.eq(0),
+                ).Else(
+                    held.eq(merged),
+                    level.eq(total),
+                )
+            ),
+        ]
