@@ -1,6 +1,7 @@
 """End-to-end: real HTTP clients against the firmware running on the simulated SoC.
 
-The checks live in http_checks.py, shared with the native host server's tests.
+The checks live in http_checks.py, shared with the native host server's tests,
+and in http_body_checks.py (request bodies, 100-continue, 413, OPTIONS).
 """
 import pytest
 
@@ -11,6 +12,16 @@ from http_checks import (  # noqa: F401  (collected here, in this order)
     test_parallel_keepalive_clients,
     test_pipelined_requests,
     test_malformed_request_gets_error_and_server_keeps_serving,
+)
+from http_body_checks import (  # noqa: F401  (request bodies and the handler interface)
+    test_options,
+    test_bodies_drained_on_keepalive_pipelined,
+    test_body_split_across_writes,
+    test_content_too_large,
+    test_expect_100_continue,
+    test_body_framing_errors,
+    test_unknown_method_501,
+    test_status_page_streamed,
 )
 
 TIMEOUT = 120  # wall seconds; the simulator runs far slower than real time
