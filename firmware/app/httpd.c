@@ -54,6 +54,7 @@ struct conn {
     uint8_t idle_polls;
     uint8_t peer_closed;        /* FIN received */
     uint8_t close_after;        /* close once the current response is queued */
+    uint8_t in_process;         /* process() is running: handlers are called from it */
 
     /* the request in progress */
     const struct http_handler *handler;
@@ -163,6 +164,18 @@ static void consume_rx(struct conn *c, uint32_t n)
         c->recved_owed += n;
     else
         window_give(c->pcb, n);
+}
+
+/* Zero-length pbufs at the front of rx would stall the body loop. */
+static void drop_empty_pbufs(struct conn *c)
+{
+    while (c->rx && c->rx->len == 0) {
+        struct pbuf *next = c->rx->next;
+        if (next)
+            pbuf_ref(next);
+        pbuf_free(c->rx);
+        c->rx = next;
+    }
 }
 
 /* ---- sending ------------------------------------------------------------ */
@@ -512,12 +525,15 @@ static int body_step(struct conn *c)
         handler_abort(c);
         return 1;
     }
+    if (c->paused)
+        return 0; /* the handler is busy with what it has (a flash write...) */
     if (c->framing == BODY_NONE || (c->framing == BODY_LENGTH && c->body_left == 0)) {
         body_done(c);
         return 1;
     }
-    if (c->paused || !c->rx) {
-        if (!c->rx && c->peer_closed)
+    drop_empty_pbufs(c);
+    if (!c->rx) {
+        if (c->peer_closed)
             fail_request(c, 400, "The request body ended early."); /* section 8 */
         return c->rx_state != RX_BODY;
     }
@@ -589,7 +605,19 @@ static int head_step(struct conn *c)
 
 /* Work through received bytes until everything waits for send room, more
  * input, or a handler. */
+static enum conn_fate process_loop(struct conn *c);
+
 static enum conn_fate process(struct conn *c)
+{
+    enum conn_fate fate;
+    c->in_process = 1;
+    fate = process_loop(c);
+    if (fate == CONN_ALIVE)
+        c->in_process = 0;
+    return fate;
+}
+
+static enum conn_fate process_loop(struct conn *c)
 {
     for (;;) {
         int progress = 0;
@@ -628,7 +656,9 @@ void httpd_resume(struct http_exchange *x)
         window_give(c->pcb, c->recved_owed);
         c->recved_owed = 0;
     }
-    process(c);
+    /* called from inside a handler callback: the running loop goes on */
+    if (!c->in_process)
+        process(c);
 }
 
 /* ---- lwIP callbacks ----------------------------------------------------- */

@@ -93,7 +93,9 @@ int httpd_respond(struct http_exchange *x, const struct http_response *resp);
 int httpd_respond_error(struct http_exchange *x, int status, const char *detail,
                         const char *headers);
 
-/* A paused body or a waiting producer/handler may go on. */
+/* A paused body or a waiting producer/handler may go on: call it from the
+ * main loop (or from a handler callback, where it only lifts the pause). The
+ * connection may be finished and x gone when it returns. */
 void httpd_resume(struct http_exchange *x);
 
 struct httpd_stats {
