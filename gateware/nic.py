@@ -107,6 +107,17 @@ class OffloadNIC(LiteXModule):
             self._tso_errors.status.eq(tso.errors),
         ]
 
+        # The MAC's own error counters, re-exported here so that the register map is the same with
+        # and without preamble/FCS handling (the simulator's PHY model has neither).
+        self.autocsr_exclude = {"mac"}
+        self._rx_fcs_errors = CSRStatus(32, description="Frames with a bad FCS seen by the MAC (0 without FCS checking).")
+        self._rx_preamble_errors = CSRStatus(32, description="Frames with a bad preamble seen by the MAC.")
+        if hasattr(self.mac.rx_datapath, "crc_errors"): # The PHY may override with_preamble_crc.
+            self.comb += [
+                self._rx_fcs_errors.status.eq(self.mac.rx_datapath.crc_errors.status),
+                self._rx_preamble_errors.status.eq(self.mac.rx_datapath.preamble_errors.status),
+            ]
+
         # Interrupts: one moderated event per direction; clearing the event's pending bit acks it.
         self.ev = EventManager()
         self.ev.rx = EventSourceLevel(description="RX frames done (moderated by rx_irq_count/rx_irq_timeout).")
@@ -159,18 +170,21 @@ def register_reference(nic, prefix="nic"):
     return "\n".join(lines) + "\n"
 
 
-def main(argv=None):
-    parser = argparse.ArgumentParser(description="Offload NIC: write its register reference.")
-    parser.add_argument("--registers", default="docs/nic_registers.md", help="output Markdown file")
-    args = parser.parse_args(argv)
-
+def model_nic(with_preamble_crc=False):
+    """An OffloadNIC on LiteEth's simulation PHY model, for generating the register reference."""
     from liteeth.phy.model import LiteEthPHYModel
     from migen.genlib.record import Record
     pads = Record([("source_valid", 1), ("source_ready", 1), ("source_data", 8),
                    ("sink_valid", 1), ("sink_ready", 1), ("sink_data", 8)])
-    nic = OffloadNIC(LiteEthPHYModel(pads), with_preamble_crc=False)
+    return OffloadNIC(LiteEthPHYModel(pads), with_preamble_crc=with_preamble_crc)
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description="Offload NIC: write its register reference.")
+    parser.add_argument("--registers", default="docs/nic_registers.md", help="output Markdown file")
+    args = parser.parse_args(argv)
     with open(args.registers, "w") as f:
-        f.write(register_reference(nic))
+        f.write(register_reference(model_nic()))
     print(f"wrote {args.registers}")
 
 
