@@ -28,7 +28,7 @@ import random
 import cocotb
 from cocotb.triggers import RisingEdge
 
-from scapy.layers.inet import IP, TCP, UDP, IPOption_NOP, IPOption_RR, IPOption_Router_Alert
+from scapy.layers.inet import IP, TCP, IPOption_NOP, IPOption_RR, IPOption_Router_Alert
 from scapy.layers.inet6 import IPv6
 from scapy.layers.l2 import ARP, Dot1Q, Ether
 from scapy.packet import Raw
@@ -195,7 +195,6 @@ def bad_chain(rng):
         frame = bytearray(bytes(Ether() / IPv6() / TCP()) + rng.randbytes(rng.randrange(0, 200)))
         chain.hdr_len = 74
     chain.frame, chain.bad, chain.segments, chain.fixed = bytes(frame), True, [], []
-    chain.kind = kind
     return chain
 
 def random_traffic(rng, count, large, bad=0.1, plain=0.25, errors=0.05):

@@ -505,11 +505,9 @@ class TSO(LiteXModule):
                 Mux(b_merge & (lane < header_tail), template_tail[8*lane:8*lane + 8],
                     shifted[8*lane:8*lane + 8]))
 
-        flags_mask = Signal(8, reset=0xff)
-        self.comb += [
-            If(~last_seg, flags_mask[0].eq(0), flags_mask[3].eq(0)), # FIN, PSH.
-            If(~first, flags_mask[7].eq(0)),                        # CWR.
-        ]
+        flags_clear = Signal(8)
+        self.comb += flags_clear.eq(Mux(last_seg, 0, tcp_flag_fin | tcp_flag_psh) |
+            Mux(first, 0, tcp_flag_cwr))
         header_word = Signal(dw)
         flags_lane  = field_position(tcp_header_fields["flags"])[1]
         patch_values = {
@@ -517,7 +515,7 @@ class TSO(LiteXModule):
             "identification": ident,
             "sequence_high":  seq_number[16:],
             "sequence_low":   seq_number[:16],
-            "flags":          read.dat_r[8*flags_lane:8*flags_lane + 8] & flags_mask,
+            "flags":          read.dat_r[8*flags_lane:8*flags_lane + 8] & ~flags_clear,
         }
         self.comb += header_word.eq(read.dat_r)
         for name, (_, field) in tso_patched_fields.items():
