@@ -42,7 +42,7 @@ from gateware.checksum import rx_checksum_status_layout
 from gateware.rx_dma import rx_dma_counters
 
 FUZZ_FRAMES  = int(os.environ.get("LITEDAV_FUZZ_FRAMES", "100000"))
-FAST_FRAMES  = 700
+FAST_FRAMES  = 450
 RAM_BASE     = 0x4000_0000 # Main RAM of the LiteX SoC: high address bits set.
 RAM_SIZE     = 1 << 20
 RING_AREA    = RAM_BASE + 0x100
@@ -506,7 +506,7 @@ async def throughput(dut):
         bench.ring.refill()
     bench.drive_control()
     results = []
-    for length, count, wire in [(60, 30, False), (1514, 24, False), (60, 1500, True), (1514, 80, True)]:
+    for length, count, wire in [(60, 30, False), (1514, 24, False), (60, 600, True), (1514, 40, True)]:
         frames = [Frame(bench.frames_sent + i, rng.randbytes(length), random_status(rng, False))
             for i in range(count)]
         bench.frames_sent += count
@@ -576,7 +576,7 @@ async def overrun(dut):
         bench.ring.refill()
     bench.drive_control()
     bench.ram.wait = 0.5
-    total = 400 if not FUZZ else 4000
+    total = 250 if not FUZZ else 4000
     while bench.frames_sent < total:
         await bench.step(total - bench.frames_sent)
     await bench.drain()
