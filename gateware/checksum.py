@@ -3,14 +3,16 @@
 #
 # SPDX-License-Identifier: BSD-2-Clause
 
-"""Internet checksum engine and RX checksum verification for the offload NIC.
+"""Internet checksum engines for the offload NIC: a general byte-range accumulator, the header
+parser and summing front-end shared by the RX and TX checksum cores, and RX checksum verification
+(TX insertion is in tx_checksum.py).
 
 Streams use LiteEth's PHY-side layout (`eth_phy_description`): 32-bit data, 4 bytes per beat, the
 first byte on the wire in data[0:8]; on the last beat `last_be` is one-hot on the last valid byte.
 
 The checksum is the Internet checksum of RFC 1071: the ones'-complement sum of big-endian 16-bit
 words. Ones'-complement addition is associative and commutative, so a frame is summed in plain binary
-a beat at a time and the carries are folded back once, at the end (RFC 1071 2(C), deferred carries).
+a beat at a time and the carries are folded back later (RFC 1071 2(C), deferred carries).
 """
 
 from functools import reduce
