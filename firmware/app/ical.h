@@ -173,7 +173,14 @@ enum ical_match {
 
 #define ICAL_DEFAULT_MAX_ITERATIONS 5000
 
-/* Does any instance of the object overlap [start, end)? start/end are UTC
+/* Instances are DTSTART, the RRULE's and the RDATEs', less EXDATEs and less
+ * those an override (RECURRENCE-ID component) replaces; each override is one
+ * instance at its own DTSTART. Approximations: RANGE=THISANDFUTURE is not
+ * carried to later instances, an RDATE PERIOD lasts as long as the master,
+ * and an instance lasts DTEND - DTSTART in exact seconds (not nominal days
+ * across a DST switch).
+ *
+ * Does any instance of the object overlap [start, end)? start/end are UTC
  * seconds; INT64_MIN / INT64_MAX leave a side open. max_iterations bounds
  * the recurrence periods examined (0 = default). */
 enum ical_match ical_time_range(const struct ical_object *obj, int64_t start, int64_t end,

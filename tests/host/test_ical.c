@@ -776,6 +776,51 @@ static void test_time_ranges(void)
     }
 }
 
+/* Without COUNT the expander skips ahead to the query; with a COUNT too big
+ * to matter it walks every period from DTSTART. Both must agree, day by day,
+ * in New York time (zone conversion on every instance). */
+static void test_skip_ahead_agrees(void)
+{
+    static const char *const rules[] = {
+        "FREQ=DAILY;INTERVAL=3",
+        "FREQ=WEEKLY;INTERVAL=2;BYDAY=MO,TH",
+        "FREQ=WEEKLY;INTERVAL=3;BYDAY=SU;WKST=SU",
+        "FREQ=MONTHLY;BYDAY=-1FR,2TU",
+        "FREQ=MONTHLY;INTERVAL=5;BYMONTHDAY=-1,15",
+        "FREQ=YEARLY;BYMONTH=2,8;BYDAY=-1SA",
+        "FREQ=YEARLY;INTERVAL=2",
+        "FREQ=DAILY;BYMONTH=3;BYDAY=SA,SU",
+    };
+    const char *tz =
+        "BEGIN:VTIMEZONE\r\nTZID:NY\r\n"
+        "BEGIN:DAYLIGHT\r\nTZOFFSETFROM:-0500\r\nTZOFFSETTO:-0400\r\nDTSTART:20070311T020000\r\n"
+        "RRULE:FREQ=YEARLY;BYMONTH=3;BYDAY=2SU\r\nEND:DAYLIGHT\r\n"
+        "BEGIN:STANDARD\r\nTZOFFSETFROM:-0400\r\nTZOFFSETTO:-0500\r\nDTSTART:20071104T020000\r\n"
+        "RRULE:FREQ=YEARLY;BYMONTH=11;BYDAY=1SU\r\nEND:STANDARD\r\nEND:VTIMEZONE\r\n";
+    static unsigned char arena2[8192];
+    static char a_text[2048], b_text[2048];
+    for (size_t i = 0; i < sizeof(rules) / sizeof(rules[0]); i++) {
+        snprintf(a_text, sizeof(a_text), CAL_HEAD "%s" EVENT("DTSTART;TZID=NY:20220103T233000\r\n"
+                 "DURATION:PT45M\r\nRRULE:%s\r\n") CAL_TAIL, tz, rules[i]);
+        snprintf(b_text, sizeof(b_text), CAL_HEAD "%s" EVENT("DTSTART;TZID=NY:20220103T233000\r\n"
+                 "DURATION:PT45M\r\nRRULE:%s;COUNT=99999\r\n") CAL_TAIL, tz, rules[i]);
+        struct ical_object a, b;
+        struct ical_error err;
+        CHECK(ical_parse(&a, a_text, strlen(a_text), arena, sizeof(arena), NULL, &err) == ICAL_OK);
+        CHECK(ical_parse(&b, b_text, strlen(b_text), arena2, sizeof(arena2), NULL, &err) == ICAL_OK);
+        if (!a.root || !b.root)
+            continue;
+        unsigned matches = 0, disagree = 0;
+        for (int64_t t = utc("20240101T000000Z"); t < utc("20250101T000000Z"); t += 86400) {
+            enum ical_match ma = ical_time_range(&a, t, t + 86400, 0, 0);
+            enum ical_match mb = ical_time_range(&b, t, t + 86400, 0, 100000);
+            matches += ma == ICAL_MATCH;
+            disagree += ma != mb;
+        }
+        CHECKF(disagree == 0 && matches > 0, "rule %s: %u disagreements, %u matches", rules[i], disagree, matches);
+    }
+}
+
 int main(void)
 {
     test_validation_table();
@@ -783,5 +828,6 @@ int main(void)
     test_lines();
     test_exports();
     test_time_ranges();
+    test_skip_ahead_agrees();
     return check_summary();
 }
