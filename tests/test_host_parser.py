@@ -5,7 +5,9 @@ helpers.
 Builds firmware/ports/host (output in build/host/) and runs its programs: the
 table-driven unit tests and the seeded randomized robustness tests. Each must
 exit 0 and end with the line "N passed, 0 failed". Needs only gcc with
-libasan/libubsan; no lwIP, no simulator.
+libasan/libubsan and, for the httpd flow-control test (httpd.c on lwIP's
+loopback netif with a raw-API client, pausing handlers and producers), the
+lwIP sources from `make deps`; no simulator.
 
 LITEDAV_FUZZ=1 selects the long randomized runs (LITEDAV_FUZZ_ITERATIONS
 iterations each, default 5,000,000); LITEDAV_SEED sets their seed (default
@@ -28,6 +30,7 @@ FUZZ_ITERATIONS = int(os.environ.get("LITEDAV_FUZZ_ITERATIONS", "5000000")) if F
     else 200_000
 BODY_FUZZ_ITERATIONS = FUZZ_ITERATIONS if FUZZ_LONG else 100_000
 FUZZ_TIMEOUT = 3600 if FUZZ_LONG else 60
+FLOW_ROUNDS = 2000 if FUZZ_LONG else 40
 
 SUMMARY = re.compile(r"^(\d+) passed, (\d+) failed$")
 
@@ -42,7 +45,7 @@ def run(cmd, timeout):
 
 @pytest.fixture(scope="module")
 def host_build():
-    proc = run(["make", "-C", PORT, "OUT=" + OUT, "all", "http-body"], timeout=180)
+    proc = run(["make", "-C", PORT, "OUT=" + OUT, "all", "http-body", "httpd-flow"], timeout=300)
     assert proc.returncode == 0, "host build failed:\n" + proc.stdout
     return OUT
 
@@ -83,3 +86,9 @@ def test_body_fuzz(host_build):
     passed = check_program([os.path.join(host_build, "fuzz_http_body"),
                             str(FUZZ_SEED), str(BODY_FUZZ_ITERATIONS)], timeout=FUZZ_TIMEOUT)
     assert passed >= BODY_FUZZ_ITERATIONS
+
+
+def test_httpd_flow_control(host_build):
+    passed = check_program([os.path.join(host_build, "test_httpd_flow"),
+                            str(FUZZ_SEED), str(FLOW_ROUNDS)], timeout=FUZZ_TIMEOUT)
+    assert passed >= 5 * FLOW_ROUNDS
