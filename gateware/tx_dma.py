@@ -77,7 +77,6 @@ class TxDMA(LiteXModule):
 
         # Events.
         self.done              = Signal()
-        self.chains            = Signal(16)
         self.error             = Signal()
         self.errors            = Signal(16)
         self.zero_length_error = Signal()
@@ -101,7 +100,6 @@ class TxDMA(LiteXModule):
         self.sync += [
             If(params_take, params_full.eq(0)),
             If(self.fetch_params, params_full.eq(1)),
-            If(self.done, self.chains.eq(self.chains + 1)),
             If(self.error, self.errors.eq(self.errors + 1)),
         ]
         self.comb += self.error.eq(self.zero_length_error | self.oversize_error | self.abort_error)
@@ -141,25 +139,25 @@ class TxDMA(LiteXModule):
         budget_now = Signal(len(budget))
         cut_now    = Signal()
         take_bytes = Signal(descriptor_length_bits)
-        lane_end   = Signal(descriptor_length_bits + 1)
         self.comb += [
             budget_now.eq(Mux(in_chain, budget, max_frame_length)),
             cut_now.eq(~skipping & ~next_params.tso & (length > budget_now)),
-            take_bytes.eq(Mux(skipping, 0, Mux(cut_now, budget_now, length))),
-            lane_end.eq(lo + take_bytes),  # One past the last byte, from the first word's start.
+            take_bytes.eq(Mux(cut_now, budget_now, length)),
         ]
 
         # Bus: reads only, whole words.
         desc_adr = Signal(30)
+        fsm_descriptor = Signal()
         self.comb += [
             desc_adr.eq(self.base[2:] + Cat(beat, self.head)),
+            bus.adr.eq(Mux(fsm_descriptor, desc_adr, data_adr)),
             bus.sel.eq(0b1111),
             bus.we.eq(0),
             bus.bte.eq(0),
         ]
 
         head_next = Signal(16)
-        self.comb += head_next.eq(Mux(self.head + 1 >= self.size, 0, self.head + 1))
+        self.comb += head_next.eq(Mux(self.head + 1 == self.size, 0, self.head + 1))
 
         self.fsm = fsm = FSM(reset_state="IDLE")
         fsm.act("IDLE",
@@ -180,9 +178,9 @@ class TxDMA(LiteXModule):
             )
         )
         fsm.act("DESCRIPTOR",
+            fsm_descriptor.eq(1),
             bus.cyc.eq(1),
             bus.stb.eq(1),
-            bus.adr.eq(desc_adr),
             bus.cti.eq(Mux(beat == 2, wishbone.CTI_BURST_END, wishbone.CTI_BURST_INCREMENTING)),
             If(bus.ack,
                 NextValue(beat, beat + 1),
@@ -217,13 +215,15 @@ class TxDMA(LiteXModule):
             NextValue(in_chain, 1),
             NextValue(budget, budget_now - take_bytes),
             NextValue(cut, cut_now),
-            NextValue(words_left, (lane_end + 3)[2:]),
-            NextValue(end_lane, lane_end - 1),
+            NextValue(words_left, (take_bytes + (lo + 3))[2:]),
+            NextValue(end_lane, lo + take_bytes[:2] - 1),
             NextValue(first_word, 1),
             NextValue(term_error, cut_now),
-            If(take_bytes != 0,
+            If(skipping,
+                NextState("NEXT")
+            ).Elif(take_bytes != 0,
                 NextState("DATA")
-            ).Elif(~skipping & (eop | cut_now),
+            ).Elif(eop | cut_now,
                 NextState("TERMINATE")
             ).Else(
                 NextState("NEXT")
@@ -234,7 +234,6 @@ class TxDMA(LiteXModule):
         fsm.act("DATA",
             bus.cyc.eq(bursting),
             bus.stb.eq(bursting),
-            bus.adr.eq(data_adr),
             bus.cti.eq(Mux(burst_left == 1, wishbone.CTI_BURST_END, wishbone.CTI_BURST_INCREMENTING)),
             If(~bursting,
                 # Room in the FIFO for a whole burst: acks cannot be refused once promised.
@@ -292,8 +291,10 @@ class TxDMA(LiteXModule):
 
     def pack_path(self, sink, next_params, params_take):
         source = self.source
+        for name in ["data", "last_be", "error"] + [name for name, _ in tx_offload_layout]:
+            getattr(source, name).reset_less = True
 
-        held     = Signal(32)   # Bytes held back, in lanes 0..level-1.
+        held     = Signal(32, reset_less=True) # Bytes held back, in lanes 0..level-1.
         level    = Signal(3)    # 0..4.
         in_frame = Signal()     # The current frame has started on source (parameters taken).
         flush    = Signal()     # Send the held bytes as the frame's last beat.
@@ -304,18 +305,22 @@ class TxDMA(LiteXModule):
         shift    = Signal(2)
         rotated  = Signal(32)   # The word rotated so that its byte `lo` is in lane `level`.
         merged   = Signal(32)   # Held bytes, then the word's.
+        held_next = Signal(32)  # What to hold back after taking the word.
         self.comb += [
             count.eq(Mux(sink.empty, 0, sink.hi - sink.lo + 1)),
             total.eq(level + count),
             shift.eq(sink.lo - level),
             rotated.eq(Array(Cat(sink.data[8*k:], sink.data[:8*k]) for k in range(4))[shift]),
         ]
+        emit_full = Signal()    # A full beat, with bytes left over.
         for i in range(4):
-            self.comb += merged[8*i:8*(i + 1)].eq(
-                Mux(level > i, held[8*i:8*(i + 1)], rotated[8*i:8*(i + 1)]))
+            lane = slice(8*i, 8*(i + 1))
+            self.comb += [
+                merged[lane].eq(Mux(level > i, held[lane], rotated[lane])),
+                held_next[lane].eq(Mux(~emit_full & (level > i), held[lane], rotated[lane])),
+            ]
 
         out_free  = Signal()
-        emit_full = Signal()    # A full beat, with bytes left over.
         emit_last = Signal()
         take      = Signal()
         self.comb += [
@@ -336,7 +341,7 @@ class TxDMA(LiteXModule):
             If(source.valid & source.ready, source.valid.eq(0)),
             If(flush & out_free,
                 source.valid.eq(1),
-                source.data.eq(held),
+                source.data.eq(merged),
                 source.last.eq(1),
                 source.last_be.eq(last_be),
                 source.error.eq(Mux(flush_error, last_be, 0)),
@@ -355,7 +360,7 @@ class TxDMA(LiteXModule):
                     source.last.eq(0),
                     source.last_be.eq(0),
                     source.error.eq(0),
-                    held.eq(rotated),
+                    held.eq(held_next),
                     level.eq(total - 4),
                     flush.eq(sink.last),
                     flush_error.eq(sink.error),
@@ -369,7 +374,7 @@ class TxDMA(LiteXModule):
                     ),
                     level.eq(0),
                 ).Else(
-                    held.eq(merged),
+                    held.eq(held_next),
                     level.eq(total),
                 )
             ),
