@@ -12,7 +12,7 @@ apt_packages=(
   verilator gcc-riscv64-unknown-elf picolibc-riscv64-unknown-elf
   libevent-dev libjson-c-dev zlib1g-dev libslirp-dev
   apache2-utils curl dpkg-dev xz-utils
-  clang litmus
+  clang libclang-rt-dev litmus
 )
 
 apt_opts=(-y -q -o DPkg::Lock::Timeout=600 -o "Dir::Cache::archives=$cache/apt-archives")
