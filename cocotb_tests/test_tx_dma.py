@@ -47,7 +47,7 @@ MAX_FRAGMENT = 4096
 MONITOR_FIELDS = [("transfer", 1), ("last", 1), ("last_be", 4), ("error", 4), ("data", 32),
     ("ip_csum", 1), ("l4_csum", 1), ("tso", 1), ("hdr_len", 8), ("mss", 16), ("head", 16),
     ("done", 1), ("zero_length_error", 1), ("oversize_error", 1), ("abort_error", 1),
-    ("ring_error", 1)]
+    ("ring_error", 1), ("word_lost", 1)]
 PARAMS = ["ip_csum", "l4_csum", "tso", "hdr_len", "mss"]
 
 def field_slices(fields):
@@ -228,10 +228,9 @@ class Bench:
             assert slot == self.head and self.owned(slot), \
                 f"descriptor {slot} read, head {self.head}, tail {self.config['tail']}"
             return
-        assert addr >= BUFFERS, f"read of {addr:#x}: neither the ring nor a buffer"
-        slot = (addr - BUFFERS)//SLOT_STRIDE
-        assert slot == self.head and self.owned(slot), \
-            f"buffer of slot {slot} read at {addr:#x}, head {self.head}, tail {self.config['tail']}"
+        # A buffer read: of the descriptor at head, which the NIC owns.
+        slot = self.head
+        assert self.owned(slot), f"read of {addr:#x} with no descriptor handed over"
         d = self.slots[slot]
         expected = (d.addr & ~3) + 4*self.words_read[slot]
         assert addr == expected and self.words_read[slot] < d.words(), \
@@ -268,8 +267,8 @@ class Bench:
         tail = self.config["tail"]
         for _ in range(min(count, self.free_slots(), len(pending))):
             d = pending.popleft()
-            area = BUFFERS + tail*SLOT_STRIDE
-            d.addr = area + 8 + self.rng.randrange(16)
+            if d.addr is None:
+                d.addr = BUFFERS + tail*SLOT_STRIDE + 8 + self.rng.randrange(16)
             # Garbage around the buffer: a misaligned read shows.
             self.ram.write(d.addr - 8, self.rng.randbytes(8) + d.data + self.rng.randbytes(8))
             self.ram.write(self.ring_base() + 16*tail, d.encode())
@@ -329,13 +328,17 @@ class Bench:
         if m & 1:
             self.receive(m)
             self.stall = 0
+        assert not get(m, "word_lost"), "a buffer word was lost: the FIFO was full at its ack"
         if get(m, "done"):
             self.done_pulses += 1
         for name in self.events:
             self.events[name] += get(m, name)
         head = get(m, "head")
-        if head != self.head and self.config["enable"]:
-            self.advance_head(head)
+        if head != self.head:
+            if self.config["enable"] or head != 0:
+                self.advance_head(head)
+            else:
+                self.head = 0 # Disabled: reset.
             self.stall = 0
         if self.head == self.config["tail"] and not self.frames and not self.rx_bytes:
             self.stall = 0 # Nothing to do.
@@ -405,7 +408,7 @@ async def random_chains(dut):
     while done < total:
         count = min(rng.choice([20, 50, 100]), total - done)
         bench.ram.wait = rng.choice([0.0, 0.1, 0.5])
-        bench.backpressure = rng.choice([0.0, 0.2, 0.7])
+        bench.backpressure = rng.choice([0.0, 0.2, 0.7, 0.95])
         ring_size = rng.choice([2, 3, 4, 7, 16, 33])
         await run_session(bench, [random_chain(rng) for _ in range(count)], ring_size,
             bump=rng.choice([0.01, 0.1, 0.5]))
@@ -434,13 +437,9 @@ async def throughput(dut):
                 descriptors = [Descriptor(f, 0) for f in split(rng, rng.randbytes(length), fragments)]
                 descriptors[-1].eop = 1
                 bench.queue_chain(descriptors, pending)
+            for slot, d in enumerate(pending):
+                d.addr = BUFFERS + slot*SLOT_STRIDE + 8 + (rng.randrange(4) if misaligned else 0)
             bench.hand_over(pending, len(pending))
-            if not misaligned:
-                # hand_over() put buffers at random alignments: re-place them word-aligned.
-                for slot, d in enumerate(bench.slots[:len(bench.slots) - 1]):
-                    d.addr &= ~3
-                    bench.ram.write(d.addr, d.data)
-                    bench.ram.write(bench.ring_base() + 16*slot, d.encode())
             first = last = None
             nbytes = 0
             while bench.frames or bench.rx_bytes:
@@ -465,6 +464,97 @@ async def throughput(dut):
     with open(os.path.join(sim_build("tx_dma"), "throughput.txt"), "w") as f:
         f.write(" ".join(f"{r:.2f}" for r in results))
 
+@cocotb.test()
+async def errors_and_disable(dut):
+    """Directed cases: tail >= size, enable cleared in mid-chain (with and without the rest of the
+    chain handed over), 65535-byte descriptors at odd addresses, TSO and not."""
+    rng = random.Random(SEED + 2)
+    bench = await start(dut, rng, wait=0.2)
+    bench.backpressure = 0.3
+
+    # tail >= size: flagged, nothing read.
+    bench.config.update(base=RING_AREA, size=4, tail=5, enable=1)
+    bench.write_config()
+    for _ in range(50):
+        m = await bench.cycle()
+    assert get(m, "ring_error") and bench.ram.busy_cycles == 0, "tail >= size must flag, not run"
+    bench.config["enable"] = 0
+    bench.write_config()
+    for _ in range(3):
+        m = await bench.cycle()
+    assert not get(m, "ring_error")
+
+    def chain(lengths, **flags):
+        descriptors = [Descriptor(rng.randbytes(n), 0) for n in lengths]
+        descriptors[-1].eop = 1
+        for name, value in flags.items():
+            setattr(descriptors[0], name, value)
+        return descriptors
+
+    async def wait_for_head(head):
+        for _ in range(5000):
+            await bench.cycle()
+            if bench.head == head:
+                return
+        assert False, f"head did not reach {head}"
+
+    # Disabled in mid-chain, the next descriptor not handed over: the frame so far ends with
+    # `error`, head goes to 0, no `done`.
+    for handed in (1, 2):
+        bench.start_ring(8, RING_AREA + 0x100)
+        descriptors = chain([70, 33, 20], ip_csum=1, mss=1460)
+        frame = b"".join(d.data for d in descriptors[:handed])
+        bench.frames.append((frame, dict(ip_csum=1, l4_csum=0, tso=0, hdr_len=70, mss=1460), True))
+        bench.abort += 1
+        pending = deque(descriptors)
+        bench.hand_over(pending, handed)
+        await wait_for_head(handed)
+        for _ in range(rng.randrange(30)):
+            await bench.cycle()
+        bench.config["enable"] = 0
+        bench.write_config()
+        while bench.frames or bench.rx_bytes:
+            await bench.cycle()
+        for _ in range(5):
+            m = await bench.cycle()
+        assert get(m, "head") == 0, "head not reset after an abort"
+        bench.head = 0
+        bench.check_counts()
+
+    # Disabled in mid-chain with the rest handed over at once: the chain is finished, then stop.
+    bench.start_ring(8, RING_AREA + 0x200)
+    pending = deque()
+    bench.queue_chain(chain([100, 200, 300], l4_csum=1), pending)
+    bench.queue_chain(chain([60]), pending) # Handed over while disabled: never sent.
+    bench.frames.pop() # receive() fails on any frame not expected.
+    bench.expected_chains -= 1
+    bench.hand_over(pending, 1)
+    await wait_for_head(1)
+    bench.config["enable"] = 0
+    bench.hand_over(pending, 3)
+    for _ in range(3000):
+        m = await bench.cycle()
+        bench.stall = 0 # Stopped with descriptors handed over: that is the point.
+    assert not bench.frames and bench.received and get(m, "head") == 0, \
+        f"chain not finished after enable = 0 (head {get(m, 'head')})"
+    bench.head = 0
+    bench.check_counts()
+
+    # Longest descriptors at odd addresses: a TSO chain, then a plain one cut at 1522 bytes.
+    bench.start_ring(5, RING_AREA)
+    pending = deque()
+    bench.queue_chain(chain([66, 65535, 65535], tso=1, mss=1448), pending)
+    bench.queue_chain(chain([65535], ip_csum=1), pending)
+    for d, addr in zip(pending, [BUFFERS + 5, BUFFERS + 0x101, BUFFERS + 0x10202, BUFFERS + 0x20303]):
+        d.addr = addr
+    bench.backpressure = 0.0
+    bench.hand_over(pending, 4)
+    await bench.drain()
+    bench.check_counts()
+    assert bench.oversize == 1 and bench.received == 5
+    with open(os.path.join(sim_build("tx_dma"), "errors_and_disable.count"), "w") as f:
+        f.write(f"{bench.received} {bench.abort} {bench.oversize}")
+
 # Pytest entry -------------------------------------------------------------------------------------
 
 def tx_dma_verilog():
@@ -488,7 +578,9 @@ def tx_dma_verilog():
                 self.monitor.eq(Cat(source.valid & source.ready, source.last, source.last_be,
                     source.error, source.data, *[getattr(source, name) for name in PARAMS],
                     dut.head, dut.done, dut.zero_length_error, dut.oversize_error,
-                    dut.abort_error, dut.ring_error)),
+                    dut.abort_error, dut.ring_error,
+                    # White box: a word acknowledged on the bus that the FIFO could not take.
+                    dut.bus.ack & dut.fifo.sink.valid & ~dut.fifo.sink.ready)),
                 self.counters.eq(dut.errors),
             ]
 
@@ -503,6 +595,11 @@ def test_tx_dma_random_chains(capsys):
     with capsys.disabled():
         print(f"\ntx_dma: {count} random chains checked ({frames} frames, {zero} empty and "
             f"{oversize} oversize descriptors, {cycles} cycles; seed {SEED}{', fuzz' if FUZZ else ''})")
+
+def test_tx_dma_errors_and_disable():
+    run_cocotb("tx_dma", "test_tx_dma", tx_dma_verilog(), "errors_and_disable")
+    with open(os.path.join(sim_build("tx_dma"), "errors_and_disable.count")) as f:
+        assert f.read() == "5 2 1"
 
 def test_tx_dma_throughput(capsys):
     run_cocotb("tx_dma", "test_tx_dma", tx_dma_verilog(), "throughput")
