@@ -258,7 +258,7 @@ async def random_traffic(dut):
     await driver.start()
 
     # RX: frames from the wire; the ones with a bad FCS must be dropped and counted.
-    rx_expected, rx_bad_fcs = [], 0
+    rx_expected, rx_bad_fcs, rx_bad_frames = [], 0, []
     for _ in range(FRAMES):
         frame = random_frame(rng)
         bad_fcs = rng.random() < 0.05
@@ -267,6 +267,7 @@ async def random_traffic(dut):
         await driver.source.send(gmii_frame(rng, frame, bad_fcs))
         if bad_fcs:
             rx_bad_fcs += 1
+            rx_bad_frames.append(frame)
         else:
             rx_expected.append(frame)
 
@@ -314,6 +315,13 @@ async def random_traffic(dut):
             f"TX {tx_received}/{len(tx_expected)}")
 
     for n, (frame, (data, word2, word3)) in enumerate(zip(rx_expected, driver.received)):
+        if data != frame:
+            later = [(k, len(f)) for k, f in enumerate(rx_expected) if f[:12] == data[:12]]
+            later += [("bad fcs", k, f == data) for k, f in enumerate(rx_bad_frames) if f[:12] == data[:12]]
+            counters = {name: await driver.csr_read(name) for name in ("rx_received", "rx_dropped_empty",
+                "rx_dropped_error", "rx_dropped_overrun", "rx_runts", "rx_fcs_errors", "rx_preamble_errors")}
+            dut._log.error(f"RX frame {n} ({len(frame)} bytes) missing: got {len(data)} bytes, same MACs as expected {later}; "
+                f"lengths {[len(f) for f in rx_expected[n - 2:n + 3]]}; {counters}")
         assert data == frame, f"RX frame {n}: got {data.hex()}\nexpected {frame.hex()}"
         want2, want3 = rx_descriptor_words(frame)
         assert (word2, word3) == (want2, want3), (f"RX frame {n} descriptor: got {word2:#010x} {word3:#010x}, "

@@ -18,9 +18,11 @@ import argparse
 
 from litex.gen import *
 
+from litex.soc.interconnect import stream
 from litex.soc.interconnect.csr import CSRStatus, CSRStorage, CSRField
 from litex.soc.interconnect.csr_eventmanager import EventManager, EventSourceLevel
 
+from liteeth.common import eth_phy_description
 from liteeth.mac.core import LiteEthMACCore
 
 from gateware.checksum import RxChecksum
@@ -38,10 +40,36 @@ ring_registers = {
 }
 
 
+class MarkLastByte(LiteXModule):
+    """Stands in for an 8-bit PHY towards the MAC core, with `last_be` set on the last byte.
+
+    LiteEth's 8-bit PHYs (GMII, MII, the sim model) leave `last_be` at 0, and the MAC's FCS checker
+    only evaluates its CRC on a byte whose `last_be` bit is set: without this, frames with a bad
+    FCS were passed on as good (found by test_nic.py with cocotbext-eth's GMII model).
+    """
+    def __init__(self, phy):
+        self.dw     = phy.dw
+        self.sink   = phy.sink
+        self.source = source = stream.Endpoint(eth_phy_description(phy.dw))
+        for name in ("with_preamble_crc", "with_padding", "integrated_ifg_inserter"):
+            if hasattr(phy, name):
+                setattr(self, name, getattr(phy, name))
+
+        # # #
+
+        self.comb += [
+            phy.source.connect(source),
+            source.last_be.eq(phy.source.last),
+        ]
+
+
 class OffloadNIC(LiteXModule):
     """`phy` is any LiteEth PHY (8-bit GMII/MII, the sim model...). `with_preamble_crc` as in
     LiteEth: False for the simulator's PHY model, which carries bare frames."""
     def __init__(self, phy, with_preamble_crc=True):
+        if phy.dw == 8:
+            phy = MarkLastByte(phy)
+            self.phy_last_byte = phy
         self.mac         = LiteEthMACCore(phy, dw=32, with_preamble_crc=with_preamble_crc)
         self.rx_checksum = RxChecksum()
         self.rx_dma      = rx_dma = RxDMA()
@@ -101,8 +129,8 @@ class OffloadNIC(LiteXModule):
         self._tx_chains = CSRStatus(16, description="TX descriptor chains (frames or TSO chains) completed.")
         self._tx_errors = CSRStatus(16, description="Bad TX descriptors: empty, oversize chain, chain aborted by disable.")
         self._tso_errors = CSRStatus(16, description="TSO chains dropped or cut: bad header template or MSS.")
+        self.sync += If(tx_dma.done, self._tx_chains.status.eq(self._tx_chains.status + 1))
         self.comb += [
-            self._tx_chains.status.eq(tx_dma.chains),
             self._tx_errors.status.eq(tx_dma.errors),
             self._tso_errors.status.eq(tso.errors),
         ]
