@@ -64,13 +64,21 @@ class MarkLastByte(LiteXModule):
 
 
 class OffloadNIC(LiteXModule):
-    """`phy` is any LiteEth PHY (8-bit GMII/MII, the sim model...). `with_preamble_crc` as in
+    """`phy` is any LiteEth PHY (8-bit GMII/MII, the sim model...), or None for the NIC without its
+    MAC: `mac_sink`/`mac_source` (32-bit frame streams) are then its MAC-side ports, which is how
+    the resource bench measures the offloads and DMA alone. `with_preamble_crc` as in
     LiteEth: False for the simulator's PHY model, which carries bare frames."""
     def __init__(self, phy, with_preamble_crc=True):
-        if phy.dw == 8:
-            phy = MarkLastByte(phy)
-            self.phy_last_byte = phy
-        self.mac         = LiteEthMACCore(phy, dw=32, with_preamble_crc=with_preamble_crc)
+        if phy is None:
+            self.mac_sink   = stream.Endpoint(eth_phy_description(32)) # Frames from the wire.
+            self.mac_source = stream.Endpoint(eth_phy_description(32)) # Frames to the wire.
+            mac_rx, mac_tx, mac_errors = self.mac_sink, self.mac_source, None
+        else:
+            if phy.dw == 8:
+                phy = MarkLastByte(phy)
+                self.phy_last_byte = phy
+            self.mac = LiteEthMACCore(phy, dw=32, with_preamble_crc=with_preamble_crc)
+            mac_rx, mac_tx, mac_errors = self.mac.source, self.mac.sink, self.mac.rx_datapath
         self.rx_checksum = RxChecksum()
         self.rx_dma      = rx_dma = RxDMA()
         self.tx_dma      = tx_dma = TxDMA()
@@ -82,11 +90,11 @@ class OffloadNIC(LiteXModule):
         self.tx_bus = tx_dma.bus
 
         self.comb += [
-            self.mac.source.connect(self.rx_checksum.sink),
+            mac_rx.connect(self.rx_checksum.sink),
             self.rx_checksum.source.connect(rx_dma.sink),
             tx_dma.source.connect(tso.sink),
             tso.source.connect(self.tx_checksum.sink),
-            self.tx_checksum.source.connect(self.mac.sink),
+            self.tx_checksum.source.connect(mac_tx),
         ]
 
         # RX ring registers.
@@ -140,10 +148,10 @@ class OffloadNIC(LiteXModule):
         self.autocsr_exclude = {"mac"}
         self._rx_fcs_errors = CSRStatus(32, description="Frames with a bad FCS seen by the MAC (0 without FCS checking).")
         self._rx_preamble_errors = CSRStatus(32, description="Frames with a bad preamble seen by the MAC.")
-        if hasattr(self.mac.rx_datapath, "crc_errors"): # The PHY may override with_preamble_crc.
+        if hasattr(mac_errors, "crc_errors"): # The PHY may override with_preamble_crc.
             self.comb += [
-                self._rx_fcs_errors.status.eq(self.mac.rx_datapath.crc_errors.status),
-                self._rx_preamble_errors.status.eq(self.mac.rx_datapath.preamble_errors.status),
+                self._rx_fcs_errors.status.eq(mac_errors.crc_errors.status),
+                self._rx_preamble_errors.status.eq(mac_errors.preamble_errors.status),
             ]
 
         # Interrupts: one moderated event per direction; clearing the event's pending bit acks it.
