@@ -25,12 +25,12 @@ from litex.soc.interconnect.csr_eventmanager import EventManager, EventSourceLev
 from liteeth.common import eth_phy_description
 from liteeth.mac.core import LiteEthMACCore
 
-from gateware.checksum import RxChecksum
-from gateware.rx_dma import RxDMA, rx_dma_counters
-from gateware.tx_dma import TxDMA
-from gateware.tso import TSO
-from gateware.tx_checksum import TxChecksum
-from gateware.irq_moderation import IRQModeration
+from .checksum import RxChecksum
+from .rx_dma import RxDMA, rx_dma_counters
+from .tx_dma import TxDMA
+from .tso import TSO
+from .tx_checksum import TxChecksum
+from .irq_moderation import IRQModeration
 
 # Descriptions of the per-ring registers, shared by RX and TX.
 ring_registers = {

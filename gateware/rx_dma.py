@@ -19,7 +19,7 @@ from migen.genlib.fifo import SyncFIFO, SyncFIFOBuffered
 
 from litex.soc.interconnect import stream, wishbone
 
-from gateware.checksum import rx_checksum_description, rx_checksum_status_layout
+from .checksum import rx_checksum_description, rx_checksum_status_layout
 
 # Constants ----------------------------------------------------------------------------------------
 

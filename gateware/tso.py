@@ -50,7 +50,7 @@ from litex.soc.interconnect.packet import HeaderField
 from liteeth.common import (eth_phy_description, mac_header_length, ethernet_type_ip,
     ipv4_header_fields, ipv4_header_length)
 
-from gateware.checksum import ethernet_type_vlan, vlan_tag_length, tcp_protocol, tcp_header_length
+from .checksum import ethernet_type_vlan, vlan_tag_length, tcp_protocol, tcp_header_length
 
 # Layouts ------------------------------------------------------------------------------------------
 

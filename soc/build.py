@@ -55,6 +55,9 @@ def build_parser():
     parser.add_argument("--eth-rx-slots", type=int, default=32,
                         help="LiteEth MAC RX buffer slots (2 KiB each): frames the CPU may fall behind by")
     parser.add_argument("--eth-tx-slots", type=int, default=4, help="LiteEth MAC TX buffer slots")
+    parser.add_argument("--nic", default="liteeth", choices=("liteeth", "offload"),
+                        help="Ethernet: LiteEth's MAC with CPU-copied SRAM slots, or the offload NIC "
+                             "(DMA rings, checksum offload, TSO; docs/nic.md)")
     parser.add_argument("--no-bus-bursting", dest="bus_bursting", action="store_false",
                         help="disable wishbone burst cycles (cache refills word by word)")
     parser.add_argument("--firmware", default=None,
@@ -90,7 +93,8 @@ def main(argv=None):
         firmware_words = firmware_words,
         eth_rx_slots   = args.eth_rx_slots,
         eth_tx_slots   = args.eth_tx_slots,
-        bus_bursting   = args.bus_bursting)
+        bus_bursting   = args.bus_bursting,
+        nic            = args.nic)
 
     builder = Builder(soc, output_dir=output_dir, compile_software=False, compile_gateware=False)
     extra_mods_path = os.path.abspath(os.path.join(output_dir, "sim_modules"))

@@ -18,7 +18,8 @@ MAIN_RAM_BASE = 0x40000000
 
 class LiteDAVSoC(SoCCore):
     def __init__(self, platform, sys_clk_freq, main_ram_size, firmware_words=None,
-                 eth_rx_slots=8, eth_tx_slots=4, cpu_variant="standard", bus_bursting=True):
+                 eth_rx_slots=8, eth_tx_slots=4, cpu_variant="standard", bus_bursting=True,
+                 nic="liteeth"):
         SoCCore.__init__(self, platform, clk_freq=int(sys_clk_freq),
             ident                    = "LiteDAV",
             cpu_type                 = "vexriscv",
@@ -42,4 +43,19 @@ class LiteDAVSoC(SoCCore):
         else:
             raise ValueError(f"platform {platform.name!r} has no SoC recipe yet")
 
-        self.add_ethernet(phy=self.ethphy, nrxslots=eth_rx_slots, ntxslots=eth_tx_slots)
+        if nic == "liteeth":
+            self.add_ethernet(phy=self.ethphy, nrxslots=eth_rx_slots, ntxslots=eth_tx_slots)
+        elif nic == "offload":
+            self.add_offload_nic()
+        else:
+            raise ValueError(f"unknown NIC {nic!r}: liteeth or offload")
+
+    def add_offload_nic(self):
+        """The offload NIC (gateware/nic.py, docs/nic.md): DMA masters on the main bus, CSRs as
+        `nic_*`, one interrupt `nic`. The sim PHY model carries bare frames (no preamble, no FCS)."""
+        from litedav.gateware.nic import OffloadNIC
+        self.nic = OffloadNIC(self.ethphy, with_preamble_crc=self.platform.name != "sim")
+        self.bus.add_master(name="nic_rx", master=self.nic.rx_bus)
+        self.bus.add_master(name="nic_tx", master=self.nic.tx_bus)
+        self.irq.add("nic", use_loc_if_exists=True)
+        self.add_constant("LITEDAV_NIC_OFFLOAD")
