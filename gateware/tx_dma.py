@@ -315,7 +315,7 @@ class TxDMA(LiteXModule):
             count.eq(Mux(sink.empty, 0, sink.hi - sink.lo + 1)),
             total.eq(level + count),
             shift.eq(sink.lo - level),
-            rotated.eq(Array(Cat(sink.data[8*k:], sink.data[:8*k]) for k in range(4))[shift]),
+            rotated.eq(Array([sink.data] + [Cat(sink.data[8*k:], sink.data[:8*k]) for k in range(1, 4)])[shift]),
         ]
         emit_full = Signal()    # A full beat, with bytes left over.
         for i in range(4):

@@ -1,0 +1,43 @@
+"""litedav-soc generates a SoC with either NIC: LiteEth's SRAM MAC or the offload NIC.
+
+Generation only (LiteX's own Verilog writer, headers): no Verilator compile, a few seconds each.
+The offload NIC's headers must name the registers of docs/nic_registers.md and its interrupt."""
+import os
+import re
+import subprocess
+import sys
+
+import pytest
+
+TOP = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+def generate(nic, out):
+    proc = subprocess.run([sys.executable, "-m", "litedav.soc.build", "--platform", "sim", "--nic", nic,
+                           "--output-dir", out], cwd=TOP, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                          text=True, timeout=300)
+    assert proc.returncode == 0, proc.stdout[-3000:]
+    with open(os.path.join(out, "software", "include", "generated", "csr.h")) as f:
+        csr = f.read()
+    with open(os.path.join(out, "software", "include", "generated", "soc.h")) as f:
+        soc = f.read()
+    return csr, soc
+
+
+def test_liteeth_soc(tmp_path):
+    csr, soc = generate("liteeth", str(tmp_path))
+    assert "CSR_ETHMAC_BASE" in csr and "CSR_NIC_BASE" not in csr
+    assert "ETHMAC_INTERRUPT" in soc
+
+
+def test_offload_soc(tmp_path):
+    csr, soc = generate("offload", str(tmp_path))
+    assert "CSR_NIC_BASE" in csr and "CSR_ETHMAC_BASE" not in csr
+    assert "NIC_INTERRUPT" in soc and "LITEDAV_NIC_OFFLOAD" in soc
+    with open(os.path.join(TOP, "docs", "nic_registers.md")) as f:
+        documented = re.findall(r"^\| 0x([0-9a-f]+) \| `(nic_\w+)` \|", f.read(), re.M)
+    base = int(re.search(r"#define CSR_NIC_BASE \(CSR_BASE \+ (0x[0-9a-f]+)L\)", csr).group(1), 16)
+    for offset, name in documented:
+        m = re.search(rf"#define CSR_{name.upper()}_ADDR \(CSR_BASE \+ (0x[0-9a-f]+)L\)", csr)
+        assert m, f"{name} missing from csr.h"
+        assert int(m.group(1), 16) - base == int(offset, 16), f"{name}: csr.h and docs/nic_registers.md disagree"
