@@ -5,17 +5,18 @@ PYTHON ?= python3
 PORT   ?= 8080
 BUILD  := build/sim
 
-.PHONY: help deps sim firmware demo run test bench resources fuzz clean
+.PHONY: help deps sim firmware demo run host test bench resources fuzz clean
 
 help:
 	@echo "make demo      install, build and run the simulated appliance on http://127.0.0.1:$(PORT)/"
+	@echo "make host      build and run the firmware natively on Linux (lwIP + libslirp) on http://127.0.0.1:$(PORT)/"
 	@echo "make test      install, build and run every fast test"
 	@echo "make deps      install Debian packages, lwIP sources and Python packages (idempotent)"
 	@echo "make sim       build SoC headers, firmware and the Verilator model"
 	@echo "make run       run the already built simulator (PORT=$(PORT))"
 	@echo "make bench     CPU cycles per HTTP request on the simulated SoC (bench/results/)"
 	@echo "make resources  ECP5 LUT4/FF/BRAM of the offload NIC cores (Yosys synth_ecp5)"
-	@echo "make fuzz      long randomized gateware tests (LITEDAV_FUZZ=1)"
+	@echo "make fuzz      long randomized runs: gateware (cocotb) and host fuzzers/torture (LITEDAV_FUZZ=1)"
 	@echo "make clean     remove build/"
 
 deps:
@@ -34,6 +35,10 @@ demo: deps
 run:
 	@$(PYTHON) -m litedav.sim.run run --port $(PORT)
 
+host: deps
+	@$(MAKE) --no-print-directory -C firmware/ports/host server SANITIZE=0
+	@build/host/litedav-host --port $(PORT) --store build/host/litedav.flash
+
 test: deps
 	@$(PYTHON) -m pytest -ra $(wildcard tests cocotb_tests)
 
@@ -44,7 +49,7 @@ resources: deps
 	@$(PYTHON) -m litedav.bench.gateware_resources --json bench/results/gateware_resources.json
 
 fuzz: deps
-	@LITEDAV_FUZZ=1 $(PYTHON) -m pytest -ra $(wildcard cocotb_tests)
+	@LITEDAV_FUZZ=1 $(PYTHON) -m pytest -ra -s $(wildcard cocotb_tests tests/test_host_*.py)
 
 clean:
 	rm -rf build cocotb_tests/sim_build
