@@ -38,28 +38,7 @@ static const struct store_config cfg = {MAX_BODY, 12};
 static struct flash_file ff;
 static struct store st;
 
-/* ---- PRNG (xorshift64*, seeded through splitmix64) ---------------------- */
-
-static uint64_t rng_state;
-
-static void rng_seed(uint64_t seed)
-{
-    uint64_t z = seed + 0x9e3779b97f4a7c15ull;
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-    rng_state = (z ^ (z >> 31)) | 1;
-}
-
-static uint64_t rng_next(void)
-{
-    rng_state ^= rng_state >> 12;
-    rng_state ^= rng_state << 25;
-    rng_state ^= rng_state >> 27;
-    return rng_state * 0x2545f4914f6cdd1dull;
-}
-
-static uint32_t rnd(uint32_t n) { return (uint32_t)((rng_next() >> 11) % n); }
-static int chance(unsigned percent) { return rnd(100) < percent; }
+#include "test_rng.h"
 
 /* ---- the model ---------------------------------------------------------- */
 
