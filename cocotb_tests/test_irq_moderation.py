@@ -6,7 +6,7 @@
 """Cycle-accurate tests of gateware.irq_moderation.IRQModeration, with cocotb 1.9 and Verilator.
 
 The reference below states the rule as the driver sees it, from the events since the last ack:
-`irq` rises on the cycle the `count_threshold`-th event is counted, or `timeout_cycles` cycles after
+`irq` rises on the cycle the `count_threshold`-th event is counted, or 16 x `timeout` cycles after
 the first one (0: never), and stays up until `ack`. A driver model acks at random latencies after
 the interrupt (and sometimes without one), and changes the threshold and timeout on its acks.
 
@@ -23,6 +23,8 @@ from cocotb.triggers import RisingEdge
 from harness import FUZZ, SEED, build_verilog, reset, run_cocotb, sim_build
 
 FUZZ_CYCLES = int(os.environ.get("LITEDAV_FUZZ_CYCLES", "3000000"))
+TICK = 16                  # Cycles per timeout unit.
+COUNT_WIDTH, TIMEOUT_WIDTH = 8, 16
 
 
 class Reference:
@@ -42,7 +44,7 @@ class Reference:
             if self.count >= max(threshold, 1):
                 self.irq = True
         if (self.first is not None and self.timeout_at_first and
-                cycle - self.first >= self.timeout_at_first):
+                cycle - self.first >= TICK*self.timeout_at_first):
             self.irq = True
         return self.irq
 
@@ -54,7 +56,7 @@ async def random_events(dut):
     rng   = random.Random(SEED)
     total = FUZZ_CYCLES if FUZZ else 150000
     ref   = Reference()
-    threshold, timeout = 4, 100
+    threshold, timeout = 4, 7
     event_rate, ack_at, written = 0.1, None, None
     raised = by_count = by_time = 0
     irq_before = False
@@ -64,14 +66,14 @@ async def random_events(dut):
         if ack:
             ack_at = None
             if rng.random() < 0.1:
-                threshold = rng.choice([0, 1, 2, 3, 8, 32, 200, rng.randrange(1 << 16)])
-                timeout   = rng.choice([0, 0, 1, 2, 7, 100, 1000, rng.randrange(1 << 24)])
+                threshold = rng.choice([0, 1, 2, 3, 8, 32, 200, rng.randrange(1 << COUNT_WIDTH)])
+                timeout   = rng.choice([0, 0, 1, 2, 7, 100, 1000, rng.randrange(1 << TIMEOUT_WIDTH)])
                 event_rate = rng.choice([0.001, 0.01, 0.1, 0.5, 1.0])
             if saturation_test and cycle > 1000:
-                # The largest threshold: 65535 events in a row.
-                threshold, timeout, event_rate, saturation_test = 0xffff, 0, 1.0, False
+                # The largest threshold: 255 events in a row.
+                threshold, timeout, event_rate, saturation_test = (1 << COUNT_WIDTH) - 1, 0, 1.0, False
         event = rng.random() < event_rate
-        value = event | ack << 1 | threshold << 2 | timeout << 18
+        value = event | ack << 1 | threshold << 2 | timeout << (2 + COUNT_WIDTH)
         if value != written:
             dut.drive.setimmediatevalue(value)
             written = value
@@ -103,11 +105,11 @@ def irq_moderation_verilog():
 
     class Harness(Module):
         def __init__(self):
-            self.submodules.dut = dut = IRQModeration()
-            self.drive = Signal(2 + 16 + 24, name="drive")
+            self.submodules.dut = dut = IRQModeration(COUNT_WIDTH, TIMEOUT_WIDTH, TICK)
+            self.drive = Signal(2 + COUNT_WIDTH + TIMEOUT_WIDTH, name="drive")
             self.irq   = Signal(name="irq")
             self.comb += [
-                Cat(dut.events, dut.ack, dut.count_threshold, dut.timeout_cycles).eq(self.drive),
+                Cat(dut.event, dut.ack, dut.count_threshold, dut.timeout).eq(self.drive),
                 self.irq.eq(dut.irq),
             ]
 
