@@ -7,6 +7,8 @@ LiteX sim module drives every clock edge.
 - serial: 8-bit stream to `serial2console` (the firmware's UART console).
 - eth: LiteEthPHYModel's 8-bit stream (one byte per sys_clk, no preamble or
   FCS), driven by LiteDAV's `slirp_ethernet` module (sim/modules/).
+- flash: SimFlash's request/response pair (soc/sim_flash.py), answered by
+  LiteDAV's `flash_file` module from a host file (docs/sim_flash.md).
 """
 
 from litex.build.generic_platform import Pins, Subsignal
@@ -22,11 +24,23 @@ def _stream_pair(data_width):
         Subsignal("sink_data",    Pins(data_width)),
     ]
 
+_flash_bridge = [
+    Subsignal("req_valid",  Pins(1)),
+    Subsignal("req_we",     Pins(1)),
+    Subsignal("req_addr",   Pins(25)),  # byte offset in the 32 MiB window
+    Subsignal("req_data",   Pins(32)),
+    Subsignal("req_sel",    Pins(4)),
+    Subsignal("resp_valid", Pins(1)),
+    Subsignal("resp_data",  Pins(32)),
+    Subsignal("present",    Pins(1)),   # the host module is attached
+]
+
 _io = [
     ("sys_clk", 0, Pins(1)),
     ("sys_rst", 0, Pins(1)),
     ("serial", 0, *_stream_pair(8)),
     ("eth", 0, *_stream_pair(8)),
+    ("flash", 0, *_flash_bridge),
 ]
 
 

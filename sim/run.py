@@ -2,6 +2,8 @@
 
   litedav-sim build            SoC headers, firmware, Verilator model (incremental)
   litedav-sim run [--port N]   boot it; http://127.0.0.1:N/ reaches the SoC's port 80
+                               (the calendar flash is build/sim/run-N/flash.bin, kept
+                               across runs: --flash FILE, --fresh-flash)
   litedav-sim demo [--port N]  build, then run
 
 No root is needed: the SoC's Ethernet is bridged to libslirp (user-mode
@@ -103,15 +105,28 @@ def _die_with_parent():
 class Simulator:
     """One running simulated appliance, in its own run directory."""
 
-    def __init__(self, build_dir=DEFAULT_BUILD, port=8080, echo=True, gap_cycles=20):
+    def __init__(self, build_dir=DEFAULT_BUILD, port=8080, echo=True, gap_cycles=20,
+                 flash=None, fresh_flash=False, flash_size=None, flash_timing=None):
+        """flash: the NOR image file (default: flash.bin in the run directory, kept across
+        runs of the same port); fresh_flash: erase it before booting; flash_timing: busy
+        cycles for the flash_file module (sim/modules/flash_file/flash_file.c)."""
+        from litedav.soc.build import DEFAULT_FLASH_SIZE
         self.build_dir = build_dir
         self.port = port
         self.echo = echo
         self.gap_cycles = gap_cycles
+        self.flash = os.path.abspath(flash) if flash else os.path.join(self.run_dir, "flash.bin")
+        self.fresh_flash = fresh_flash
+        self.flash_size = flash_size or DEFAULT_FLASH_SIZE
+        self.flash_timing = flash_timing
         self.proc = None
         self.console = []
         self.ready = threading.Event()
         self.exited = threading.Event()
+
+    @property
+    def run_dir(self):
+        return os.path.join(self.build_dir, f"run-{self.port}")
 
     @property
     def url(self):
@@ -124,15 +139,20 @@ class Simulator:
         vsim = os.path.join(gateware, "obj_dir", "Vsim")
         if not os.path.exists(vsim):
             sys.exit(f"litedav-sim: no simulator at {vsim}: run `litedav-sim build` (or `make sim`) first")
-        run_dir = os.path.join(self.build_dir, f"run-{self.port}")
+        run_dir = self.run_dir
         os.makedirs(run_dir, exist_ok=True)
+        if self.fresh_flash and os.path.exists(self.flash):
+            os.remove(self.flash)  # the flash_file module creates it erased
+        self.fresh_flash = False   # a restart of this Simulator keeps what was written
         for name in os.listdir(gateware):
             if name.endswith(".init") or name == "modules":
                 link = os.path.join(run_dir, name)
                 if os.path.lexists(link):
                     os.remove(link)
                 os.symlink(os.path.join(gateware, name), link)
-        config = sim_config(self._sys_clk_hz(gateware), self.port, self.gap_cycles)
+        config = sim_config(self._sys_clk_hz(gateware), self.port, self.gap_cycles,
+                            flash_file=self.flash, flash_size=self.flash_size,
+                            flash_timing=self.flash_timing)
         with open(os.path.join(run_dir, "sim_config.js"), "w") as f:
             f.write(config.get_json())
         return run_dir, vsim
@@ -200,12 +220,14 @@ class Simulator:
         self.stop()
 
 
-def run(build_dir, port, gap_cycles):
+def run(build_dir, port, gap_cycles, flash=None, fresh_flash=False, flash_size=None):
     saved_tty = None
     if sys.stdin.isatty():
         import termios
         saved_tty = termios.tcgetattr(sys.stdin.fileno())
-    sim = Simulator(build_dir, port, echo=True, gap_cycles=gap_cycles)
+    sim = Simulator(build_dir, port, echo=True, gap_cycles=gap_cycles, flash=flash,
+                    fresh_flash=fresh_flash, flash_size=flash_size)
+    log(f"flash image: {sim.flash}{' (erased first)' if fresh_flash else ''}")
     log(f"booting the simulated appliance (sys_clk {Simulator._sys_clk_hz(os.path.join(build_dir, 'gateware')) / 1e6:.0f} MHz)")
     try:
         sim.start(stdin=sys.stdin if saved_tty else subprocess.DEVNULL)
@@ -234,12 +256,25 @@ def main(argv=None):
                         help="TCP port on 127.0.0.1 forwarded to the appliance's port 80 (env LITEDAV_PORT)")
     parser.add_argument("--gap-cycles", type=int, default=20,
                         help="idle sys_clk cycles between frames into the SoC")
+    parser.add_argument("--flash", default=None, metavar="FILE",
+                        help="flash image holding the calendars (default: flash.bin in the run "
+                             "directory build/sim/run-PORT, kept across runs); created erased if missing")
+    parser.add_argument("--fresh-flash", action="store_true",
+                        help="erase the flash image before booting (a factory-new appliance)")
+    parser.add_argument("--flash-size", default=None,
+                        help="flash size for a new image (64 KiB multiple, at most 16 MiB; default 16MiB)")
     args = parser.parse_args(argv)
+    flash_size = None
+    if args.flash_size:
+        from litedav.soc.build import parse_size
+        flash_size = parse_size(args.flash_size)
+        if flash_size <= 0 or flash_size % (64 * 1024) or flash_size > 16 * 1024 * 1024:
+            parser.error("--flash-size must be a multiple of 64 KiB, at most 16 MiB")
     build_dir = os.path.abspath(args.build_dir)
     if args.command in ("build", "demo"):
         build(build_dir)
     if args.command in ("run", "demo"):
-        sys.exit(run(build_dir, args.port, args.gap_cycles))
+        sys.exit(run(build_dir, args.port, args.gap_cycles, args.flash, args.fresh_flash, flash_size))
 
 
 if __name__ == "__main__":

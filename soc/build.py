@@ -28,13 +28,24 @@ def parse_size(text):
     return int(text, 0)
 
 
-def sim_config(sys_clk_freq, host_port, gap_cycles):
+DEFAULT_FLASH_FILE = "flash.bin"
+DEFAULT_FLASH_SIZE = 16 * 1024 * 1024
+
+
+def sim_config(sys_clk_freq, host_port, gap_cycles, flash_file=DEFAULT_FLASH_FILE,
+               flash_size=DEFAULT_FLASH_SIZE, flash_timing=None):
+    """flash_file: the NOR image (relative paths: from the simulator's run directory),
+    created erased when missing; flash_timing: optional busy cycles for the flash_file
+    module ({"program_cycles", "sector_erase_cycles", "block_erase_cycles"})."""
     config = SimConfig()
     config.add_clocker("sys_clk", freq_hz=int(sys_clk_freq))
     config.add_module("serial2console", "serial")
     config.add_module("slirp_ethernet", "eth", args={
         "host_port": host_port, "guest_port": 80, "guest_ip": "10.0.2.15",
         "gap_cycles": gap_cycles,
+    })
+    config.add_module("flash_file", "flash", args={
+        "path": flash_file, "size": flash_size, **(flash_timing or {}),
     })
     return config
 
@@ -68,11 +79,18 @@ def build_parser():
                         help="sim: default host TCP port on 127.0.0.1 forwarded to the SoC's port 80")
     parser.add_argument("--gap-cycles", type=int, default=20,
                         help="sim: idle cycles between frames into the SoC (IFG + preamble)")
+    parser.add_argument("--flash-file", default=DEFAULT_FLASH_FILE,
+                        help="sim: host file holding the SPI NOR flash (relative: from where Vsim runs); "
+                             "created erased when missing")
+    parser.add_argument("--flash-size", type=parse_size, default=DEFAULT_FLASH_SIZE,
+                        help="sim: flash size (64 KiB multiple, at most 16 MiB)")
     return parser
 
 
 def main(argv=None):
     args = build_parser().parse_args(argv)
+    if args.flash_size <= 0 or args.flash_size % (64 * 1024) or args.flash_size > 16 * 1024 * 1024:
+        sys.exit(f"litedav-soc: --flash-size {args.flash_size}: must be a multiple of 64 KiB, at most 16 MiB")
     output_dir = args.output_dir or os.path.join("build", args.platform)
 
     firmware_words = None
@@ -101,10 +119,11 @@ def main(argv=None):
     if args.platform == "sim":
         _stage_sim_modules(extra_mods_path)
         builder.build(
-            sim_config      = sim_config(args.sys_clk_freq, args.host_port, args.gap_cycles),
+            sim_config      = sim_config(args.sys_clk_freq, args.host_port, args.gap_cycles,
+                                         args.flash_file, args.flash_size),
             opt_level       = "O3",
             interactive     = False,
-            extra_mods      = ["slirp_ethernet"],
+            extra_mods      = ["slirp_ethernet", "flash_file"],
             extra_mods_path = extra_mods_path,
             run             = False,
         )

@@ -14,12 +14,14 @@ from litex.soc.integration.soc import SoCRegion
 from liteeth.phy.model import LiteEthPHYModel
 
 MAIN_RAM_BASE = 0x40000000
+# Uncached (VexRiscv's IO regions start at 0x80000000), clear of LiteEth's SRAM.
+SIM_FLASH_BASE = 0x90000000
 
 
 class LiteDAVSoC(SoCCore):
     def __init__(self, platform, sys_clk_freq, main_ram_size, firmware_words=None,
                  eth_rx_slots=8, eth_tx_slots=4, cpu_variant="standard", bus_bursting=True,
-                 nic="liteeth"):
+                 nic="liteeth", sim_flash=True):
         SoCCore.__init__(self, platform, clk_freq=int(sys_clk_freq),
             ident                    = "LiteDAV",
             cpu_type                 = "vexriscv",
@@ -40,6 +42,8 @@ class LiteDAVSoC(SoCCore):
         if platform.name == "sim":
             self.crg = CRG(platform.request("sys_clk"))
             self.ethphy = LiteEthPHYModel(platform.request("eth", 0))
+            if sim_flash:
+                self.add_sim_flash()
         else:
             raise ValueError(f"platform {platform.name!r} has no SoC recipe yet")
 
@@ -59,3 +63,11 @@ class LiteDAVSoC(SoCCore):
         self.bus.add_master(name="nic_tx", master=self.nic.tx_bus)
         self.irq.add("nic", use_loc_if_exists=True)
         self.add_constant("LITEDAV_NIC_OFFLOAD")
+
+    def add_sim_flash(self):
+        """The host-backed NOR flash (soc/sim_flash.py, docs/sim_flash.md) as region `sim_flash`:
+        firmware sees SIM_FLASH_BASE/SIM_FLASH_SIZE in generated/mem.h."""
+        from litedav.soc.sim_flash import SimFlash, WINDOW_SIZE
+        self.sim_flash = SimFlash(self.platform.request("flash", 0))
+        self.bus.add_slave("sim_flash", self.sim_flash.bus,
+            SoCRegion(origin=SIM_FLASH_BASE, size=WINDOW_SIZE, cached=False))

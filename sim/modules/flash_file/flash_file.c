@@ -1,0 +1,359 @@
+/*
+ * LiteX simulation module: the SoC's SimFlash window (soc/sim_flash.py)
+ * backed by a host file, behaving like SPI NOR flash (docs/sim_flash.md).
+ *
+ * The file is mapped MAP_SHARED, so every completed store is in the kernel's
+ * page cache at once: killing the simulator (SIGKILL, the power-cut test)
+ * loses nothing the SoC was told is done.
+ *
+ * Window (byte offsets, one request per bus cycle from the gateware bridge):
+ *   [0, size)            read: flash bytes; write: program, new = old & data
+ *                        (a program can only clear bits, like the chip)
+ *   0x1000000 ID         read: 0x314C4653 ("SFL1")
+ *   0x1000004 SIZE       read: flash bytes
+ *   0x1000008 STATUS     read: sticky errors since the last STATUS read
+ *                        (bit 0: a program tried to set a 0 bit to 1,
+ *                        bit 1: bad access), then clears them
+ *   0x1000010 ERASE_SECTOR  write: byte address of a 4 KiB sector -> 0xFF
+ *   0x1000014 ERASE_BLOCK   write: byte address of a 64 KiB block -> 0xFF
+ * Everything else in the window is a bad access (reads give all ones).
+ *
+ * Time: the chip is busy for program_cycles after the first write of a page
+ * program (the first word written to a page after a STATUS read, an erase or
+ * a write to another page) and for the erase cycles after an erase. Any
+ * access while busy waits, so firmware pays for busy time only when it
+ * touches the flash again (STATUS is the usual place). Operations take effect
+ * at once; the busy time only delays what follows.
+ *
+ * Arguments (JSON from sim_config.js):
+ *   path                 the flash image; created filled with 0xFF when
+ *                        missing or empty, refused when of another size
+ *   size                 bytes (multiple of 64 KiB, at most 16 MiB; default 16 MiB)
+ *   program_cycles       busy sys_clk cycles per page program (default 64)
+ *   sector_erase_cycles  busy cycles per 4 KiB erase (default 1024)
+ *   block_erase_cycles   busy cycles per 64 KiB erase (default 4096)
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <json-c/json.h>
+
+#include "error.h"
+#include "modules.h"
+
+#define ARRAY_MAX      (16u << 20)
+#define CTRL_BASE      0x1000000u
+#define REG_ID         (CTRL_BASE + 0x00)
+#define REG_SIZE       (CTRL_BASE + 0x04)
+#define REG_STATUS     (CTRL_BASE + 0x08)
+#define REG_ERASE_SECT (CTRL_BASE + 0x10)
+#define REG_ERASE_BLK  (CTRL_BASE + 0x14)
+#define FLASH_ID       0x314C4653u
+#define STATUS_NOR     1u
+#define STATUS_BAD     2u
+#define PAGE_SIZE_NOR  256u
+#define SECTOR_SIZE    4096u
+#define BLOCK_SIZE     65536u
+#define MAX_REPORTS    10
+
+struct session {
+    /* pads */
+    char *sys_clk;
+    char *req_valid, *req_we, *req_sel;
+    uint32_t *req_addr, *req_data;
+    char *resp_valid, *present;
+    uint32_t *resp_data;
+    clk_edge_state_t edge;
+
+    char *path;
+    uint8_t *mem;
+    uint32_t size;
+    unsigned program_cycles, sector_erase_cycles, block_erase_cycles;
+
+    int served;          /* the current request has been answered */
+    uint64_t busy;       /* cycles until the chip accepts the next access */
+    int64_t open_page;   /* page of the program in progress, -1: none */
+    uint32_t status;
+
+    /* counters, printed at exit */
+    uint64_t reads, words_programmed, page_programs, erases, nor_violations, bad_accesses;
+};
+
+static long long arg_int(json_object *args, const char *key, long long def)
+{
+    json_object *v;
+    if (args && json_object_object_get_ex(args, key, &v))
+        return json_object_get_int64(v);
+    return def;
+}
+
+static int map_file(struct session *s)
+{
+    struct stat st;
+    int fresh, fd = open(s->path, O_RDWR | O_CREAT, 0644);
+
+    if (fd < 0) {
+        fprintf(stderr, "[flash_file] cannot open %s: %s\n", s->path, strerror(errno));
+        return RC_ERROR;
+    }
+    if (fstat(fd, &st) < 0) {
+        fprintf(stderr, "[flash_file] cannot stat %s: %s\n", s->path, strerror(errno));
+        close(fd);
+        return RC_ERROR;
+    }
+    fresh = st.st_size == 0;
+    if (!fresh && st.st_size != (off_t)s->size) {
+        fprintf(stderr, "[flash_file] %s holds %lld bytes, the flash is %u: refusing to resize an "
+                        "image (delete it, or give its size)\n",
+                s->path, (long long)st.st_size, (unsigned)s->size);
+        close(fd);
+        return RC_INVARG;
+    }
+    if (fresh && ftruncate(fd, s->size) < 0) {
+        fprintf(stderr, "[flash_file] cannot size %s: %s\n", s->path, strerror(errno));
+        close(fd);
+        return RC_ERROR;
+    }
+    s->mem = mmap(NULL, s->size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+    close(fd);
+    if (s->mem == MAP_FAILED) {
+        fprintf(stderr, "[flash_file] cannot map %s: %s\n", s->path, strerror(errno));
+        return RC_ERROR;
+    }
+    if (fresh)
+        memset(s->mem, 0xFF, s->size);
+    printf("[flash_file] %s: %u KiB NOR flash (%s)\n", s->path, (unsigned)(s->size >> 10),
+           fresh ? "new, erased" : "kept");
+    fflush(stdout);
+    return RC_OK;
+}
+
+/* LiteX module interface --------------------------------------------------- */
+
+static int flash_file_start(void *base)
+{
+    return RC_OK;
+}
+
+static int flash_file_new(void **sess, char *args)
+{
+    struct session *s;
+    json_object *jargs = args ? json_tokener_parse(args) : NULL, *v;
+    long long size;
+    int rc;
+
+    s = calloc(1, sizeof(*s));
+    if (!s)
+        return RC_NOENMEM;
+    if (!jargs || !json_object_object_get_ex(jargs, "path", &v) || !*json_object_get_string(v)) {
+        fprintf(stderr, "[flash_file] needs a \"path\" argument (the flash image file)\n");
+        return RC_INVARG;
+    }
+    s->path = strdup(json_object_get_string(v));
+    size = arg_int(jargs, "size", ARRAY_MAX);
+    if (size <= 0 || size > ARRAY_MAX || size % BLOCK_SIZE) {
+        fprintf(stderr, "[flash_file] size %lld: must be a multiple of 64 KiB, at most 16 MiB\n", size);
+        return RC_INVARG;
+    }
+    s->size = (uint32_t)size;
+    s->program_cycles = (unsigned)arg_int(jargs, "program_cycles", 64);
+    s->sector_erase_cycles = (unsigned)arg_int(jargs, "sector_erase_cycles", 1024);
+    s->block_erase_cycles = (unsigned)arg_int(jargs, "block_erase_cycles", 4096);
+    s->open_page = -1;
+    json_object_put(jargs);
+    rc = map_file(s);
+    if (rc != RC_OK)
+        return rc;
+    *sess = s;
+    return RC_OK;
+}
+
+static int bind_pad(struct pad_s *p, const char *name, size_t width, void **dst)
+{
+    if (strcmp(p->name, name))
+        return 0;
+    if (p->len != width) {
+        fprintf(stderr, "[flash_file] pad %s is %zu bits, expected %zu\n", name, p->len, width);
+        return -1;
+    }
+    *dst = p->signal;
+    return 1;
+}
+
+static int flash_file_add_pads(void *sess, struct pad_list_s *plist)
+{
+    struct session *s = sess;
+    struct pad_s *p;
+
+    if (!s || !plist)
+        return RC_INVARG;
+    for (p = plist->pads; p->name; p++) {
+        if (!strcmp(plist->name, "flash")) {
+            if (bind_pad(p, "req_valid", 1, (void **)&s->req_valid) < 0 ||
+                bind_pad(p, "req_we", 1, (void **)&s->req_we) < 0 ||
+                bind_pad(p, "req_sel", 4, (void **)&s->req_sel) < 0 ||
+                bind_pad(p, "req_addr", 25, (void **)&s->req_addr) < 0 ||
+                bind_pad(p, "req_data", 32, (void **)&s->req_data) < 0 ||
+                bind_pad(p, "resp_valid", 1, (void **)&s->resp_valid) < 0 ||
+                bind_pad(p, "resp_data", 32, (void **)&s->resp_data) < 0 ||
+                bind_pad(p, "present", 1, (void **)&s->present) < 0)
+                return RC_INVARG;
+        }
+        if (!strcmp(plist->name, "sys_clk") && !strcmp(p->name, "sys_clk"))
+            s->sys_clk = p->signal;
+    }
+    if (!strcmp(plist->name, "flash")) {
+        if (!s->req_valid || !s->req_we || !s->req_sel || !s->req_addr || !s->req_data ||
+            !s->resp_valid || !s->resp_data || !s->present) {
+            fprintf(stderr, "[flash_file] the flash pads are incomplete: SoC and module disagree\n");
+            return RC_INVARG;
+        }
+        *s->present = 1;
+    }
+    return RC_OK;
+}
+
+static void bad_access(struct session *s, const char *what, uint32_t addr)
+{
+    if (s->bad_accesses++ < MAX_REPORTS)
+        fprintf(stderr, "[flash_file] bad access: %s at 0x%07x\n", what, (unsigned)addr);
+    s->status |= STATUS_BAD;
+}
+
+static void program_word(struct session *s, uint32_t addr, uint32_t data, unsigned sel)
+{
+    int64_t page = addr / PAGE_SIZE_NOR;
+    unsigned i;
+    int violated = 0;
+
+    if (page != s->open_page) {
+        s->open_page = page;
+        s->page_programs++;
+        s->busy = s->program_cycles;
+    }
+    for (i = 0; i < 4; i++) {
+        uint8_t old, byte = (uint8_t)(data >> (8 * i));
+        if (!(sel & (1u << i)))
+            continue;
+        old = s->mem[addr + i];
+        if ((old & byte) != byte)
+            violated = 1;
+        s->mem[addr + i] = old & byte;
+    }
+    s->words_programmed++;
+    if (violated) {
+        if (s->nor_violations++ < MAX_REPORTS)
+            fprintf(stderr, "[flash_file] NOR violation: program of 0x%08x (sel %x) at 0x%06x would set "
+                            "0 bits; kept old & data\n", (unsigned)data, sel, (unsigned)addr);
+        s->status |= STATUS_NOR;
+    }
+}
+
+static void erase(struct session *s, uint32_t addr, uint32_t unit, unsigned cycles)
+{
+    if (addr % unit || addr >= s->size) {
+        bad_access(s, unit == SECTOR_SIZE ? "sector erase address" : "block erase address", addr);
+        return;
+    }
+    memset(s->mem + addr, 0xFF, unit);
+    s->erases++;
+    s->busy = cycles;
+    s->open_page = -1;
+}
+
+/* One bus request: returns the read data (ignored for writes). */
+static uint32_t serve(struct session *s, uint32_t addr, int we, uint32_t data, unsigned sel)
+{
+    uint32_t value;
+
+    if (addr < s->size) {
+        if (we) {
+            program_word(s, addr, data, sel);
+            return 0;
+        }
+        s->reads++;
+        memcpy(&value, s->mem + addr, 4); /* host and SoC are both little-endian */
+        return value;
+    }
+    if (we) {
+        if (addr == REG_ERASE_SECT)
+            erase(s, data, SECTOR_SIZE, s->sector_erase_cycles);
+        else if (addr == REG_ERASE_BLK)
+            erase(s, data, BLOCK_SIZE, s->block_erase_cycles);
+        else
+            bad_access(s, "write", addr);
+        return 0;
+    }
+    switch (addr) {
+    case REG_ID:
+        return FLASH_ID;
+    case REG_SIZE:
+        return s->size;
+    case REG_STATUS:
+        value = s->status;
+        s->status = 0;
+        s->open_page = -1;
+        return value;
+    default:
+        bad_access(s, "read", addr);
+        return 0xFFFFFFFFu;
+    }
+}
+
+static int flash_file_tick(void *sess, uint64_t time_ps)
+{
+    struct session *s = sess;
+
+    if (!s->sys_clk || !clk_pos_edge(&s->edge, *s->sys_clk))
+        return RC_OK;
+    if (s->busy)
+        s->busy--;
+    if (!*s->req_valid) {
+        /* the bridge took the answer: it drops req_valid for at least a cycle */
+        *s->resp_valid = 0;
+        s->served = 0;
+        return RC_OK;
+    }
+    if (s->served || s->busy)
+        return RC_OK;
+    *s->resp_data = serve(s, *s->req_addr, *s->req_we, *s->req_data, (unsigned)*s->req_sel & 0xF);
+    *s->resp_valid = 1;
+    s->served = 1;
+    return RC_OK;
+}
+
+static int flash_file_close(void *sess)
+{
+    struct session *s = sess;
+    fprintf(stderr,
+            "[flash_file] reads %llu, words programmed %llu, page programs %llu, erases %llu, "
+            "NOR violations %llu, bad accesses %llu\n",
+            (unsigned long long)s->reads, (unsigned long long)s->words_programmed,
+            (unsigned long long)s->page_programs, (unsigned long long)s->erases,
+            (unsigned long long)s->nor_violations, (unsigned long long)s->bad_accesses);
+    msync(s->mem, s->size, MS_SYNC);
+    munmap(s->mem, s->size);
+    free(s->path);
+    free(s);
+    return RC_OK;
+}
+
+static struct ext_module_s ext_mod = {
+    "flash_file",
+    flash_file_start,
+    flash_file_new,
+    flash_file_add_pads,
+    flash_file_close,
+    flash_file_tick,
+};
+
+int litex_sim_ext_module_init(int (*register_module)(struct ext_module_s *))
+{
+    return register_module(&ext_mod);
+}
