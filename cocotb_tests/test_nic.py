@@ -318,8 +318,8 @@ async def random_traffic(dut):
         if data != frame:
             later = [(k, len(f)) for k, f in enumerate(rx_expected) if f[:12] == data[:12]]
             later += [("bad fcs", k, f == data) for k, f in enumerate(rx_bad_frames) if f[:12] == data[:12]]
-            counters = {name: await driver.csr_read(name) for name in ("rx_received", "rx_dropped_empty",
-                "rx_dropped_error", "rx_dropped_overrun", "rx_runts", "rx_fcs_errors", "rx_preamble_errors")}
+            counters = {name: await driver.csr_read(name) for name in ("rx_ring_head", "rx_dropped_empty",
+                "rx_dropped_error", "rx_dropped_overrun", "rx_fcs_errors", "rx_preamble_errors")}
             dut._log.error(f"RX frame {n} ({len(frame)} bytes) missing: got {len(data)} bytes, same MACs as expected {later}; "
                 f"lengths {[len(f) for f in rx_expected[n - 2:n + 3]]}; {counters}")
         assert data == frame, f"RX frame {n}: got {data.hex()}\nexpected {frame.hex()}"
@@ -329,7 +329,7 @@ async def random_traffic(dut):
     assert await driver.csr_read("rx_dropped_error") == rx_bad_fcs
     assert await driver.csr_read("rx_dropped_empty") == 0
     assert await driver.csr_read("rx_dropped_overrun") == 0
-    assert await driver.csr_read("rx_received") == len(rx_expected)
+    assert await driver.csr_read("rx_ring_head") == len(rx_expected) % RX_DESCRIPTORS
     assert await driver.csr_read("tx_errors") == 0
     with open(os.path.join(sim_build(f"nic_{phy_mode}"), "random_traffic.count"), "w") as f:
         f.write(f"{len(rx_expected)} {rx_bad_fcs} {FRAMES} {tso_chains} {len(tx_expected)}\n")
@@ -388,8 +388,8 @@ async def line_rate(dut):
 
 @cocotb.test()
 async def interrupt_moderation(dut):
-    """The RX interrupt fires after rx_irq_count frames, or rx_irq_timeout cycles after the first;
-    clearing the pending bit acks it."""
+    """The RX interrupt fires after rx_irq_count frames, or rx_irq_timeout x 16 cycles after the
+    first; clearing the pending bit acks it."""
     phy_mode = os.environ["LITEDAV_NIC_PHY"]
     rng, driver = await boot(dut, phy_mode, SEED + 2)
     await driver.start()
@@ -401,14 +401,14 @@ async def interrupt_moderation(dut):
         await driver.source.wait()
         for _ in range(300):
             await RisingEdge(dut.sys_clk)
-        received = await driver.csr_read("rx_received")
+        head = await driver.csr_read("rx_ring_head")
         status = await driver.csr_read("ev_status")
-        assert int(dut.irq.value) == (n == 2), f"irq after {n + 1} frames of 3 (received {received}, ev_status {status})"
+        assert int(dut.irq.value) == (n == 2), f"irq after {n + 1} frames of 3 (rx head {head}, ev_status {status})"
     await driver.csr_write("ev_pending", 1)
     await RisingEdge(dut.sys_clk)
     assert int(dut.irq.value) == 0, "irq still set after the ack"
-    # Timer: one frame, timeout of 1000 cycles.
-    await driver.csr_write("rx_irq_timeout", 1000)
+    # Timer: one frame, timeout of 63 ticks of 16 cycles (1008 cycles).
+    await driver.csr_write("rx_irq_timeout", 63)
     await driver.source.send(gmii_frame(rng, sized_frame(rng, 100), False))
     await driver.source.wait()
     for _ in range(300):

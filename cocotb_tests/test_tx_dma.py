@@ -466,7 +466,7 @@ async def throughput(dut):
 
 @cocotb.test()
 async def errors_and_disable(dut):
-    """Directed cases: tail >= size, enable cleared in mid-chain (with and without the rest of the
+    """Directed cases: tail >= size, size > 4096, enable cleared in mid-chain (with and without the rest of the
     chain handed over), 65535-byte descriptors at odd addresses, TSO and not."""
     rng = random.Random(SEED + 2)
     bench = await start(dut, rng, wait=0.2)
@@ -479,6 +479,18 @@ async def errors_and_disable(dut):
         m = await bench.cycle()
     assert get(m, "ring_error") and bench.ram.busy_cycles == 0, "tail >= size must flag, not run"
     bench.config["enable"] = 0
+    bench.write_config()
+    for _ in range(3):
+        m = await bench.cycle()
+    assert not get(m, "ring_error")
+
+    # A size past the 4096 descriptors that the 12-bit indices count: flagged, nothing read.
+    bench.config.update(base=RING_AREA, size=4097, tail=1, enable=1)
+    bench.write_config()
+    for _ in range(50):
+        m = await bench.cycle()
+    assert get(m, "ring_error") and bench.ram.busy_cycles == 0, "size > 4096 must flag, not run"
+    bench.config.update(size=4096, tail=0, enable=0)
     bench.write_config()
     for _ in range(3):
         m = await bench.cycle()
@@ -558,7 +570,7 @@ async def errors_and_disable(dut):
 # Pytest entry -------------------------------------------------------------------------------------
 
 def tx_dma_verilog():
-    from migen import Module, Signal, Cat
+    from migen import Module, Signal, Cat, C
     from gateware.tx_dma import TxDMA
 
     class Harness(Module):
@@ -571,13 +583,18 @@ def tx_dma_verilog():
             self.counters = Signal(16, name="counters")
             self.wb_drive, self.wb_monitor = wishbone_ram_ports(self, dut.bus)
             self.comb += [
-                Cat(dut.base, dut.size, dut.tail, dut.enable).eq(self.config),
+                # base 32, size 17, tail 16 bits (wider than the DUT's: values past its range
+                # reach it cut, as the CPU's writes to narrower CSRs).
+                dut.base.eq(self.config[:32]),
+                dut.size.eq(self.config[32:49]),
+                dut.tail.eq(self.config[49:65]),
+                dut.enable.eq(self.config[65]),
                 source.ready.eq(self.ready),
             ]
             self.sync += [
                 self.monitor.eq(Cat(source.valid & source.ready, source.last, source.last_be,
                     source.error, source.data, *[getattr(source, name) for name in PARAMS],
-                    dut.head, dut.done, dut.zero_length_error, dut.oversize_error,
+                    dut.head, C(0, 16 - len(dut.head)), dut.done, dut.zero_length_error, dut.oversize_error,
                     dut.abort_error, dut.ring_error,
                     # White box: a word acknowledged on the bus that the FIFO could not take.
                     dut.bus.ack & dut.fifo.sink.valid & ~dut.fifo.sink.ready)),

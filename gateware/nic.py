@@ -26,7 +26,7 @@ from liteeth.common import eth_phy_description
 from liteeth.mac.core import LiteEthMACCore
 
 from .checksum import RxChecksum
-from .rx_dma import RxDMA, rx_dma_counters
+from .rx_dma import RxDMA, rx_dma_counters, ring_index_bits, ring_size_bits
 from .tx_dma import TxDMA
 from .tso import TSO
 from .tx_checksum import TxChecksum
@@ -34,10 +34,12 @@ from .irq_moderation import IRQModeration
 
 # Descriptions of the per-ring registers, shared by RX and TX.
 ring_registers = {
-    "base": (32, "Byte address of descriptor 0 (16-byte aligned)."),
-    "size": (17, "Number of descriptors in the ring, 2..65536."),
-    "tail": (16, "CPU: index one past the last descriptor handed to the NIC."),
+    "size": (ring_size_bits, "Number of descriptors in the ring, 2..4096 (a larger value, or a tail not below it, stops the ring)."),
+    "tail": (ring_index_bits, "CPU: index one past the last descriptor handed to the NIC."),
 }
+
+# Interrupt moderation: the timeout counts ticks of this many cycles.
+irq_tick_cycles = 16
 
 
 class MarkLastByte(LiteXModule):
@@ -97,13 +99,18 @@ class OffloadNIC(LiteXModule):
             self.tx_checksum.source.connect(mac_tx),
         ]
 
-        # RX ring registers.
+        # Ring registers.
         for direction, dma in (("rx", rx_dma), ("tx", tx_dma)):
+            # Descriptors are 16-byte aligned: the base's low bits are not stored (they read 0).
+            base = CSRStorage(name=f"{direction}_ring_base", fields=[CSRField("address", offset=4,
+                size=28, description="Byte address of descriptor 0, bits 31:4 (16-byte aligned).")])
+            setattr(self, f"_{direction}_ring_base", base)
+            self.comb += dma.base[4:].eq(base.fields.address)
             for name, (width, description) in ring_registers.items():
                 csr = CSRStorage(width, name=f"{direction}_ring_{name}", description=description)
                 setattr(self, f"_{direction}_ring_{name}", csr)
                 self.comb += getattr(dma, name).eq(csr.storage)
-            head = CSRStatus(16, name=f"{direction}_ring_head",
+            head = CSRStatus(ring_index_bits, name=f"{direction}_ring_head",
                 description="NIC: index of the next descriptor it will use (descriptors before it are done).")
             setattr(self, f"_{direction}_ring_head", head)
             self.comb += head.status.eq(dma.head)
@@ -121,23 +128,20 @@ class OffloadNIC(LiteXModule):
             tx_dma.enable.eq(self._tx_control.fields.enable),
         ]
 
-        # Counters (wrap around; the driver takes differences).
+        # Counters of what the CPU cannot see in the descriptors (16 bits, wrapping; the driver takes
+        # differences). Frames received, cut or short, and chains sent, it counts from the rings.
         rx_counter_descriptions = {
-            "received":        "Frames handed to the CPU.",
             "dropped_empty":   "Frames dropped: no RX descriptor available (or RX disabled).",
             "dropped_error":   "Frames dropped: FCS/PHY error (keep_errors = 0).",
             "dropped_overrun": "Frames dropped: the RX FIFO was full (bus too slow).",
-            "overflow":        "Frames cut to their buffer's size.",
-            "runts":           "Frames shorter than 60 bytes handed to the CPU.",
         }
         for name in rx_dma_counters:
-            csr = CSRStatus(32, name=f"rx_{name}", description=rx_counter_descriptions[name])
+            counter = getattr(rx_dma, name)
+            csr = CSRStatus(len(counter), name=f"rx_{name}", description=rx_counter_descriptions[name])
             setattr(self, f"_rx_{name}", csr)
-            self.comb += csr.status.eq(getattr(rx_dma, name))
-        self._tx_chains = CSRStatus(16, description="TX descriptor chains (frames or TSO chains) completed.")
+            self.comb += csr.status.eq(counter)
         self._tx_errors = CSRStatus(16, description="Bad TX descriptors: empty, oversize chain, chain aborted by disable.")
         self._tso_errors = CSRStatus(16, description="TSO chains dropped or cut: bad header template or MSS.")
-        self.sync += If(tx_dma.done, self._tx_chains.status.eq(self._tx_chains.status + 1))
         self.comb += [
             self._tx_errors.status.eq(tx_dma.errors),
             self._tso_errors.status.eq(tso.errors),
@@ -160,18 +164,19 @@ class OffloadNIC(LiteXModule):
         self.ev.tx = EventSourceLevel(description="TX chains done (moderated by tx_irq_count/tx_irq_timeout).")
         self.ev.finalize()
         for direction, dma, event in (("rx", rx_dma, self.ev.rx), ("tx", tx_dma, self.ev.tx)):
-            moderation = IRQModeration()
+            moderation = IRQModeration(tick_cycles=irq_tick_cycles)
             setattr(self, f"{direction}_moderation", moderation)
-            count = CSRStorage(16, reset=1, name=f"{direction}_irq_count",
+            count = CSRStorage(len(moderation.count_threshold), reset=1, name=f"{direction}_irq_count",
                 description="Interrupt after this many events (0 or 1: every event).")
-            timeout = CSRStorage(24, name=f"{direction}_irq_timeout",
-                description="... or this many sys_clk cycles after the first one (0: no timer).")
+            timeout = CSRStorage(len(moderation.timeout), name=f"{direction}_irq_timeout",
+                description=f"... or this many times {irq_tick_cycles} sys_clk cycles after the first "
+                    "one (0: no timer). Change both with an ack.")
             setattr(self, f"_{direction}_irq_count", count)
             setattr(self, f"_{direction}_irq_timeout", timeout)
             self.comb += [
-                moderation.events.eq(dma.done),
+                moderation.event.eq(dma.done),
                 moderation.count_threshold.eq(count.storage),
-                moderation.timeout_cycles.eq(timeout.storage),
+                moderation.timeout.eq(timeout.storage),
                 moderation.ack.eq(event.clear),
                 event.trigger.eq(moderation.irq),
             ]

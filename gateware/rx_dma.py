@@ -29,15 +29,22 @@ rx_descriptor_bytes = 16
 RX_DONE, RX_FRAME_ERROR, RX_RUNT, RX_TRUNCATED, RX_LENGTH_ERROR, RX_OVERFLOW, RX_VLAN = range(16, 23)
 RX_L3_STATUS, RX_L4_STATUS = 24, 26
 
-# The counters, in the order the harnesses and the driver read them.
+# Ring indices: rings of 2..4096 descriptors (docs/nic.md).
+ring_index_bits = 12
+ring_size_bits  = ring_index_bits + 1
+
+# The counters of the frames the CPU never sees, in the order the harnesses read them (the driver
+# counts the frames it receives, cut or short, from their descriptors).
 rx_dma_counters = [
-    "received",        # Frames handed to the CPU (done descriptors).
     "dropped_empty",   # Frames dropped because no descriptor was available (or enable was 0).
     "dropped_error",   # Frames with an error bit dropped because drop_errors was 1.
     "dropped_overrun", # Frames dropped because the FIFO was full (bus too slow for the MAC).
-    "overflow",        # Frames handed to the CPU cut to their buffer's size.
-    "runts",           # Frames handed to the CPU shorter than 60 bytes.
 ]
+
+def ring_error(size, tail):
+    """A ring the engines do not use: `tail` not below `size`, or `size` above the 4096 that the
+    indices can count (then 4096 + n, n > 0)."""
+    return (tail >= size) | (size[ring_index_bits] & (size[:ring_index_bits] != 0))
 
 # RX DMA -------------------------------------------------------------------------------------------
 
@@ -55,21 +62,23 @@ class RxDMA(LiteXModule):
     (part of the frame may have been written into the buffer), when it has an error bit and
     `drop_errors` is 1, or when it overran the FIFO. A frame that arrives while the ring is empty (or
     the engine disabled) is dropped without touching memory. `enable` = 0 stops at the next frame
-    boundary and resets `head` to 0. A tail not below `size` (a driver bug) reads as an empty ring.
+    boundary and resets `head` to 0. A tail not below `size`, or a size above 4096 (driver bugs),
+    reads as an empty ring and sets `ring_error`.
 
     `done` pulses once per frame handed back, for interrupt moderation. Counters wrap around.
     """
-    def __init__(self, fifo_depth=512, status_depth=16, counter_width=32):
+    def __init__(self, fifo_depth=512, status_depth=16, counter_width=16):
         self.sink = sink = stream.Endpoint(rx_checksum_description(32))
         self.bus  = bus  = wishbone.Interface(data_width=32, adr_width=30, bursting=True)
 
         self.base        = Signal(32)        # Byte address of descriptor 0, 16-byte aligned.
-        self.size        = Signal(17)        # Number of descriptors, 2..65536.
-        self.tail        = Signal(16)
+        self.size        = Signal(ring_size_bits) # Number of descriptors, 2..4096.
+        self.tail        = Signal(ring_index_bits)
         self.enable      = Signal()
         self.drop_errors = Signal(reset=1)
-        self.head        = Signal(16)
+        self.head        = Signal(ring_index_bits)
         self.done        = Signal()
+        self.ring_error  = Signal()
         for name in rx_dma_counters:
             setattr(self, name, Signal(counter_width, name=f"rx_{name}"))
 
@@ -145,10 +154,11 @@ class RxDMA(LiteXModule):
         fetch_word = Signal()
         desc_adr   = Signal(30) # Word address of descriptor `head`.
         ring_empty = Signal()
-        head_next  = Signal(17)
+        head_next  = Signal(ring_size_bits)
         self.comb += [
             desc_adr.eq(Cat(C(0, 2), self.base[4:] + self.head)),
-            ring_empty.eq(~self.enable | (self.head == self.tail) | (self.tail >= self.size)),
+            self.ring_error.eq(ring_error(self.size, self.tail)),
+            ring_empty.eq(~self.enable | (self.head == self.tail) | self.ring_error),
             head_next.eq(self.head + 1),
         ]
 
@@ -175,9 +185,10 @@ class RxDMA(LiteXModule):
 
         # Per-frame outcome, for the counters and `done`. -------------------------------------------
         increment = {name: Signal(name=f"increment_{name}") for name in rx_dma_counters}
+        handed_back = Signal()
         self.comb += increment["dropped_overrun"].eq(overrun & sink.valid)
         self.sync += [
-            self.done.eq(increment["received"]),
+            self.done.eq(handed_back),
             *[If(increment[name], getattr(self, name).eq(getattr(self, name) + 1))
                 for name in rx_dma_counters],
         ]
@@ -288,9 +299,7 @@ class RxDMA(LiteXModule):
                 status_fifo.re.eq(1),
                 NextValue(desc_valid, 0),
                 NextValue(self.head, Mux(head_next == self.size, 0, head_next)),
-                increment["received"].eq(1),
-                increment["overflow"].eq(overflow),
-                increment["runts"].eq(status_out.runt),
+                handed_back.eq(1),
                 NextState("IDLE")
             )
         )

@@ -32,7 +32,8 @@ the pulse of its kind):
 - `abort_error`: `enable` was cleared in the middle of a chain whose next descriptor is not there
   (head == tail): the frame is ended as for `oversize_error`. With descriptors available, the chain
   is finished first: `enable` = 0 stops the engine at the next chain boundary, then head goes to 0.
-- `ring_error` (level, not counted): tail >= size; the engine does not start chains then.
+- `ring_error` (level, not counted): tail >= size, or size > 4096; the engine does not start
+  chains then.
 
 `done` pulses once per chain, when head moves past its `eop` descriptor (for interrupt moderation
 in nic.py). `base` and `size` may change only while `enable` is 0.
@@ -49,6 +50,7 @@ from litex.soc.interconnect import stream, wishbone
 from litex.soc.interconnect.stream import EndpointDescription
 
 from .tso import tx_offload_layout, tx_offload_description
+from .rx_dma import ring_index_bits, ring_size_bits, ring_error
 
 # Layouts ------------------------------------------------------------------------------------------
 
@@ -75,10 +77,10 @@ class TxDMA(LiteXModule):
 
         # Ring registers (CSRs in nic.py).
         self.base   = Signal(32)
-        self.size   = Signal(17)
-        self.tail   = Signal(16)
+        self.size   = Signal(ring_size_bits)
+        self.tail   = Signal(ring_index_bits)
         self.enable = Signal()
-        self.head   = Signal(16)
+        self.head   = Signal(ring_index_bits)
 
         # Events.
         self.done              = Signal()
@@ -136,8 +138,8 @@ class TxDMA(LiteXModule):
 
         ring_ready = Signal()
         self.comb += [
-            self.ring_error.eq(self.enable & (self.tail >= self.size)),
-            ring_ready.eq((self.head != self.tail) & (self.tail < self.size)),
+            self.ring_error.eq(self.enable & ring_error(self.size, self.tail)),
+            ring_ready.eq((self.head != self.tail) & ~ring_error(self.size, self.tail)),
         ]
 
         # Descriptor decode (SETUP): the bytes to read, cut at the frame budget.
@@ -154,14 +156,14 @@ class TxDMA(LiteXModule):
         desc_adr = Signal(30)
         fsm_descriptor = Signal()
         self.comb += [
-            desc_adr.eq(self.base[2:] + Cat(beat, self.head)),
+            desc_adr.eq(Cat(beat, self.base[4:] + self.head)), # Descriptors are 16-byte aligned.
             bus.adr.eq(Mux(fsm_descriptor, desc_adr, data_adr)),
             bus.sel.eq(0b1111),
             bus.we.eq(0),
             bus.bte.eq(0),
         ]
 
-        head_next = Signal(16)
+        head_next = Signal(ring_index_bits)
         self.comb += head_next.eq(Mux(self.head + 1 == self.size, 0, self.head + 1))
 
         self.fsm = fsm = FSM(reset_state="IDLE")
