@@ -11,6 +11,11 @@ uint32_t port_cycles_hz(void);
 /* A short name of the target, shown on the status page. */
 const char *port_name(void);
 
+/* The board's flash for the store, or NULL when it has none (the port then
+ * keeps the store in a RAM flash, flash_ram.h, lost at reset). */
+struct flash;
+const struct flash *port_flash(void);
+
 /* Counters kept by the port's network driver and main loop. */
 struct port_stats {
     uint64_t frames_in, frames_out;

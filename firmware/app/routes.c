@@ -3,7 +3,9 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "dav.h"
 #include "static_files.h"
+#include "wellknown.h"
 
 #define READ_METHODS \
     (HTTP_METHOD_BIT(HTTP_GET) | HTTP_METHOD_BIT(HTTP_HEAD) | HTTP_METHOD_BIT(HTTP_OPTIONS))
@@ -74,10 +76,24 @@ static const struct http_handler static_handler = { static_begin, NULL, static_e
 
 /* ---- the table ------------------------------------------------------------ */
 
+#define DAV_METHODS                                                                           \
+    (READ_METHODS | HTTP_METHOD_BIT(HTTP_PUT) | HTTP_METHOD_BIT(HTTP_DELETE) |                \
+     HTTP_METHOD_BIT(HTTP_PROPFIND) | HTTP_METHOD_BIT(HTTP_PROPPATCH) |                       \
+     HTTP_METHOD_BIT(HTTP_MKCOL) | HTTP_METHOD_BIT(HTTP_MKCALENDAR) | HTTP_METHOD_BIT(HTTP_REPORT))
+/* RFC 4918 section 10.1, RFC 4791 section 5.1: compliance classes. COPY,
+ * MOVE and LOCK are not implemented (class 2 is not claimed): 501. */
+#define DAV_OPTIONS "DAV: 1, 3, calendar-access\r\n"
+
 static const struct http_route routes[] = {
-    { "/", READ_METHODS, ROUTE_DISCARD_MAX, &status_handler },
-    { "/static/", READ_METHODS, ROUTE_DISCARD_MAX, &static_handler },
+    { "/", READ_METHODS, ROUTE_DISCARD_MAX, &status_handler, NULL },
+    { "/static/", READ_METHODS, ROUTE_DISCARD_MAX, &static_handler, NULL },
+    { "/.well-known/caldav", READ_METHODS | HTTP_METHOD_BIT(HTTP_PROPFIND), ROUTE_DISCARD_MAX,
+      &wellknown_handler, NULL },
+    { "/dav", DAV_METHODS, HTTPD_BODY_MAX, &dav_handler, DAV_OPTIONS },
+    { "/dav/", DAV_METHODS, HTTPD_BODY_MAX, &dav_handler, DAV_OPTIONS },
 };
+
+void app_poll(void) { dav_poll(); }
 
 #define ROUTES_COUNT (sizeof(routes) / sizeof(routes[0]))
 
@@ -128,12 +144,15 @@ static uint32_t route_methods(const struct http_exchange *x)
  * server) supports, no content. A request body has no meaning: dropped. */
 static void options_end(struct http_exchange *x)
 {
-    char allow[128];
+    char fields[256];
     struct http_response resp;
+    size_t n;
     memset(&resp, 0, sizeof(resp));
-    route_allow_header(route_methods(x), allow, sizeof(allow));
+    n = route_allow_header(route_methods(x), fields, sizeof(fields));
+    if (x->route && x->route->options_fields)
+        snprintf(fields + n, sizeof(fields) - n, "%s", x->route->options_fields);
     resp.status = 200;
-    resp.headers = allow;
+    resp.headers = fields;
     httpd_respond(x, &resp);
 }
 
@@ -143,7 +162,7 @@ static const struct http_handler options_handler = { NULL, NULL, options_end, NU
  * method the server does not know at all (section 15.6.2). */
 static int not_allowed_begin(struct http_exchange *x)
 {
-    char allow[128];
+    char allow[256];
     int status = x->req->method == HTTP_METHOD_OTHER ? 501 : 405;
     route_allow_header(route_methods(x), allow, sizeof(allow));
     httpd_respond_error(x, status, NULL, allow);

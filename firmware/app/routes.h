@@ -24,7 +24,11 @@ struct http_route {
     uint32_t methods;                   /* HTTP_METHOD_BIT() set */
     uint32_t body_max;                  /* 413 above it (at most HTTPD_BODY_MAX) */
     const struct http_handler *handler;
+    const char *options_fields;         /* extra field lines of OPTIONS answers, or NULL */
 };
+
+/* Main-loop hook of the application (ports call it every turn). */
+void app_poll(void);
 
 /* Choose the handler for x->req and set x->route. Never NULL: requests no
  * route takes get built-in handlers answering 404, 405, 501 or OPTIONS.

@@ -17,9 +17,15 @@
 #include "lwip/timeouts.h"
 #include "netif/ethernet.h"
 
+#include "auth.h"
+#include "dav.h"
+#include "flash.h"
+#include "flash_file.h"
+#include "flash_ram.h"
 #include "host_port.h"
 #include "httpd.h"
 #include "port.h"
+#include "routes.h"
 #include "slirp_netif.h"
 
 /* The simulator's user-mode network (libslirp defaults). */
@@ -33,6 +39,12 @@
  * lwIP's timers for long. */
 #define MAX_WAIT_MS 100
 
+/* The store's flash: a SPI NOR part of 16 MiB with 4 KiB sectors. */
+#define FLASH_SIZE  (16u * 1024u * 1024u)
+#define FLASH_BLOCK 4096u
+#define FLASH_PAGE  256u
+#define MAX_USERS   16
+
 static volatile sig_atomic_t stop_signal;
 
 static void on_stop_signal(int sig) { stop_signal = sig; }
@@ -40,7 +52,7 @@ static void on_stop_signal(int sig) { stop_signal = sig; }
 static void usage(FILE *out, const char *prog)
 {
     fprintf(out,
-            "usage: %s --port N [--store FILE]\n"
+            "usage: %s --port N [--store FILE] [--user NAME:PASSWORD]...\n"
             "\n"
             "Run the LiteDAV firmware natively: lwIP and the HTTP/CalDAV app on an\n"
             "in-process user-mode network (libslirp). The app listens on " IP_ADDR ":%d\n"
@@ -48,9 +60,88 @@ static void usage(FILE *out, const char *prog)
             "Ctrl-C (SIGINT) or SIGTERM stops it.\n"
             "\n"
             "  --port N      TCP port on 127.0.0.1 to listen on (1-65535)\n"
-            "  --store FILE  file holding the store's flash image (for the store backend)\n"
+            "  --store FILE  file holding the store's flash image (16 MiB, created when\n"
+            "                absent); without it the store is in RAM and lost at exit\n"
+            "  --user NAME:PASSWORD  add or update a user at start-up (repeatable), beside\n"
+            "                the ones of firmware/users.conf (demo / demo)\n"
             "  --help        this text\n",
             prog, HTTP_PORT);
+}
+
+static struct flash_file store_file;
+static struct flash_ram store_ram;
+static uint8_t *ram_flash;
+
+static void close_store(void)
+{
+    if (host_port_store_path())
+        flash_file_close(&store_file);
+    free(ram_flash);
+    ram_flash = NULL;
+}
+
+/* The store on --store's file (or in RAM), users provisioned. */
+static int mount_store(const char *const *users, unsigned nusers)
+{
+    const char *path = host_port_store_path();
+    struct store_mount_stats stats;
+    const struct flash *f;
+    FILE *urandom;
+    unsigned i;
+    int rc;
+
+    if (path) {
+        if (flash_file_open(&store_file, path, FLASH_SIZE, FLASH_BLOCK, FLASH_PAGE) != FLASH_OK) {
+            fprintf(stderr, "litedav-host: cannot open the store file %s\n", path);
+            return -1;
+        }
+        f = &store_file.flash;
+    } else {
+        ram_flash = malloc(FLASH_SIZE);
+        if (!ram_flash || flash_ram_init(&store_ram, ram_flash, FLASH_SIZE, FLASH_BLOCK, FLASH_PAGE))
+            return -1;
+        f = &store_ram.flash;
+    }
+    rc = dav_mount(f, &stats);
+    if (rc != STORE_OK) {
+        fprintf(stderr, "litedav-host: store: %s\n", store_strerror(rc));
+        close_store();
+        return -1;
+    }
+    urandom = nusers ? fopen("/dev/urandom", "rb") : NULL;
+    for (i = 0; i < nusers; i++) {
+        char name[AUTH_USER_MAX + 1];
+        const char *colon = strchr(users[i], ':');
+        uint8_t salt[AUTH_SALT_SIZE];
+        size_t k;
+        if ((size_t)(colon - users[i]) > AUTH_USER_MAX) {
+            fprintf(stderr, "litedav-host: user name too long: %s\n", users[i]);
+            if (urandom)
+                fclose(urandom);
+            close_store();
+            return -1;
+        }
+        memcpy(name, users[i], (size_t)(colon - users[i]));
+        name[colon - users[i]] = '\0';
+        if (!urandom || fread(salt, 1, sizeof(salt), urandom) != sizeof(salt))
+            for (k = 0; k < sizeof(salt); k++)
+                salt[k] = (uint8_t)litedav_rand();
+        rc = auth_set_password(&dav_store, name, colon + 1, salt);
+        if (rc != STORE_OK) {
+            fprintf(stderr, "litedav-host: user %s: %s\n", name, store_strerror(rc));
+            if (urandom)
+                fclose(urandom);
+            close_store();
+            return -1;
+        }
+    }
+    if (urandom)
+        fclose(urandom);
+    printf("store: %s, %" PRIu32 " collections, %" PRIu32 " objects, %" PRIu32 " users "
+           "(%" PRIu32 " records replayed, %" PRIu32 " torn bytes dropped)\n",
+           path ? path : "in RAM", stats.collections, stats.objects, stats.users,
+           stats.records, stats.torn_bytes);
+    return 0;
 }
 
 static int parse_port(const char *text, uint16_t *port)
@@ -68,6 +159,7 @@ int main(int argc, char **argv)
     static const struct option options[] = {
         {"port", required_argument, NULL, 'p'},
         {"store", required_argument, NULL, 's'},
+        {"user", required_argument, NULL, 'u'},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
     };
@@ -76,9 +168,11 @@ int main(int argc, char **argv)
     struct sigaction stop_action;
     sigset_t stop_signals, unblocked;
     ip4_addr_t ip, mask, gw;
+    const char *users[MAX_USERS];
+    unsigned nusers = 0;
     int opt;
 
-    while ((opt = getopt_long(argc, argv, "p:s:h", options, NULL)) != -1) {
+    while ((opt = getopt_long(argc, argv, "p:s:u:h", options, NULL)) != -1) {
         switch (opt) {
         case 'p':
             if (parse_port(optarg, &net_config.host_port) != 0) {
@@ -89,6 +183,13 @@ int main(int argc, char **argv)
             break;
         case 's':
             host_port_set_store_path(optarg);
+            break;
+        case 'u':
+            if (!strchr(optarg, ':') || optarg[0] == ':' || nusers == MAX_USERS) {
+                fprintf(stderr, "%s: --user wants NAME:PASSWORD (at most %d)\n", argv[0], MAX_USERS);
+                return 2;
+            }
+            users[nusers++] = optarg;
             break;
         case 'h':
             usage(stdout, argv[0]);
@@ -126,6 +227,8 @@ int main(int argc, char **argv)
 
     host_port_init();
     printf("\nLiteDAV firmware (%s, %" PRIu32 " Hz)\n", port_name(), port_cycles_hz());
+    if (mount_store(users, nusers) != 0)
+        return 1;
     lwip_init();
     ip4addr_aton(IP_ADDR, &ip);
     ip4addr_aton(NETMASK, &mask);
@@ -158,6 +261,7 @@ int main(int argc, char **argv)
         port_stats.idle_cycles += woke - start;
         work = slirp_netif_input(&netif);
         sys_check_timeouts();
+        app_poll();
         if (!work)
             port_stats.idle_cycles += port_cycles() - woke;
     }
@@ -168,5 +272,6 @@ int main(int argc, char **argv)
            port_stats.frames_out, port_stats.rx_dropped + port_stats.tx_dropped);
     netif_set_down(&netif);
     slirp_netif_shutdown(&netif);
+    close_store();
     return 0;
 }

@@ -38,6 +38,9 @@ uint32_t port_cycles_hz(void) { return NS_PER_S; }
 
 const char *port_name(void) { return "host"; }
 
+/* main.c mounts the store itself (file or RAM). */
+const struct flash *port_flash(void) { return NULL; }
+
 /* lwIP's clock, in milliseconds; it wraps after 49 days, which lwIP handles. */
 u32_t sys_now(void) { return (u32_t)(port_cycles() / 1000000u); }
 

@@ -12,9 +12,12 @@
 #include "lwip/timeouts.h"
 #include "netif/ethernet.h"
 
+#include "dav.h"
+#include "flash_ram.h"
 #include "httpd.h"
 #include "liteeth_netif.h"
 #include "port.h"
+#include "routes.h"
 
 /* Static address on the simulator's user-mode network (libslirp defaults). */
 #define IP_ADDR   "10.0.2.15"
@@ -23,6 +26,12 @@
 #define HTTP_PORT 80
 
 struct port_stats port_stats;
+
+/* Until the SoC has a flash (and port_flash() returns it), the store lives
+ * in main RAM: 4 MiB, 4 KiB sectors, 256-byte pages, lost at reset. */
+#define RAM_FLASH_SIZE (4u * 1024u * 1024u)
+static uint8_t ram_flash[RAM_FLASH_SIZE];
+static struct flash_ram store_ram;
 
 /* --- port.h ------------------------------------------------------------- */
 
@@ -35,6 +44,9 @@ uint64_t port_cycles(void)
 uint32_t port_cycles_hz(void) { return CONFIG_CLOCK_FREQUENCY; }
 
 const char *port_name(void) { return "litex-" CONFIG_PLATFORM_NAME; }
+
+/* No flash chip on this SoC yet. */
+__attribute__((weak)) const struct flash *port_flash(void) { return NULL; }
 
 /* lwIP's clock: milliseconds of simulated (or real) sys_clk time. */
 u32_t sys_now(void)
@@ -83,6 +95,28 @@ void _exit(int code)
     litedav_halt();
 }
 
+/* --- the store -------------------------------------------------------------- */
+
+static void mount_store(void)
+{
+    const struct flash *f = port_flash();
+    struct store_mount_stats stats;
+    int rc;
+    if (!f) {
+        flash_ram_init(&store_ram, ram_flash, RAM_FLASH_SIZE, 4096, 256);
+        f = &store_ram.flash;
+    }
+    rc = dav_mount(f, &stats);
+    if (rc != STORE_OK) {
+        /* the status page and static files still work; /dav/ answers 503 */
+        printf("store: %s\n", store_strerror(rc));
+        return;
+    }
+    printf("store: %s, %" PRIu32 " collections, %" PRIu32 " objects, %" PRIu32 " users\n",
+           f == &store_ram.flash ? "in RAM" : "on flash", stats.collections, stats.objects,
+           stats.users);
+}
+
 /* --- main loop ------------------------------------------------------------ */
 
 int main(void)
@@ -91,6 +125,7 @@ int main(void)
     ip4_addr_t ip, mask, gw;
 
     printf("\nLiteDAV firmware (%s, %" PRIu32 " Hz)\n", port_name(), port_cycles_hz());
+    mount_store();
     lwip_init();
     ip4addr_aton(IP_ADDR, &ip);
     ip4addr_aton(NETMASK, &mask);
@@ -111,6 +146,7 @@ int main(void)
         uint64_t start = port_cycles();
         int work = liteeth_netif_poll(&netif);
         sys_check_timeouts();
+        app_poll();
         if (!work)
             port_stats.idle_cycles += port_cycles() - start;
     }
