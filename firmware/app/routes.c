@@ -182,7 +182,7 @@ static const struct http_route *route_find(const char *path, size_t len)
         const char *p = routes[i].path;
         size_t n = strlen(p);
         int prefix = n > 1 && p[n - 1] == '/';
-        if (prefix ? (len > n && memcmp(path, p, n) == 0)
+        if (prefix ? (len >= n && memcmp(path, p, n) == 0)
                    : (len == n && memcmp(path, p, n) == 0))
             return &routes[i];
     }

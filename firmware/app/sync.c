@@ -131,11 +131,8 @@ void sync_report(struct dav_ctx *c)
         dav_respond_status(c, c->target.exists ? 403 : 404, "sync-collection works on collections.");
         return;
     }
-    /* section 3.2: the Depth header must be 0; the level is in the body */
-    if (c->depth != 0) {
-        dav_respond_status(c, 400, "sync-collection takes Depth: 0.");
-        return;
-    }
+    /* section 3.2 wants Depth: 0, the level being in the body; clients that
+     * send Depth: 1 (python caldav) are let through: the header adds nothing */
     if ((n = xml_child(root, XML_NS_DAV, "sync-level")) != NULL) {
         struct xml_str level = xml_text_trimmed(n);
         /* "infinite" is as "1": members of calendars are never collections */
