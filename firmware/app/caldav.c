@@ -575,7 +575,7 @@ static bool overlaps(const struct ical_object *obj, int64_t s, int64_t e)
 
 /* The busy time of one event inside [s, e): exact for a single instance; for
  * recurring events one period per day from the first to the last busy
- * minute of that day, found by bisection with ical_time_range. */
+ * second of that day, found by bisection with ical_time_range. */
 static void event_periods(struct dav_ctx *c, const struct ical_object *obj, int64_t s, int64_t e,
                           bool tentative)
 {
@@ -617,7 +617,7 @@ static void event_periods(struct dav_ctx *c, const struct ical_object *obj, int6
         /* first: the smallest t with an instance in [day, t) */
         lo = day;
         hi = we;
-        while (hi - lo > 60) {
+        while (hi - lo > 1) {
             int64_t mid = lo + (hi - lo) / 2;
             if (overlaps(obj, day, mid))
                 hi = mid;
@@ -628,7 +628,7 @@ static void event_periods(struct dav_ctx *c, const struct ical_object *obj, int6
         /* last: the largest t with an instance in [t, we) */
         lo = day;
         hi = we;
-        while (hi - lo > 60) {
+        while (hi - lo > 1) {
             int64_t mid = lo + (hi - lo) / 2;
             if (overlaps(obj, mid, we))
                 lo = mid;

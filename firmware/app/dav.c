@@ -1410,6 +1410,18 @@ int dav_create_collection(struct dav_ctx *c, char kind, uint32_t *id)
         dav_respond_status(c, 409, "The parent collection does not exist.");
         return 409;
     }
+    if (parent) {
+        /* a resource of the same name without the slash (section 9.3.1: 405) */
+        size_t p = parent_len(c->path, len);
+        struct store_object_info info;
+        uint32_t got;
+        char dummy;
+        if (store_get_object(&dav_store, parent, c->path + p, len - 1 - p, 0, &dummy, 0, &got,
+                             &info) == STORE_OK) {
+            dav_respond_status(c, 405, "A resource exists there.");
+            return 405;
+        }
+    }
     if (parent_calendar) {
         /* RFC 4791 section 4.2: no collections inside calendars */
         if (kind == 'c')
