@@ -1,0 +1,42 @@
+"""litmus (the WebDAV conformance suite, Debian package) against litedav-host.
+
+Suites basic and props run; copymove is not claimed (COPY and MOVE answer
+501), locks neither (no class 2). The pass counts are pinned: a change in
+either direction is news. The props failures are dead properties: the
+store keeps only the CalDAV properties (displayname, calendar-description,
+calendar-color, calendar-timezone), so arbitrary PROPPATCH values get 403.
+"""
+import os
+import re
+import shutil
+import subprocess
+
+import pytest
+
+from test_host_server import TIMEOUT, HostServer, host_build  # noqa: F401
+from litedav.sim.run import free_port
+
+LITMUS = shutil.which("litmus")
+EXPECTED = {
+    "basic": (16, 16),   # tests run, passed
+    "props": (14, 11),   # propset/propmanyns/propget: dead properties
+}
+
+
+@pytest.fixture(scope="module")
+def server(host_build, tmp_path_factory):
+    srv = HostServer(free_port(), "--store", str(tmp_path_factory.mktemp("litmus") / "store.flash"))
+    srv.wait_ready(timeout=TIMEOUT)
+    yield srv
+    srv.stop()
+
+
+@pytest.mark.skipif(LITMUS is None, reason="litmus is not installed (Debian package litmus)")
+@pytest.mark.parametrize("suite", sorted(EXPECTED))
+def test_litmus_suite(server, suite, tmp_path):
+    base = f"http://127.0.0.1:{server.port}/dav/demo/"
+    proc = subprocess.run([LITMUS, base, "demo", "demo"], cwd=tmp_path, capture_output=True,
+                          text=True, timeout=120, env={**os.environ, "TESTS": suite})
+    m = re.search(rf"<- summary for `{suite}': of (\d+) tests run: (\d+) passed", proc.stdout)
+    assert m, proc.stdout[-3000:] + proc.stderr
+    assert (int(m.group(1)), int(m.group(2))) == EXPECTED[suite], proc.stdout[-3000:]
