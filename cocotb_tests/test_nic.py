@@ -351,7 +351,7 @@ async def line_rate(dut):
     phy_mode = os.environ["LITEDAV_NIC_PHY"]
     rng, driver = await boot(dut, phy_mode, SEED + 1)
     await driver.start()
-    await driver.csr_write("rx_irq_count", 16)
+    await driver.csr_write("irq_count", 16)
     bits_per_cycle = 8 if phy_mode == "gmii" else 4
     report = []
     for size in (60, 1514):
@@ -388,14 +388,14 @@ async def line_rate(dut):
 
 @cocotb.test()
 async def interrupt_moderation(dut):
-    """The RX interrupt fires after rx_irq_count frames, or rx_irq_timeout x 16 cycles after the
-    first; clearing the pending bit acks it."""
+    """The interrupt fires after irq_count completions (here RX frames, TX idle), or irq_timeout x 16
+    cycles after the first; clearing the pending bit acks it."""
     phy_mode = os.environ["LITEDAV_NIC_PHY"]
     rng, driver = await boot(dut, phy_mode, SEED + 2)
     await driver.start()
     await driver.csr_write("ev_enable", 1)
-    await driver.csr_write("rx_irq_count", 3)
-    await driver.csr_write("rx_irq_timeout", 0)
+    await driver.csr_write("irq_count", 3)
+    await driver.csr_write("irq_timeout", 0)
     for n in range(3):
         await driver.source.send(gmii_frame(rng, sized_frame(rng, 100), False))
         await driver.source.wait()
@@ -408,7 +408,7 @@ async def interrupt_moderation(dut):
     await RisingEdge(dut.sys_clk)
     assert int(dut.irq.value) == 0, "irq still set after the ack"
     # Timer: one frame, timeout of 63 ticks of 16 cycles (1008 cycles).
-    await driver.csr_write("rx_irq_timeout", 63)
+    await driver.csr_write("irq_timeout", 63)
     await driver.source.send(gmii_frame(rng, sized_frame(rng, 100), False))
     await driver.source.wait()
     for _ in range(300):
@@ -417,6 +417,17 @@ async def interrupt_moderation(dut):
     for _ in range(1000):
         await RisingEdge(dut.sys_clk)
     assert int(dut.irq.value) == 1, "no irq after the timeout"
+    # TX completions count too: two chains, count 2, no timer.
+    await driver.csr_write("irq_count", 2)
+    await driver.csr_write("irq_timeout", 0)
+    await driver.csr_write("ev_pending", 1)
+    await RisingEdge(dut.sys_clk)
+    assert int(dut.irq.value) == 0, "irq still set after the second ack"
+    for n in range(2):
+        await driver.post_tx([sized_frame(rng, 100)], 0)
+        for _ in range(2000):
+            await RisingEdge(dut.sys_clk)
+        assert int(dut.irq.value) == (n == 1), f"irq after {n + 1} TX chains of 2"
 
 # pytest entry points ------------------------------------------------------------------------------
 

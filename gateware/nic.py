@@ -158,28 +158,25 @@ class OffloadNIC(LiteXModule):
                 self._rx_preamble_errors.status.eq(mac_errors.preamble_errors.status),
             ]
 
-        # Interrupts: one moderated event per direction; clearing the event's pending bit acks it.
+        # Interrupt: one moderated event for both rings (a driver services both on each interrupt:
+        # one moderator instead of two). An RX and a TX completion on the same cycle count as one.
         self.ev = EventManager()
-        self.ev.rx = EventSourceLevel(description="RX frames done (moderated by rx_irq_count/rx_irq_timeout).")
-        self.ev.tx = EventSourceLevel(description="TX chains done (moderated by tx_irq_count/tx_irq_timeout).")
+        self.ev.done = EventSourceLevel(description="RX frames handed back or TX chains completed "
+            "(moderated by irq_count/irq_timeout).")
         self.ev.finalize()
-        for direction, dma, event in (("rx", rx_dma, self.ev.rx), ("tx", tx_dma, self.ev.tx)):
-            moderation = IRQModeration(tick_cycles=irq_tick_cycles)
-            setattr(self, f"{direction}_moderation", moderation)
-            count = CSRStorage(len(moderation.count_threshold), reset=1, name=f"{direction}_irq_count",
-                description="Interrupt after this many events (0 or 1: every event).")
-            timeout = CSRStorage(len(moderation.timeout), name=f"{direction}_irq_timeout",
-                description=f"... or this many times {irq_tick_cycles} sys_clk cycles after the first "
-                    "one (0: no timer). Change both with an ack.")
-            setattr(self, f"_{direction}_irq_count", count)
-            setattr(self, f"_{direction}_irq_timeout", timeout)
-            self.comb += [
-                moderation.event.eq(dma.done),
-                moderation.count_threshold.eq(count.storage),
-                moderation.timeout.eq(timeout.storage),
-                moderation.ack.eq(event.clear),
-                event.trigger.eq(moderation.irq),
-            ]
+        self.moderation = moderation = IRQModeration(tick_cycles=irq_tick_cycles)
+        self._irq_count = CSRStorage(len(moderation.count_threshold), reset=1,
+            description="Interrupt after this many completions, RX and TX together (0 or 1: every one).")
+        self._irq_timeout = CSRStorage(len(moderation.timeout),
+            description=f"... or this many times {irq_tick_cycles} sys_clk cycles after the first "
+                "one (0: no timer). Change both with an ack.")
+        self.comb += [
+            moderation.event.eq(rx_dma.done | tx_dma.done),
+            moderation.count_threshold.eq(self._irq_count.storage),
+            moderation.timeout.eq(self._irq_timeout.storage),
+            moderation.ack.eq(self.ev.done.clear),
+            self.ev.done.trigger.eq(moderation.irq),
+        ]
 
 
 # Register reference ------------------------------------------------------------------------------

@@ -71,7 +71,7 @@ tx_dma_word_description = EndpointDescription([
 
 class TxDMA(LiteXModule):
     def __init__(self, fifo_depth=16, burst_length=8, max_frame_length=max_ethernet_frame):
-        assert burst_length <= fifo_depth and burst_length <= 16
+        assert burst_length <= fifo_depth and burst_length <= 16 and burst_length & (burst_length - 1) == 0
         self.bus    = bus    = wishbone.Interface(data_width=32, address_width=32, addressing="word")
         self.source = source = stream.Endpoint(tx_offload_description(32))
 
@@ -246,7 +246,7 @@ class TxDMA(LiteXModule):
                 # Room in the FIFO for a whole burst: acks cannot be refused once promised.
                 If(self.fifo.level <= self.fifo.depth - burst_length,
                     NextValue(bursting, 1),
-                    NextValue(burst_left, Mux(words_left >= burst_length, burst_length, words_left)),
+                    NextValue(burst_left, Mux(words_left[log2_int(burst_length):] != 0, burst_length, words_left)),
                 )
             ).Elif(bus.ack,
                 sink.valid.eq(1),
@@ -312,7 +312,6 @@ class TxDMA(LiteXModule):
         shift    = Signal(2)
         rotated  = Signal(32)   # The word rotated so that its byte `lo` is in lane `level`.
         merged   = Signal(32)   # Held bytes, then the word's.
-        held_next = Signal(32)  # What to hold back after taking the word.
         self.comb += [
             count.eq(Mux(sink.empty, 0, sink.hi - sink.lo + 1)),
             total.eq(level + count),
@@ -320,16 +319,18 @@ class TxDMA(LiteXModule):
             rotated.eq(Array([sink.data] + [Cat(sink.data[8*k:], sink.data[:8*k]) for k in range(1, 4)])[shift]),
         ]
         emit_full = Signal()    # A full beat, with bytes left over.
+        take      = Signal()
         for i in range(4):
             lane = slice(8*i, 8*(i + 1))
-            self.comb += [
-                merged[lane].eq(Mux(level > i, held[lane], rotated[lane])),
-                held_next[lane].eq(Mux(~emit_full & (level > i), held[lane], rotated[lane])),
-            ]
+            self.comb += merged[lane].eq(Mux(level > i, held[lane], rotated[lane]))
+            # What to hold back after taking a word: the word's bytes in the free lanes (all of
+            # them after a full beat), loaded lane by lane (flip-flop enables, no multiplexer).
+            self.sync += If(take & (emit_full | (~sink.last & (level <= i))),
+                held[lane].eq(rotated[lane])
+            )
 
         out_free  = Signal()
         emit_last = Signal()
-        take      = Signal()
         self.comb += [
             out_free.eq(~source.valid | source.ready),
             emit_full.eq(total > 4),
@@ -367,7 +368,6 @@ class TxDMA(LiteXModule):
                     source.last.eq(0),
                     source.last_be.eq(0),
                     source.error.eq(0),
-                    held.eq(held_next),
                     level.eq(total - 4),
                     flush.eq(sink.last),
                     flush_error.eq(sink.error),
@@ -381,7 +381,6 @@ class TxDMA(LiteXModule):
                     ),
                     level.eq(0),
                 ).Else(
-                    held.eq(held_next),
                     level.eq(total),
                 )
             ),
