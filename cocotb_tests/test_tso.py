@@ -9,12 +9,12 @@ Every TSO chain is a header template built with scapy (802.1Q or not, IPv4 and T
 flags, sequence number and ID) followed by a random payload; the expected segments are built
 independently with scapy from the template's fields and slices of the payload.
 
-Checksums: TSO leaves the checksum fields alone (TxChecksum fills them in downstream, asked by
-ip_csum = l4_csum = 1), so each expected segment keeps the template's checksum values and the
-output must equal it byte for byte. On top of that each output segment is run through a scapy
-checksum fixer (what TxChecksum does) and compared with the segment scapy builds with its own
-checksums: that checks that the lengths TSO wrote make a segment scapy parses and checksums the
-same way.
+TSO is cut-through and writes no lengths: it leaves the IPv4 total length and both checksum fields
+as in the template and clears FIN and PSH; TxChecksum, asked by ip_length = ip_csum = l4_csum = 1,
+writes the total length and the checksums, and sets the flags TSO passes in `tcp_flags` on the last
+beat (the template's FIN and PSH, on the chain's last segment only). So each output segment must
+equal the model's segment byte for byte, and once run through a scapy model of TxChecksum it must
+equal the segment scapy builds with its own lengths and checksums.
 
     python3 -m pytest -q cocotb_tests/test_tso.py                 # fast: ~200 chains
     LITEDAV_FUZZ=1 python3 -m pytest -q cocotb_tests/test_tso.py  # 10,000 chains
@@ -37,8 +37,8 @@ from harness import FUZZ, SEED, build_verilog, frame_beats, reset, run_cocotb, s
 
 FUZZ_CHAINS = int(os.environ.get("LITEDAV_FUZZ_CHAINS", "10000"))
 
-MAX_MSS          = 1912  # TSO() with its default 512-word ring.
-MAX_CHAIN_LENGTH = 128 + 2**16
+MAX_MSS          = 1920  # TSO(): the longest segment, 128 + 1920 bytes, fits in TxChecksum's store.
+LONG_CHAIN       = 128 + 2**16 # Longer than any one descriptor: still cut in segments, whole.
 FIN, PSH, CWR    = 0x01, 0x08, 0x80
 
 # Reference model ----------------------------------------------------------------------------------
@@ -70,28 +70,34 @@ def random_template(rng):
             return template
 
 def expected_segments(template, payload, mss, with_checksums=False):
-    """The frames TSO must send for `template` + `payload`: with the template's checksum fields,
-    or with checksums computed by scapy."""
+    """The frames TSO must send for `template` + `payload`: with the template's total length and
+    checksum fields and without FIN and PSH, or (`with_checksums`) the frames TxChecksum then sends:
+    lengths, flags and checksums computed by scapy."""
     count = max(1, -(-len(payload)//mss))
     flags = int(template[TCP].flags)
     segments = []
     for k in range(count):
         segment = template.copy()
-        segment[IP].len = None
         segment[IP].id = (template[IP].id + k) & 0xffff
         segment[TCP].seq = (template[TCP].seq + k*mss) & 0xffffffff
-        segment[TCP].flags = flags & ~((FIN | PSH) if k != count - 1 else 0) & ~(CWR if k else 0)
+        segment[TCP].flags = flags & ~(FIN | PSH) & ~(CWR if k else 0)
         if with_checksums:
+            if k == count - 1:
+                segment[TCP].flags = flags & ~(CWR if k else 0)
+            segment[IP].len = None
             segment[IP].chksum = None
             segment[TCP].chksum = None
         chunk = payload[k*mss:(k + 1)*mss]
         segments.append(bytes(segment / Raw(chunk)) if chunk else bytes(segment))
     return segments
 
-def fix_checksums(frame):
-    """What TxChecksum does to a segment asking for both checksums, done by scapy."""
+def tx_checksum_model(frame, tcp_flags=0):
+    """What TxChecksum does to a segment asking for ip_length, ip_csum and l4_csum, done by
+    scapy."""
     packet = Ether(frame)
+    packet[IP].len = None
     packet[IP].chksum = None
+    packet[TCP].flags = int(packet[TCP].flags) | tcp_flags
     packet[TCP].chksum = None
     return bytes(packet)
 
@@ -107,11 +113,14 @@ def test_reference_model():
         hdr_len  = len(bytes(template))
         assert b"".join(s[hdr_len:] for s in segments) == payload
         flags = 0
+        raw = expected_segments(template, payload, mss)
         for k, frame in enumerate(segments):
             packet = Ether(frame)
             assert packet[IP].len == len(frame) - (18 if Dot1Q in packet else 14)
             assert packet[TCP].seq == (template[TCP].seq + k*mss) & 0xffffffff
-            assert fix_checksums(frame) == frame
+            assert tx_checksum_model(frame) == frame
+            last_flags = int(template[TCP].flags) & (FIN | PSH) if k == len(segments) - 1 else 0
+            assert tx_checksum_model(raw[k], last_flags) == frame
             flags |= int(packet[TCP].flags)
         assert flags == int(template[TCP].flags)
 
@@ -148,9 +157,11 @@ def tso_chain(rng, large=0.0, mss=None, payload=None):
         # Tiny MSS: keep the number of segments sane.
         payload = rng.randbytes(min(length, 80) if mss < 9 else length)
     header = bytes(template)
-    return Chain(header + payload, 1, len(header), mss,
+    chain = Chain(header + payload, 1, len(header), mss,
         segments=expected_segments(template, payload, mss),
         fixed=expected_segments(template, payload, mss, with_checksums=True))
+    chain.last_flags = int(template[TCP].flags) & (FIN | PSH)
+    return chain
 
 def plain_frame(rng):
     length = rng.choice([rng.randrange(1, 80), rng.randrange(60, 1515), rng.randrange(1, 9)])
@@ -166,7 +177,7 @@ def bad_chain(rng):
     if kind == "short_hdr_len":
         chain.hdr_len = rng.randrange(0, 54)
     elif kind == "long_hdr_len":
-        chain.hdr_len = rng.randrange(129, 256)
+        chain.hdr_len = rng.choice([128, rng.randrange(129, 256)])
     elif kind == "mss_zero":
         chain.mss = 0
     elif kind == "mss_large":
@@ -250,42 +261,51 @@ class Checker:
         assert self.frames < len(self.expected), "more frames out than expected"
         chain, k = self.expected[self.frames]
         self.frames += 1
-        flags = [((m >> 43) & 1, (m >> 44) & 1) for m in beats]
+        flags = [((m >> 43) & 1, (m >> 44) & 1, (m >> 46) & 1) for m in beats]
+        tcp_flags = (beats[-1] >> 47) & 0xff
         if k is None:
             got  = [((m >> 11) & 0xffffffff, (m >> 3) & 0xf, (m >> 7) & 0xf) for m in beats]
             assert got == chain.beats, f"plain frame {chain.frame.hex()}: got {got}, expected {chain.beats}"
-            assert set(flags) == {(chain.ip_csum, chain.l4_csum)}, f"plain frame flags {set(flags)}"
+            assert set(flags) == {(chain.ip_csum, chain.l4_csum, 0)}, f"plain frame flags {set(flags)}"
+            assert tcp_flags == 0, f"plain frame tcp_flags {tcp_flags:#x}"
             return
         last_be = (beats[-1] >> 3) & 0xf
         assert last_be in (1, 2, 4, 8) and all((m >> 3) & 0xf == 0 for m in beats[:-1]), \
             f"bad last_be in segment {k}: {[(m >> 3) & 0xf for m in beats]}"
         data  = b"".join(((m >> 11) & 0xffffffff).to_bytes(4, "little") for m in beats)
         frame = data[:4*(len(beats) - 1) + last_be.bit_length()]
-        assert set(flags) == {(1, 1)}, f"segment flags {set(flags)}"
+        assert set(flags) == {(1, 1, 1)}, f"segment flags {set(flags)}"
+        last_flags = chain.last_flags if k == len(chain.segments) - 1 else 0
+        assert tcp_flags == last_flags, f"segment {k}/{len(chain.segments)}: tcp_flags " \
+            f"{tcp_flags:#x}, expected {last_flags:#x}"
         expected = chain.segments[k]
         assert frame == expected, f"chain hdr_len {chain.hdr_len} mss {chain.mss} payload " \
-            f"{len(chain.frame) - chain.hdr_len} segment {k}/{len(chain.segments)}:\n" \
+            f"{len(chain.frame) - chain.hdr_len} segment {k}/{len(chain.segments)}, {len(frame)} bytes " \
+            f"for {len(expected)}:\n" \
             f" got      {frame.hex()}\n expected {expected.hex()}"
-        assert fix_checksums(frame) == chain.fixed[k]
-        errors = {(m >> 7) & 0xf for m in beats}
-        assert errors in ({0}, {0xf}), f"segment error bits {errors}"
-        error = errors == {0xf}
+        assert tx_checksum_model(frame, tcp_flags) == chain.fixed[k]
+        # Cut-through: `error` is set from the first beat that used an input beat with error on,
+        # and stays set for the rest of the chain.
+        errors = [(m >> 7) & 0xf for m in beats]
+        assert set(errors) <= {0, 0xf}, f"segment error bits {errors}"
         previous = self.chain_errors.setdefault(id(chain), [])
-        assert not (previous and previous[-1] and not error), "error cleared within a chain"
+        for error in errors:
+            assert not (previous and previous[-1] and not error), "error cleared within a chain"
+            previous.append(error != 0)
         segment_end = chain.hdr_len + sum(len(s) - chain.hdr_len for s in chain.segments[:k + 1])
+        error = errors[-1] != 0
         if chain.error_byte is not None and chain.error_byte < segment_end:
             assert error, f"segment {k} ends after the error beat at {chain.error_byte} but has no error"
-        elif chain.error_byte is None:
-            assert not error, f"segment {k} of a chain without error has error set"
-        previous.append(error)
+        else:
+            assert not any(errors), f"segment {k} ends before any error beat but has error set"
 
-async def run_traffic(dut, rng, chains, idle, backpressure, check_no_bubbles=False, cut_chains=0):
+async def run_traffic(dut, rng, chains, idle, backpressure, check_no_bubbles=False):
     """Sends chains with random idle cycles on sink and backpressure on source; checks every
-    frame out, the error pulses and the error counter (one per bad chain and per cut chain).
+    frame out, the error pulses and the error counter (one per bad chain).
     Returns (cycles, output beats, cycles of the first and the last output beat)."""
     beats_in = [pack_beat(chain, i) for chain in chains for i in range(len(chain.beats))]
     checker  = Checker(chains)
-    errors   = sum(chain.bad for chain in chains) + cut_chains
+    errors   = sum(chain.bad for chain in chains)
     errors_before = int(dut.errors.value)
     drive, monitor, clk = dut.drive, dut.monitor, dut.sys_clk
     sent = cycles = stall = error_pulses = beats_out = 0
@@ -327,7 +347,7 @@ async def run_traffic(dut, rng, chains, idle, backpressure, check_no_bubbles=Fal
             written = value
     assert checker.frames == len(checker.expected)
     assert not checker.beats, "a frame out without its last beat"
-    assert error_pulses == errors, f"{error_pulses} error pulses for {errors} bad or cut chains"
+    assert error_pulses == errors, f"{error_pulses} error pulses for {errors} bad chains"
     assert int(dut.errors.value) == (errors_before + errors) & 0xffff, "error counter"
     return cycles, beats_out, first_out, last_out, checker
 
@@ -354,22 +374,17 @@ async def random_chains(dut):
 
 @cocotb.test()
 async def oversized_chain(dut):
-    """A chain longer than 128 + 65536 bytes is cut there: the rest is dropped, one error pulse,
-    the last segment carries error; the next chain is intact."""
+    """A chain longer than 64 KiB (more than one descriptor can hold) is segmented whole, the
+    sequence number and ID wrapping; the next chain is intact."""
     dut.drive.value = 0
     await reset(dut)
     rng = random.Random(SEED + 2)
-    chain = tso_chain(rng, mss=1460, payload=rng.randbytes(MAX_CHAIN_LENGTH + 700))
-    template = Ether(chain.frame[:chain.hdr_len])
-    payload  = chain.frame[chain.hdr_len:MAX_CHAIN_LENGTH]
-    chain.segments   = expected_segments(template, payload, chain.mss)
-    chain.fixed      = expected_segments(template, payload, chain.mss, with_checksums=True)
-    chain.beats      = frame_beats(rng, chain.frame)
-    chain.error_byte = MAX_CHAIN_LENGTH - 4 # The cut marks the segments from there on.
+    chain = tso_chain(rng, mss=rng.choice([1460, 1459, 1461, MAX_MSS]),
+        payload=rng.randbytes(LONG_CHAIN + 700))
+    chain.beats = frame_beats(rng, chain.frame)
     after = tso_chain(rng, mss=536, payload=rng.randbytes(2000))
     after.beats = frame_beats(rng, after.frame)
-    cycles, _, _, _, checker = await run_traffic(dut, rng, [chain, after], 0.1, 0.3, cut_chains=1)
-    assert checker.chain_errors[id(chain)][-1], "the cut chain's last segment has no error"
+    cycles, _, _, _, checker = await run_traffic(dut, rng, [chain, after], 0.1, 0.3)
     dut._log.info(f"oversized chain: {len(chain.segments)} segments in {cycles} cycles")
 
 @cocotb.test()
@@ -384,7 +399,7 @@ async def throughput(dut):
         chain = tso_chain(rng, mss=mss, payload=rng.randbytes(payload))
         chain.beats = frame_beats(rng, chain.frame)
         cycles, beats, first, last, _ = await run_traffic(dut, rng, [chain], 0.0, 0.0)
-        # The first segment is store-and-forward: measure from its first beat out.
+        # The template is checked before it leaves: measure from the first beat out.
         rate = beats/(last - first + 1)
         per_segment = (last - first + 1)/len(chain.segments)
         dut._log.info(f"mss {mss}, hdr_len {chain.hdr_len}: {len(chain.segments)} segments, "
@@ -426,14 +441,14 @@ def tso_verilog():
             assert dut.max_mss == MAX_MSS
             sink, source = dut.sink, dut.source
             self.drive   = Signal(70, name="drive")
-            self.monitor = Signal(46, name="monitor")
+            self.monitor = Signal(55, name="monitor")
             self.errors  = Signal(16, name="errors")
             self.comb += Cat(sink.valid, sink.last, sink.last_be, sink.error, sink.data,
                 sink.ip_csum, sink.l4_csum, sink.tso, sink.hdr_len, sink.mss,
                 source.ready).eq(self.drive)
             self.sync += self.monitor.eq(Cat(sink.valid & sink.ready, source.valid & source.ready,
                 source.last, source.last_be, source.error, source.data, source.ip_csum,
-                source.l4_csum, dut.error))
+                source.l4_csum, dut.error, source.ip_length, source.tcp_flags))
             self.comb += self.errors.eq(dut.errors)
 
     harness = Harness()
