@@ -25,6 +25,16 @@ from http_checks import (  # noqa: F401  (collected here, in this order)
     test_pipelined_requests,
     test_malformed_request_gets_error_and_server_keeps_serving,
 )
+from http_body_checks import (  # noqa: F401  (request bodies and the handler interface)
+    test_options,
+    test_bodies_drained_on_keepalive_pipelined,
+    test_body_split_across_writes,
+    test_content_too_large,
+    test_expect_100_continue,
+    test_body_framing_errors,
+    test_unknown_method_501,
+    test_status_page_streamed,
+)
 from litedav.sim.run import free_port
 
 PORT_DIR = os.path.join(TOP, "firmware", "ports", "host")
