@@ -32,7 +32,8 @@ SERVER_SLIRP_LIBS   := $(or $(shell pkg-config --libs slirp 2>/dev/null),-lslirp
 
 SERVER_CFLAGS := -std=c99 $(SERVER_MODE) -Wall -Wextra -Wno-unused-parameter \
                  -Werror=implicit-function-declaration -fno-common \
-                 -I$(SERVER_PORT_DIR) -I$(SERVER_APP) -I$(LWIP_DIR)/src/include $(SERVER_SLIRP_CFLAGS)
+                 -I$(SERVER_PORT_DIR) -I$(SERVER_APP) -I$(LWIP_DIR)/src/include $(SERVER_SLIRP_CFLAGS) \
+                 -I$(SERVER_PORT_DIR)/../../../sim/modules/slirp_ethernet
 SERVER_LDFLAGS := $(SERVER_MODE)
 SERVER_LIBS    := $(SERVER_SLIRP_LIBS)
 

@@ -12,6 +12,7 @@
 #define _GNU_SOURCE /* ppoll */
 
 #include "slirp_netif.h"
+#include "slirp_backlog.h"
 
 #include <arpa/inet.h>
 #include <dirent.h>
@@ -35,7 +36,6 @@
 #define MAX_FRAME 1536       /* Ethernet frame without FCS, plus headroom for a VLAN tag */
 #define RX_QUEUE_MAX 256     /* as the simulator's rx_queue default */
 #define TX_QUEUE_MAX 4096    /* lwIP bounds what it sends by its send buffers */
-#define ACCEPT_BACKLOG 128
 
 struct frame {
     struct frame *next;
@@ -252,38 +252,6 @@ static int get_revents(int idx, void *opaque)
     return ((r & POLLIN) ? SLIRP_POLL_IN : 0) | ((r & POLLOUT) ? SLIRP_POLL_OUT : 0) |
            ((r & POLLPRI) ? SLIRP_POLL_PRI : 0) | ((r & POLLERR) ? SLIRP_POLL_ERR : 0) |
            ((r & POLLHUP) ? SLIRP_POLL_HUP : 0);
-}
-
-/* libslirp's forwarded port listens with a backlog of one. When the accept
- * queue is full Linux drops new SYNs, and a client retries after 1, 3, 7, 15 s:
- * a burst of connections (ab -c 50) then stalls for seconds. Find the
- * listening socket on 127.0.0.1:port and give it a real backlog (listen(2) on
- * a listening socket only changes the backlog). */
-static int widen_accept_backlog(uint16_t port)
-{
-    DIR *fds = opendir("/proc/self/fd");
-    struct dirent *entry;
-    int widened = -1;
-
-    if (!fds)
-        return -1;
-    while ((entry = readdir(fds))) {
-        int fd = atoi(entry->d_name), listening = 0;
-        socklen_t len = sizeof(listening);
-        struct sockaddr_in addr;
-        socklen_t addr_len = sizeof(addr);
-
-        if (fd <= 2 || fd == dirfd(fds))
-            continue;
-        if (getsockopt(fd, SOL_SOCKET, SO_ACCEPTCONN, &listening, &len) != 0 || !listening)
-            continue;
-        if (getsockname(fd, (struct sockaddr *)&addr, &addr_len) != 0 ||
-            addr.sin_family != AF_INET || ntohs(addr.sin_port) != port)
-            continue;
-        widened = listen(fd, ACCEPT_BACKLOG);
-    }
-    closedir(fds);
-    return widened;
 }
 
 /* driver interface ------------------------------------------------------------ */

@@ -30,6 +30,7 @@
 
 #include "error.h"
 #include "modules.h"
+#include "slirp_backlog.h"
 
 #define MAX_FRAME 2048
 #define MAX_POLLFDS 4096
@@ -296,6 +297,9 @@ static int slirp_ethernet_new(void **sess, char *args)
                 host_port, strerror(errno));
         exit(1);
     }
+    if (widen_accept_backlog(host_port) != 0)
+        fprintf(stderr, "[slirp_ethernet] warning: cannot widen the accept backlog of 127.0.0.1:%u: "
+                "bursts of new connections may stall\n", host_port);
     printf("[slirp_ethernet] forwarding 127.0.0.1:%u -> %s:%u\n", host_port, guest_ip, guest_port);
     fflush(stdout);
     if (jargs)
