@@ -167,7 +167,10 @@ class Simulator:
         raise RuntimeError(f"no CONFIG_CLOCK_FREQUENCY in {soc_h}")
 
     def start(self, stdin=subprocess.DEVNULL):
+        """Boot (or boot again, e.g. after a power cut: the flash image is kept)."""
         run_dir, vsim = self._prepare_run_dir()
+        self.ready.clear()
+        self.exited.clear()
         self.proc = subprocess.Popen([vsim], cwd=run_dir, stdin=stdin, stdout=subprocess.PIPE,
                                      stderr=subprocess.STDOUT, bufsize=0,
                                      start_new_session=(stdin == subprocess.DEVNULL),
