@@ -7,7 +7,8 @@
 
 Every frame is built with scapy, which computes its checksums; the core is fed the same bytes with
 the checksum fields it is asked to write zeroed or filled with garbage, and must give scapy's bytes
-back. Damaged frames (bad lengths, truncation, garbage) are checked against the reference model
+back. TSO segments (ip_length) also come with a random IPv4 total length and without the FIN/PSH
+flags they are asked to set. Damaged frames (bad lengths, truncation, garbage) are checked against the reference model
 below, itself checked against scapy on every intact frame.
 
     python3 -m pytest cocotb_tests/test_tx_checksum.py -q     # fast: 400 random frames
@@ -48,28 +49,38 @@ def checksum_fields(frame):
     field = l4 + (16 if proto == 6 else 6)
     return l3 + 10, field if field + 2 <= n else None
 
-def reference_frame(frame, ip_csum, l4_csum):
-    """The frame TxChecksum must send for `frame` (bytes, no FCS) and the two request flags."""
+def reference_frame(frame, ip_csum, l4_csum, ip_length=False, tcp_flags=0):
+    """The frame TxChecksum must send for `frame` (bytes, no FCS) and the request flags."""
     n  = len(frame)
     l3 = 18 if n >= 14 and be16(frame, 12) == 0x8100 else 14
     if n > CUT_THROUGH:
         return frame # Too long to store: sent as it comes.
     if n < l3 + 20 or be16(frame, l3 - 2) != 0x0800:
         return frame # Not IPv4, or truncated.
+    original = frame
+    if ip_length:
+        if frame[l3 + 9] != 6:
+            return frame # ip_length is for TCP segments only.
+        frame = bytearray(frame)
+        frame[l3 + 2:l3 + 4] = (n - l3).to_bytes(2, "big") # The datagram ends with the frame.
+        frame = bytes(frame)
     version, ihl = frame[l3] >> 4, frame[l3] & 0xf
     hlen, total_length = 4*ihl, be16(frame, l3 + 2)
     fragment, proto = be16(frame, l3 + 6) & 0x3fff, frame[l3 + 9]
     if version != 4 or ihl < 5 or total_length < hlen or n < l3 + total_length:
-        return frame
+        return original
     out = bytearray(frame)
     l4_length = total_length - hlen
     segment   = bytearray(frame[l3 + hlen:l3 + total_length])
     write_l4  = l4_csum and not fragment and proto in (6, 17)
     if write_l4:
         if proto == 6 and (l4_length < 20 or segment[12] >> 4 < 5 or 4*(segment[12] >> 4) > l4_length):
-            return frame # RFC 793 3.1: data offset outside [5, segment length / 4].
+            return original # RFC 793 3.1: data offset outside [5, segment length / 4].
         if proto == 17 and (l4_length < 8 or be16(segment, 4) != l4_length):
-            return frame # RFC 768: the UDP length is the datagram's.
+            return original # RFC 768: the UDP length is the datagram's.
+        if proto == 6:
+            segment[13] |= tcp_flags
+            out[l3 + hlen + 13] = segment[13]
     if ip_csum:
         header = bytearray(frame[l3:l3 + hlen])
         header[10:12] = b"\0\0"
@@ -89,11 +100,39 @@ def reference_frame(frame, ip_csum, l4_csum):
 def scramble(rng, frame, offset):
     frame[offset:offset + 2] = rng.choice([b"\0\0", b"\xff\xff", rng.randbytes(2)])
 
-def random_case(rng, damage=0.25, runts=0.05, jumbo=0.005):
+def segment_case(rng, damage):
+    """A TSO segment (ip_length: TCP, total length and FIN/PSH still to be written), as
+    (frame in, 1, 1, frame expected, 1, tcp_flags)."""
+    eth = Ether(src="02:00:00:00:00:02", dst="02:00:00:00:00:01")
+    if rng.random() < 0.3:
+        eth = eth / Dot1Q(vlan=rng.randrange(4096))
+    ip  = random_ip(rng, 6)
+    tcp = TCP(seq=rng.getrandbits(32), flags=rng.randrange(256) & ~0x09, **random_ports(rng))
+    payload   = Raw(rng.randbytes(rng.choice([0, 1, 2, 3, rng.randrange(0, 1500)])))
+    tcp_flags = rng.choice([0, 0x01, 0x08, 0x09])
+    expected  = eth / ip / tcp / payload
+    expected[IP].len, expected[TCP].flags = None, int(tcp.flags) | tcp_flags
+    frame = bytearray(bytes(eth / ip / tcp / payload))
+    l3 = 18 if Dot1Q in expected else 14
+    frame[l3 + 2:l3 + 4] = rng.randbytes(2) # Whatever the template said.
+    for field in checksum_fields(bytes(frame)):
+        if field is not None:
+            scramble(rng, frame, field)
+    if rng.random() < damage:
+        corrupt(rng, frame)
+    else:
+        want = reference_frame(bytes(frame), True, True, True, tcp_flags)
+        if checksum_fields(bytes(frame))[1] is not None: # Not a fragment: scapy's whole frame.
+            assert want == bytes(expected), f"reference model disagrees with scapy on {bytes(expected).hex()}"
+    return bytes(frame), True, True, reference_frame(bytes(frame), True, True, True, tcp_flags), True, tcp_flags
+
+def random_case(rng, damage=0.25, runts=0.05, jumbo=0.005, segments=0.2):
     """(frame in, ip_csum, l4_csum, frame expected): scapy's frame, with the checksum fields the
     core must write scrambled in the input; fields it must leave alone are sometimes scrambled too,
     identically in input and expected. A few frames are longer than the core stores (consistent
     IPv4 jumbo frames): those must leave unchanged, and never wedge it."""
+    if rng.random() < segments:
+        return segment_case(rng, damage)
     if rng.random() < jumbo:
         frame = bytearray(bytes(Ether() / random_ip(rng, 17) / UDP(**random_ports(rng)) /
             Raw(rng.randbytes(rng.randrange(CUT_THROUGH - 40, 9000)))))
@@ -125,7 +164,7 @@ def test_reference_model_agrees_with_scapy():
     rng = random.Random(2)
     written = 0
     for _ in range(500):
-        frame, ip_csum, l4_csum, expected = random_case(rng, damage=0.0)
+        frame, ip_csum, l4_csum, expected, *_ = random_case(rng, damage=0.0)
         written += frame != expected
     assert written > 300
     packet = Ether() / IP(src="10.0.0.1", dst="10.0.0.2") / UDP(sport=1, dport=2) / Raw(b"abc")
@@ -161,15 +200,17 @@ async def run_frames(dut, rng, cases, idle, backpressure, errors=0.03):
     backpressure on source; checks every beat out, error bits and garbage in unused lanes included.
     Returns (cycles, cycles with sink valid but not ready, cycle of the first and last beat out)."""
     beats_in, beats_out = [], []
-    for frame, ip_csum, l4_csum, expected in cases:
+    for frame, ip_csum, l4_csum, expected, *extra in cases:
+        ip_length, tcp_flags = extra or (False, 0)
         beats = frame_beats(rng, frame, rng.random() < errors)
         for index, (data, last_be, error) in enumerate(beats):
             last = int(index == len(beats) - 1)
             beats_in.append(data << 10 | error << 6 | last_be << 2 | last << 1 | 1 |
-                int(ip_csum) << 42 | int(l4_csum) << 43)
+                int(ip_csum) << 42 | int(l4_csum) << 43 | int(ip_length) << 44 | tcp_flags << 45)
             chunk = expected[4*index:4*index + 4]
             data_out = int.from_bytes(chunk + data.to_bytes(4, "little")[len(chunk):], "little")
-            beats_out.append((data_out, last_be, error, last))
+            # The error bits are kept as one: a beat with any leaves with all four.
+            beats_out.append((data_out, last_be, 0xf if error else 0, last))
 
     drive, monitor, clk = dut.drive, dut.monitor, dut.sys_clk
     sent = received = frames_done = 0
@@ -191,7 +232,7 @@ async def run_frames(dut, rng, cases, idle, backpressure, errors=0.03):
             stall = 0
             got = (m >> 11, (m >> 3) & 0xf, (m >> 7) & 0xf, (m >> 2) & 1)
             if got != beats_out[received]:
-                frame, ip_csum, l4_csum, expected = cases[frames_done]
+                frame, ip_csum, l4_csum, expected, *_ = cases[frames_done]
                 assert False, f"frame {frames_done} (ip_csum {ip_csum:d}, l4_csum {l4_csum:d}) " \
                     f"beat {received}: got {got}, expected {beats_out[received]}\n" \
                     f"in       {frame.hex()}\nexpected {expected.hex()}"
@@ -206,8 +247,8 @@ async def run_frames(dut, rng, cases, idle, backpressure, errors=0.03):
         if pending:
             beat = beats_in[sent]
         elif beat & 1:
-            beat = rng.getrandbits(44) & ~1 # Idle: garbage that sink must ignore.
-        value = beat | (rng.random() >= backpressure) << 44
+            beat = rng.getrandbits(53) & ~1 # Idle: garbage that sink must ignore.
+        value = beat | (rng.random() >= backpressure) << 53
         if value != written:
             drive.setimmediatevalue(value)
             written = value
@@ -290,10 +331,10 @@ def tx_checksum_verilog():
         def __init__(self):
             self.submodules.dut = dut = TxChecksum()
             sink, source = dut.sink, dut.source
-            self.drive   = Signal(45, name="drive")
+            self.drive   = Signal(54, name="drive")
             self.monitor = Signal(43, name="monitor")
             self.comb += Cat(sink.valid, sink.last, sink.last_be, sink.error, sink.data,
-                sink.ip_csum, sink.l4_csum, source.ready).eq(self.drive)
+                sink.ip_csum, sink.l4_csum, sink.ip_length, sink.tcp_flags, source.ready).eq(self.drive)
             self.sync += self.monitor.eq(Cat(sink.valid & sink.ready, source.valid & source.ready,
                 source.last, source.last_be, source.error, source.data))
 

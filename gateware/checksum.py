@@ -191,6 +191,10 @@ def header_position(field):
 def field_range(field):
     return field.byte, (field.offset + field.width + 7)//8
 
+def finish_fold(acc, carry):
+    """acc + carry for a sum one fold away from done: acc is at most 1 when carry is 1."""
+    return Cat(acc[0] ^ carry[0], acc[1] | (acc[0] & carry[0]), acc[2:])
+
 def is_negative_zero(acc, carry):
     """Whether a sum held as acc + carry (acc + carry <= 0x10002) is 0xFFFF, the value a correct
     Internet checksum sums to (RFC 1624 3), without an adder to fold the carry."""
@@ -216,12 +220,23 @@ class ChecksumParser(LiteXModule):
     after the last beat they are folded: `header_sum` and `l4_sum` are then the 16-bit ones'-
     complement sums (never 0 for an IPv4 frame).
 
+    With `length_from_frame` (TX) the parser has two more inputs: `datagram_is_frame` (held over a
+    frame) takes the IPv4 datagram to end with the frame (the total length field is ignored, and
+    `total_length` is the frame's length from the L3 header on, valid the cycle after the last beat)
+    and `l4_extra`, read on the last beat, is added to the L4 sum (TX: TCP flags set after the
+    sum). Both are added the cycle after the last beat, so three cycles after it the carries may
+    not be folded yet: `header_sum` and `l4_sum` finish the fold (the sums are then at most 1 with
+    a carry of 1).
+
     Outputs describe the last frame: they are valid from the cycle after its last beat until the
     first beat of the next frame (flags) or its third beat (sums, fields).
     """
-    def __init__(self, zero_checksum_fields=False):
+    def __init__(self, zero_checksum_fields=False, length_from_frame=False):
         dw = 32
         self.sink = sink = stream.Endpoint(eth_phy_description(dw))
+        self.datagram_is_frame = Signal()
+        self.l4_extra          = Signal(16)
+        self.total_length      = total_length = Signal(16)
 
         self.vlan            = Signal() # One 802.1Q tag.
         self.runt            = Signal() # Shorter than 60 bytes.
@@ -342,10 +357,14 @@ class ChecksumParser(LiteXModule):
         )
         # Per lane: a byte of the datagram from header beat 2 on.
         in_datagram = [counting & ((datagram_left != 0) | (datagram_lane >= i)) for i in range(4)]
+        to_frame_end      = Signal() # On the frame's beats ...
+        to_frame_end_last = Signal() # ... and from its last beat on.
+        if length_from_frame:
+            self.comb += to_frame_end.eq(self.datagram_is_frame)
+            in_datagram = [Mux(to_frame_end, present[i], d) for i, d in enumerate(in_datagram)]
 
         # Header fields, captured as their beat passes. ---------------------------------------------
         ip_type         = Signal()
-        total_length    = Signal(16)
         tcp_data_offset = Signal(4)
         udp_length_ok   = Signal()
         header_length   = Signal(6)
@@ -360,7 +379,7 @@ class ChecksumParser(LiteXModule):
             "ethertype":       lambda v: ip_type.eq(v == ethernet_type_ip),
             "version":         lambda v: self.version_ok.eq(v == 4),
             "ihl":             lambda v: self.ihl.eq(v),
-            "total_length":    lambda v: total_length.eq(v),
+            "total_length":    lambda v: If(~to_frame_end, total_length.eq(v)),
             "fragment":        lambda v: self.fragment.eq(v[:ipv4_fragment_mf + 1] != 0),
             "protocol":        lambda v: self.protocol.eq(v),
         }
@@ -401,9 +420,34 @@ class ChecksumParser(LiteXModule):
         # and ~(4*IHL) (ones'-complement negation) is added in the free lanes of the checksum beat.
         minus_header_length = Signal(16)
         self.comb += minus_header_length.eq(Mux(l3_at[3], Cat(~header_length, C(2**10 - 1, 10)), 0))
+        header_low_extra, l4_high_extra = 0, 0
+        if length_from_frame:
+            # The total length field counts as 0; the frame's length is added after the frame.
+            length_lanes    = header_lanes(l3_at, *field_range(ipv4_header_fields["total_length"]))
+            header_lanes_on = [on & ~(to_frame_end & off) for on, off in zip(header_lanes_on, length_lanes)]
+            l4_lanes_on     = [on & ~(to_frame_end & off) for on, off in zip(l4_lanes_on, length_lanes)]
+            # Frame length - L3 offset = 4*(beats before the last) + last lane + 1 - 14 - 4*vlan.
+            beats      = Signal(10)
+            last_lane  = Signal(2)
+            added      = Signal()
+            l4_extra   = Signal(16)
+            self.comb += last_lane.eq(Mux(~present[3], Mux(present[2], 2, Mux(present[1], 1, 0)), 3))
+            self.sync += [
+                If(accept, beats.eq(Mux(sink.last, 0, beats + 1))),
+                If(accept & sink.last & to_frame_end,
+                    total_length.eq(Cat(last_lane, beats) + 1 - mac_header_length -
+                        vlan_tag_length*self.vlan)),
+                If(accept & sink.last, l4_extra.eq(self.l4_extra)),
+                added.eq(accept & sink.last),
+            ]
+            self.sync += If(accept & sink.last, to_frame_end_last.eq(to_frame_end))
+            header_low_extra = Mux(added & to_frame_end_last, total_length, 0)
+            l4_high_extra    = Mux(added, l4_extra, 0)
+            minus_header_length = minus_header_length | header_low_extra
 
-        header_acc, header_carry = self.accumulator(payload_byte, header_lanes_on, beat)
-        l4_acc, l4_carry = self.accumulator(payload_byte, l4_lanes_on, beat, minus_header_length)
+        header_acc, header_carry = self.accumulator(payload_byte, header_lanes_on, beat, header_low_extra)
+        l4_acc, l4_carry = self.accumulator(payload_byte, l4_lanes_on, beat, minus_header_length,
+            l4_high_extra)
 
         # Per-frame results. ------------------------------------------------------------------------
         reached = {
@@ -425,7 +469,8 @@ class ChecksumParser(LiteXModule):
             self.eth_truncated.eq(~done["eth"]),
             self.ipv4.eq(done["eth"] & ip_type),
             self.ip_truncated.eq(~done["ip"]),
-            self.l3_truncated.eq(~done["datagram"] | (~done["header"] & (self.ihl != 0))),
+            self.l3_truncated.eq(Mux(to_frame_end_last, ~done["header"],
+                ~done["datagram"] | (~done["header"] & (self.ihl != 0)))),
             self.header_bad.eq((self.ihl < ipv4_header_length//4) | l4_length[16]),
             self.is_tcp.eq(self.protocol == tcp_protocol),
             self.is_udp.eq(self.protocol == udp_protocol),
@@ -442,16 +487,24 @@ class ChecksumParser(LiteXModule):
             self.l4_check.eq(self.l3_ok & ~self.fragment & (self.is_tcp | self.is_udp)),
             self.header_sum_ok.eq(is_negative_zero(header_acc, header_carry)),
             self.l4_sum_ok.eq(is_negative_zero(l4_acc, l4_carry)),
-            self.header_sum.eq(header_acc),
-            self.l4_sum.eq(l4_acc),
         ]
+        if length_from_frame:
+            self.comb += [
+                self.header_sum.eq(finish_fold(header_acc, header_carry)),
+                self.l4_sum.eq(finish_fold(l4_acc, l4_carry)),
+            ]
+        else:
+            self.comb += [
+                self.header_sum.eq(header_acc),
+                self.l4_sum.eq(l4_acc),
+            ]
 
-    def accumulator(self, payload_byte, lanes_on, beat, extra_low_word=0):
+    def accumulator(self, payload_byte, lanes_on, beat, extra_low_word=0, extra_high_word=0):
         """Sum of the enabled bytes of every beat (even lanes are high bytes) into a 16-bit register
         with a 2-bit deferred carry (RFC 1071 2(C)); cleared on beat 2, before any header byte."""
         masked = [Mux(on, b, 0) for on, b in zip(lanes_on, payload_byte)]
         low_word  = Cat(masked[1], masked[0]) | extra_low_word
-        high_word = Cat(masked[3], masked[2])
+        high_word = Cat(masked[3], masked[2]) | extra_high_word
         acc   = Signal(16)
         carry = Signal(2)
         beat_sum = Signal(17, attr={("keep", "true")})

@@ -3,13 +3,18 @@
 #
 # SPDX-License-Identifier: BSD-2-Clause
 
-"""TX checksum insertion for the offload NIC.
+"""TX checksum insertion for the offload NIC, and the lengths and flags TSO cannot write.
 
 The IPv4 header checksum (RFC 791) and the TCP (RFC 793) or UDP (RFC 768) checksum precede the
 bytes they cover, so frames are stored and forwarded: a block-RAM FIFO holds the frame while the
-ChecksumParser (shared with RxChecksum) sums it, a small FIFO holds each frame's results, and the
+ChecksumParser (shared with RxChecksum) sums it, a two-entry FIFO holds its results, and the
 fields are overwritten as the frame leaves. The FIFO holds two maximum frames, so that frame N+1 is
 summed while frame N is sent, one beat per cycle on both sides.
+
+Being store-and-forward, TxChecksum also finishes TSO's cut-through segments (gateware/tso.py): with
+`ip_length` it writes the IPv4 total length from the frame's length, and it sets the TCP flags
+given in `tcp_flags` on the frame's last beat (TSO: FIN and PSH on a chain's last segment), both
+covered by the checksums it writes.
 """
 
 from litex.gen import *
@@ -17,16 +22,21 @@ from litex.gen import *
 from litex.soc.interconnect import stream
 from litex.soc.interconnect.stream import EndpointDescription
 
+from migen.genlib.fifo import SyncFIFOBuffered
+
 from liteeth.common import eth_phy_description, mac_header_length, ipv4_header_fields
 
-from .checksum import ChecksumParser, header_position, rx_l4_fields
+from .checksum import ChecksumParser, header_position, rx_l4_fields, tcp_header_length
 
 # Layouts ------------------------------------------------------------------------------------------
 
-# Per-frame requests, held constant over the frame (docs/nic.md: TSO -> TxChecksum).
+# Per-frame requests (docs/nic.md: TSO -> TxChecksum): held constant over the frame, `tcp_flags`
+# read on its last beat.
 tx_checksum_param_layout = [
-    ("ip_csum", 1), # Insert the IPv4 header checksum.
-    ("l4_csum", 1), # Insert the TCP or UDP checksum (with the IPv4 pseudo-header).
+    ("ip_csum",   1), # Insert the IPv4 header checksum.
+    ("l4_csum",   1), # Insert the TCP or UDP checksum (with the IPv4 pseudo-header).
+    ("ip_length", 1), # Write the IPv4 total length: the frame ends with the datagram (TCP only).
+    ("tcp_flags", 8), # OR these into the TCP flags (with l4_csum; TCP only).
 ]
 
 def tx_checksum_description(dw=32):
@@ -34,13 +44,16 @@ def tx_checksum_description(dw=32):
 
 # What the output side needs to patch one frame.
 tx_checksum_result_layout = [
-    ("ip_checksum", 16),
-    ("l4_checksum", 16),
-    ("write_ip",     1),
-    ("write_l4",     1),
-    ("vlan",         1), # The IPv4 checksum is on frame beat 6 + vlan, lanes 0 and 1.
-    ("l4_beat",      5), # Frame beat of the TCP/UDP checksum field.
-    ("l4_high",      1), # The field is in lanes 2 and 3 (TCP), not 0 and 1 (UDP).
+    ("ip_checksum",  16),
+    ("l4_checksum",  16),
+    ("total_length", 12), # Frames longer than 4096 bytes are not stored.
+    ("tcp_flags",     8),
+    ("write_ip",      1),
+    ("write_length",  1),
+    ("write_l4",      1),
+    ("vlan",          1), # The IPv4 header starts on frame beat 3 + vlan, lane 2.
+    ("l4_beat",       5), # Frame beat of the TCP/UDP checksum field.
+    ("l4_high",       1), # The field is in lanes 2 and 3 (TCP), not 0 and 1 (UDP).
 ]
 
 # TX Checksum --------------------------------------------------------------------------------------
@@ -52,37 +65,54 @@ class TxChecksum(LiteXModule):
     whose lengths disagree (IHL, total length, and with `l4_csum` the TCP data offset or UDP
     length) leaves unchanged, as does the L4 checksum of a fragment or of another protocol.
 
+    With `ip_length` the total length field is ignored and written: frame length - L3 offset; a
+    frame with `ip_length` that is not TCP leaves unchanged. `tcp_flags` are set along with the
+    TCP checksum.
+
     Frames longer than `cut_through_beats` beats cannot be stored whole: they leave unchanged as
     soon as that many beats are in, so the core never waits for a frame end it has no room for.
+    `error` is kept as one bit per beat: a beat with any error bit leaves with all four.
     """
-    def __init__(self, fifo_depth=1024, results_depth=16, cut_through_beats=512):
+    def __init__(self, fifo_depth=1024, cut_through_beats=512):
         dw = 32
-        assert 2*cut_through_beats <= fifo_depth
+        assert 2*cut_through_beats <= fifo_depth and 4*cut_through_beats <= 2**12
         self.sink   = sink   = stream.Endpoint(tx_checksum_description(dw))
         self.source = source = stream.Endpoint(eth_phy_description(dw))
 
         # # #
 
-        self.parser    = parser    = ChecksumParser(zero_checksum_fields=True)
-        self.data_fifo = data_fifo = stream.SyncFIFO(eth_phy_description(dw), fifo_depth, buffered=True)
-        self.results   = results   = stream.SyncFIFO(tx_checksum_result_layout, results_depth)
+        self.parser    = parser    = ChecksumParser(zero_checksum_fields=True, length_from_frame=True)
+        # 36 bits a beat (two DP16KD): data, error, last, and the last beat's last lane.
+        self.data_fifo = data_fifo = SyncFIFOBuffered(dw + 4, fifo_depth)
+        self.results   = results   = stream.SyncFIFO(tx_checksum_result_layout, 2)
 
         # Input: every beat into the data FIFO and the parser. ------------------------------------
-        stall  = Signal()
-        accept = Signal()
+        stall     = Signal()
+        accept    = Signal()
+        last_lane = Signal(2)
         self.comb += [
-            data_fifo.sink.valid.eq(sink.valid & ~stall),
-            data_fifo.sink.last.eq(sink.last),
-            data_fifo.sink.payload.eq(sink.payload),
-            sink.ready.eq(data_fifo.sink.ready & ~stall),
+            last_lane.eq(Mux(sink.last_be[3] | (sink.last_be == 0), 3,
+                Mux(sink.last_be[2], 2, Mux(sink.last_be[1], 1, 0)))),
+            data_fifo.we.eq(sink.valid & ~stall),
+            data_fifo.din.eq(Cat(sink.data, sink.error != 0, sink.last, last_lane)),
+            sink.ready.eq(data_fifo.writable & ~stall),
             accept.eq(sink.valid & sink.ready),
             parser.sink.valid.eq(accept),
             parser.sink.last.eq(sink.last),
             parser.sink.payload.eq(sink.payload),
+            parser.datagram_is_frame.eq(sink.ip_length),
+            parser.l4_extra.eq(Mux(sink.l4_csum, sink.tcp_flags, 0)),
         ]
-        want_ip = Signal()
-        want_l4 = Signal()
-        self.sync += If(accept & sink.last, want_ip.eq(sink.ip_csum), want_l4.eq(sink.l4_csum))
+        want_ip     = Signal()
+        want_l4     = Signal()
+        want_length = Signal()
+        tcp_flags   = Signal(8)
+        self.sync += If(accept & sink.last,
+            want_ip.eq(sink.ip_csum),
+            want_l4.eq(sink.l4_csum),
+            want_length.eq(sink.ip_length),
+            tcp_flags.eq(sink.tcp_flags),
+        )
 
         # Results: decided the cycle after the last beat (the parser's flags), sent two cycles later
         # (its sums are folded by then). No other last beat is taken meanwhile, and no beat while
@@ -93,7 +123,11 @@ class TxChecksum(LiteXModule):
         entry    = Record(tx_checksum_result_layout)
         p        = parser
         l4_ok    = Signal()
-        self.comb += l4_ok.eq(want_l4 & p.l4_check & ~p.l4_truncated & ~p.l4_bad)
+        l4_wrong = Signal() # With ip_length: TCP only.
+        self.comb += [
+            l4_wrong.eq(want_length & ~p.is_tcp),
+            l4_ok.eq(want_l4 & p.l4_check & ~p.l4_truncated & ~p.l4_bad & ~l4_wrong),
+        ]
         udp_beat, udp_lane = header_position(rx_l4_fields["udp_checksum"])
         tcp_beat, tcp_lane = header_position(rx_l4_fields["tcp_checksum"])
         assert (udp_lane, tcp_lane) == (0, 2)
@@ -102,9 +136,13 @@ class TxChecksum(LiteXModule):
             folding.eq(decided),
             If(folding, finished.eq(1)),
             If(decided,
-                entry.write_ip.eq(want_ip & p.l3_ok &
+                entry.write_ip.eq(want_ip & p.l3_ok & ~l4_wrong &
+                    ~(want_l4 & p.l4_check & (p.l4_truncated | p.l4_bad))),
+                entry.write_length.eq(want_length & p.l3_ok & ~l4_wrong &
                     ~(want_l4 & p.l4_check & (p.l4_truncated | p.l4_bad))),
                 entry.write_l4.eq(l4_ok),
+                entry.total_length.eq(p.total_length),
+                entry.tcp_flags.eq(tcp_flags),
                 entry.vlan.eq(p.vlan),
                 entry.l4_beat.eq(mac_header_length//4 + p.vlan + p.ihl +
                     Mux(p.is_tcp, tcp_beat, udp_beat)),
@@ -149,28 +187,44 @@ class TxChecksum(LiteXModule):
         ]
 
         # Output: a frame leaves once its result is known; the fields are patched on the way. ------
-        out = data_fifo.source
+        out_data  = data_fifo.dout[:dw]
+        out_error = data_fifo.dout[dw]
+        out_last  = data_fifo.dout[dw + 1]
+        out_lane  = data_fifo.dout[dw + 2:]
         res = results.source
-        out_beat = Signal(5) # Saturating: beyond every checksum field.
+        out_beat = Signal(5) # Saturating: beyond every patched field.
+        l3_beat  = mac_header_length//4
         ip_beat, ip_lane = header_position(ipv4_header_fields["checksum"])
-        assert ip_lane == 0
-        patch_ip  = Signal()
-        patch_l4  = Signal()
+        tl_beat, tl_lane = header_position(ipv4_header_fields["total_length"])
+        assert ip_lane == 0 and tl_lane == 0
+        flags_offset = 13 # RFC 793 3.1: the flags are TCP header byte 13, lane 3 of the beat
+        assert (2 + flags_offset)//4 == tcp_beat - 1 and (2 + flags_offset) % 4 == 3 # before the checksum.
+        patch_ip     = Signal()
+        patch_length = Signal()
+        patch_l4     = Signal()
+        patch_flags  = Signal()
         self.comb += [
-            source.valid.eq(out.valid & res.valid),
-            out.ready.eq(source.ready & res.valid),
-            res.ready.eq(out.valid & out.ready & out.last),
-            source.last.eq(out.last),
-            source.payload.eq(out.payload),
-            patch_ip.eq(res.write_ip & (out_beat == mac_header_length//4 + ip_beat + res.vlan)),
+            source.valid.eq(data_fifo.readable & res.valid),
+            data_fifo.re.eq(source.ready & res.valid),
+            res.ready.eq(data_fifo.readable & data_fifo.re & out_last),
+            source.last.eq(out_last),
+            source.last_be.eq(Mux(out_last, 1 << out_lane, 0)),
+            source.error.eq(Replicate(out_error, 4)),
+            source.data.eq(out_data),
+            patch_ip.eq(res.write_ip & (out_beat == l3_beat + ip_beat + res.vlan)),
+            patch_length.eq(res.write_length & (out_beat == l3_beat + tl_beat + res.vlan)),
             patch_l4.eq(res.write_l4 & (out_beat == res.l4_beat)),
-            # Checksums are big-endian: the high byte goes first, in the lower lane.
+            patch_flags.eq(res.write_l4 & res.l4_high & (out_beat == res.l4_beat - 1)),
+            # Checksums and lengths are big-endian: the high byte goes first, in the lower lane.
             If(patch_ip,
                 source.data[:16].eq(reverse_bytes(res.ip_checksum))
+            ).Elif(patch_length,
+                source.data[:16].eq(reverse_bytes(Cat(res.total_length, C(0, 4))))
             ).Elif(patch_l4 & ~res.l4_high,
                 source.data[:16].eq(reverse_bytes(res.l4_checksum))
             ),
             If(patch_l4 & res.l4_high, source.data[16:].eq(reverse_bytes(res.l4_checksum))),
+            If(patch_flags, source.data[24:].eq(out_data[24:] | res.tcp_flags)),
         ]
         self.sync += If(source.valid & source.ready,
             If(source.last, out_beat.eq(0)).Elif(out_beat != 2**len(out_beat) - 1, out_beat.eq(out_beat + 1))
