@@ -13,6 +13,7 @@ apt_packages=(
   libevent-dev libjson-c-dev zlib1g-dev libslirp-dev
   apache2-utils curl dpkg-dev xz-utils
   clang libclang-rt-dev litmus
+  gcc-arm-none-eabi libnewlib-arm-none-eabi qemu-system-arm
 )
 
 apt_opts=(-y -q -o DPkg::Lock::Timeout=600 -o "Dir::Cache::archives=$cache/apt-archives")

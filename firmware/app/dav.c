@@ -14,7 +14,7 @@
 #include "sync.h"
 
 struct store dav_store;
-STORE_MEMORY_DEFINE(dav_memory, 16384, 128, 128);
+STORE_MEMORY_DEFINE(dav_memory, DAV_STORE_INDEX_SLOTS, DAV_STORE_COLL_SLOTS, DAV_STORE_USER_SLOTS);
 
 static bool mounted;
 static struct dav_ctx ctx_pool[DAV_CTX_MAX];
@@ -27,7 +27,7 @@ static char upload[DAV_MAX_RESOURCE_SIZE];
 static size_t upload_len;
 
 char dav_work[DAV_MAX_RESOURCE_SIZE];
-unsigned char dav_ical_arena[4 * DAV_MAX_RESOURCE_SIZE];
+unsigned char dav_ical_arena[DAV_ICAL_ARENA];
 const size_t dav_ical_arena_size = sizeof(dav_ical_arena);
 
 /* The writer lock: one request at a time writes the store (a streamed put

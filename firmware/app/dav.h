@@ -31,13 +31,9 @@
 #include "store.h"
 #include "xml.h"
 
-#ifndef DAV_CTX_MAX
-#define DAV_CTX_MAX 8
-#endif
-#define DAV_XML_MAX 16384             /* XML request bodies; 413 above */
-#define DAV_XML_ARENA 65536           /* their parsed trees */
-#define DAV_OUT_MAX 8192              /* one rendered multistatus piece */
-#define DAV_MAX_RESOURCE_SIZE 65536   /* CALDAV:max-resource-size, any PUT body */
+/* DAV_CTX_MAX, DAV_XML_MAX, DAV_XML_ARENA, DAV_OUT_MAX, DAV_MAX_RESOURCE_SIZE
+ * and the arena/index sizes: app_config.h (per-port overrides) */
+#include "app_config.h"
 #define DAV_PATH_MAX 255              /* decoded URL path (store key is one more) */
 #define DAV_BATCH 8                   /* members fetched per store enumeration */
 #define DAV_OBJECTS_PER_COLLECTION 4096

@@ -32,9 +32,11 @@
 #include "http_parse.h"
 #include "routes.h"
 
-#define HEAD_MAX 4096          /* longest request head; longer gets 431 */
-#define SCRATCH_MAX 2048       /* rendered bodies, handler buffers */
-#define STAGE_MAX 1024         /* response heads and produced body pieces */
+#include "app_config.h"
+
+#define HEAD_MAX HTTPD_HEAD_MAX       /* longest request head; longer gets 431 */
+#define SCRATCH_MAX HTTPD_SCRATCH_MAX /* rendered bodies, handler buffers */
+#define STAGE_MAX HTTPD_STAGE_MAX     /* response heads and produced body pieces */
 #define CHUNK_FRAMING 12       /* "xxxxxxxx\r\n" before and "\r\n" after a piece */
 #define POLL_INTERVAL 2        /* tcp_poll period, in TCP slow-timer ticks */
 #define IDLE_TIMEOUT_POLLS 60  /* connections without progress this long are closed */

@@ -1,0 +1,54 @@
+/* Memory the portable application reserves statically, per port.
+ *
+ * The defaults are sized for a board with megabytes of RAM (the LiteX SoC,
+ * the host build). A port with less RAM overrides any of these by defining
+ * them before this header is read: the port's build passes
+ * `-include app_port_config.h` (see firmware/ports/lm3s9b95/) or -D flags.
+ * Every value below is a hard limit the app enforces with an HTTP status
+ * (413, 431, 503...), never by overrunning a buffer. */
+#ifndef LITEDAV_APP_CONFIG_H
+#define LITEDAV_APP_CONFIG_H
+
+/* ---- dav.c: request contexts and arenas -------------------------------- */
+#ifndef DAV_CTX_MAX
+#define DAV_CTX_MAX 8                 /* concurrent /dav/ requests; 503 beyond */
+#endif
+#ifndef DAV_XML_MAX
+#define DAV_XML_MAX 16384             /* XML request bodies, per context; 413 above */
+#endif
+#ifndef DAV_XML_ARENA
+#define DAV_XML_ARENA 65536           /* their parsed trees, per context */
+#endif
+#ifndef DAV_OUT_MAX
+#define DAV_OUT_MAX 8192              /* one rendered multistatus piece, per context */
+#endif
+#ifndef DAV_MAX_RESOURCE_SIZE
+#define DAV_MAX_RESOURCE_SIZE 65536   /* CALDAV:max-resource-size: the upload and work buffers */
+#endif
+#ifndef DAV_ICAL_ARENA
+#define DAV_ICAL_ARENA (4 * DAV_MAX_RESOURCE_SIZE)   /* parsed iCalendar of one object */
+#endif
+
+/* ---- dav.c: the store's RAM index (store.h STORE_MEMORY_DEFINE) --------- */
+#ifndef DAV_STORE_INDEX_SLOTS
+#define DAV_STORE_INDEX_SLOTS 16384   /* objects + tombstones: 7/8 of this */
+#endif
+#ifndef DAV_STORE_COLL_SLOTS
+#define DAV_STORE_COLL_SLOTS 128      /* collections */
+#endif
+#ifndef DAV_STORE_USER_SLOTS
+#define DAV_STORE_USER_SLOTS 128      /* users */
+#endif
+
+/* ---- httpd.c: per-connection buffers (from lwIP's heap) ------------------ */
+#ifndef HTTPD_HEAD_MAX
+#define HTTPD_HEAD_MAX 4096           /* longest request head; longer gets 431 */
+#endif
+#ifndef HTTPD_SCRATCH_MAX
+#define HTTPD_SCRATCH_MAX 2048        /* rendered bodies, handler buffers */
+#endif
+#ifndef HTTPD_STAGE_MAX
+#define HTTPD_STAGE_MAX 1024          /* response heads and produced body pieces */
+#endif
+
+#endif

@@ -1,0 +1,21 @@
+/* The CalDAV app's memory for the LM3S9B95 port (app_config.h lists what
+ * each value bounds). The QEMU lm3s6965evb build must fit 64 KiB of SRAM
+ * with lwIP, the stack and its RAM store; the real chip has 96 KiB. */
+#ifndef LITEDAV_APP_PORT_CONFIG_H
+#define LITEDAV_APP_PORT_CONFIG_H
+
+#define DAV_CTX_MAX 1                 /* one /dav/ request at a time; others get 503 */
+#define DAV_XML_MAX 1536
+#define DAV_XML_ARENA 4096
+#define DAV_OUT_MAX 1536
+#define DAV_MAX_RESOURCE_SIZE 2048    /* calendar objects up to 2 KiB */
+#define DAV_ICAL_ARENA 6144
+#define DAV_STORE_INDEX_SLOTS 64
+#define DAV_STORE_COLL_SLOTS 8
+#define DAV_STORE_USER_SLOTS 4
+
+#define HTTPD_HEAD_MAX 1024
+#define HTTPD_SCRATCH_MAX 1024
+#define HTTPD_STAGE_MAX 512
+
+#endif

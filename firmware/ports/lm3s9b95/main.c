@@ -1,0 +1,102 @@
+/* LiteDAV on the TI Stellaris LM3S9B95 (Cortex-M3) and QEMU's lm3s6965evb:
+ * lwIP (NO_SYS) on the on-chip Ethernet MAC, served from a polled main loop
+ * that sleeps in WFI when there is nothing to do. */
+#include <inttypes.h>
+#include <stdint.h>
+
+#include "lwip/etharp.h"
+#include "lwip/init.h"
+#include "lwip/netif.h"
+#include "lwip/sys.h"
+#include "lwip/timeouts.h"
+#include "netif/ethernet.h"
+
+#include "dav.h"
+#include "flash_ram.h"
+#include "httpd.h"
+#include "lm3s_port.h"
+#include "port.h"
+#include "routes.h"
+#include "stellaris_eth.h"
+
+/* Static address on QEMU's user-mode network (slirp defaults). */
+#define IP_ADDR   "10.0.2.15"
+#define NETMASK   "255.255.255.0"
+#define GATEWAY   "10.0.2.2"
+#define HTTP_PORT 80
+#define LINK_POLL_MS 500u
+
+/* The store lives in a RAM flash (lost at reset) until the internal-flash
+ * driver lands: QEMU does not emulate flash programming anyway. 512-byte
+ * blocks keep the compaction reserve (a few blocks) small. */
+#ifndef RAM_STORE_BYTES
+#define RAM_STORE_BYTES (16u * 512u)
+#endif
+#define RAM_STORE_BLOCK 512u
+#define RAM_STORE_PAGE 256u
+static uint8_t ram_store_mem[RAM_STORE_BYTES] __attribute__((aligned(4)));
+static struct flash_ram ram_store;
+
+const struct flash *port_flash(void) { return NULL; }
+
+static void mount_store(void)
+{
+    struct store_mount_stats stats;
+    int rc = flash_ram_init(&ram_store, ram_store_mem, sizeof(ram_store_mem), RAM_STORE_BLOCK,
+                            RAM_STORE_PAGE);
+    if (rc != FLASH_OK) {
+        lm3s_console_printf("store: bad RAM flash geometry\n");
+        return;
+    }
+    rc = dav_mount(&ram_store.flash, &stats);
+    if (rc != STORE_OK) {
+        /* the status page and static files still work; /dav/ answers 503 */
+        lm3s_console_printf("store: %s\n", store_strerror(rc));
+        return;
+    }
+    lm3s_console_printf("store: in RAM (%u bytes), %" PRIu32 " collections, %" PRIu32
+                        " objects, %" PRIu32 " users\n",
+                        (unsigned)sizeof(ram_store_mem), stats.collections, stats.objects,
+                        stats.users);
+}
+
+static int work_pending(void) { return stellaris_eth_rx_pending(); }
+
+int main(void)
+{
+    static struct netif netif;
+    ip4_addr_t ip, mask, gw;
+    uint32_t last_link_poll = 0;
+
+    lm3s_board_init();
+    lm3s_console_printf("\nLiteDAV firmware (%s, %" PRIu32 " Hz)\n", port_name(), port_cycles_hz());
+    mount_store();
+    lwip_init();
+    ip4addr_aton(IP_ADDR, &ip);
+    ip4addr_aton(NETMASK, &mask);
+    ip4addr_aton(GATEWAY, &gw);
+    netif_add(&netif, &ip, &mask, &gw, NULL, stellaris_eth_init, ethernet_input);
+    netif_set_default(&netif);
+    netif_set_up(&netif);
+    /* Announce ourselves: the user-mode network learns our MAC from this. */
+    etharp_request(&netif, &gw);
+
+    if (httpd_init(HTTP_PORT) != 0)
+        lm3s_fatal("httpd: cannot listen on port 80");
+    lm3s_console_printf("listening on http://%s:%d/\n", IP_ADDR, HTTP_PORT);
+
+    for (;;) {
+        uint64_t start = port_cycles();
+        int work = stellaris_eth_poll(&netif);
+        sys_check_timeouts();
+        app_poll();
+        if (sys_now() - last_link_poll >= LINK_POLL_MS) {
+            last_link_poll = sys_now();
+            stellaris_eth_link_poll(&netif);
+        }
+        if (!work) {
+            lm3s_idle(work_pending);
+            port_stats.idle_cycles += port_cycles() - start;
+        }
+    }
+}
