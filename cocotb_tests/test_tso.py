@@ -94,8 +94,11 @@ def expected_segments(template, payload, mss, with_checksums=False):
 def tx_checksum_model(frame, tcp_flags=0):
     """What TxChecksum does to a segment asking for ip_length, ip_csum and l4_csum, done by
     scapy."""
-    packet = Ether(frame)
-    packet[IP].len = None
+    # The length goes into the bytes first: scapy would cut the datagram at the template's.
+    frame = bytearray(frame)
+    l3 = 18 if frame[12:14] == b"\x81\x00" else 14
+    frame[l3 + 2:l3 + 4] = (len(frame) - l3).to_bytes(2, "big")
+    packet = Ether(bytes(frame))
     packet[IP].chksum = None
     packet[TCP].flags = int(packet[TCP].flags) | tcp_flags
     packet[TCP].chksum = None
