@@ -6,6 +6,10 @@
                                across runs: --flash FILE, --fresh-flash)
   litedav-sim demo [--port N]  build, then run
 
+  --nic offload                the SoC with the offload NIC (DMA rings, checksum
+                               offload; docs/nic.md) instead of LiteEth's MAC, built
+                               in build/sim-offload so both can exist side by side
+
 No root is needed: the SoC's Ethernet is bridged to libslirp (user-mode
 networking), which forwards a TCP port on 127.0.0.1 to the appliance.
 """
@@ -22,6 +26,12 @@ import time
 
 TOP = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 DEFAULT_BUILD = os.path.join(TOP, "build", "sim")
+NICS = ("liteeth", "offload")
+
+
+def default_build_dir(nic="liteeth"):
+    """build/sim for LiteEth's MAC, build/sim-<nic> for another NIC."""
+    return DEFAULT_BUILD if nic == "liteeth" else f"{DEFAULT_BUILD}-{nic}"
 READY_MARK = "listening on http://"
 
 
@@ -68,9 +78,14 @@ def _model_fingerprint(gateware_dir):
     return h.hexdigest()
 
 
-def build(build_dir=DEFAULT_BUILD, soc_args=()):
+def build(build_dir=DEFAULT_BUILD, soc_args=(), nic="liteeth"):
+    """nic: liteeth or offload (litedav-soc --nic); the firmware is built against that SoC's
+    headers in build_dir, so it gets the matching netif driver."""
+    if nic not in NICS:
+        raise ValueError(f"unknown NIC {nic!r}: one of {', '.join(NICS)}")
     logs = os.path.join(build_dir, "logs")
-    soc = [sys.executable, "-m", "litedav.soc.build", "--platform", "sim", "--output-dir", build_dir, *soc_args]
+    soc = [sys.executable, "-m", "litedav.soc.build", "--platform", "sim", "--output-dir", build_dir,
+           "--nic", nic, *soc_args]
     log("[1/3] generating SoC headers (LiteX)")
     _run(soc, os.path.join(logs, "soc-headers.log"), cwd=TOP)
     log("[2/3] building firmware (lwIP + HTTP server, riscv64-unknown-elf-gcc)")
@@ -254,7 +269,11 @@ def main(argv=None):
     parser = argparse.ArgumentParser(prog="litedav-sim", description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("command", choices=("build", "run", "demo"), help="what to do")
-    parser.add_argument("--build-dir", default=DEFAULT_BUILD, help="build directory (default: build/sim)")
+    parser.add_argument("--nic", default="liteeth", choices=NICS,
+                        help="Ethernet of the SoC: LiteEth's MAC (CPU copies, software checksums) or the "
+                             "offload NIC (DMA rings, checksum offload)")
+    parser.add_argument("--build-dir", default=None,
+                        help="build directory (default: build/sim, build/sim-offload with --nic offload)")
     parser.add_argument("--port", type=int, default=int(os.environ.get("LITEDAV_PORT", 8080)),
                         help="TCP port on 127.0.0.1 forwarded to the appliance's port 80 (env LITEDAV_PORT)")
     parser.add_argument("--gap-cycles", type=int, default=20,
@@ -273,9 +292,9 @@ def main(argv=None):
         flash_size = parse_size(args.flash_size)
         if flash_size <= 0 or flash_size % (64 * 1024) or flash_size > 16 * 1024 * 1024:
             parser.error("--flash-size must be a multiple of 64 KiB, at most 16 MiB")
-    build_dir = os.path.abspath(args.build_dir)
+    build_dir = os.path.abspath(args.build_dir or default_build_dir(args.nic))
     if args.command in ("build", "demo"):
-        build(build_dir)
+        build(build_dir, nic=args.nic)
     if args.command in ("run", "demo"):
         sys.exit(run(build_dir, args.port, args.gap_cycles, args.flash, args.fresh_flash, flash_size))
 

@@ -47,6 +47,10 @@
 #define TCP_STATS                   1
 
 #define LWIP_CHKSUM_ALGORITHM       3
+/* Checksums are on/off per netif (netif->chksum_flags): the offload NIC's
+ * driver leaves IPv4/TCP/UDP generation to the NIC and turns verification
+ * off per received frame the NIC found good; the LiteEth driver keeps all on. */
+#define LWIP_CHECKSUM_CTRL_PER_NETIF 1
 #define LWIP_NETIF_HOSTNAME         0
 #define LWIP_SINGLE_NETIF           1
 

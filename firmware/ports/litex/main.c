@@ -15,7 +15,15 @@
 #include "dav.h"
 #include "flash_ram.h"
 #include "httpd.h"
+#ifdef LITEDAV_NIC_OFFLOAD
+#include "offload_netif.h"
+#define nic_netif_init offload_netif_init
+#define nic_netif_poll offload_netif_poll
+#else
 #include "liteeth_netif.h"
+#define nic_netif_init liteeth_netif_init
+#define nic_netif_poll liteeth_netif_poll
+#endif
 #include "port.h"
 #include "routes.h"
 
@@ -130,7 +138,10 @@ int main(void)
     ip4addr_aton(IP_ADDR, &ip);
     ip4addr_aton(NETMASK, &mask);
     ip4addr_aton(GATEWAY, &gw);
-    netif_add(&netif, &ip, &mask, &gw, NULL, liteeth_netif_init, ethernet_input);
+    if (!netif_add(&netif, &ip, &mask, &gw, NULL, nic_netif_init, ethernet_input)) {
+        printf("netif: the Ethernet driver did not start\n");
+        litedav_halt();
+    }
     netif_set_default(&netif);
     netif_set_up(&netif);
     /* Announce ourselves: the user-mode network learns our MAC from this. */
@@ -144,7 +155,7 @@ int main(void)
 
     for (;;) {
         uint64_t start = port_cycles();
-        int work = liteeth_netif_poll(&netif);
+        int work = nic_netif_poll(&netif);
         sys_check_timeouts();
         app_poll();
         if (!work)

@@ -1,0 +1,354 @@
+/*
+ * lwIP netif driver for the offload NIC (docs/nic.md, gateware/nic.py).
+ *
+ * RX is zero-copy: every RX descriptor points into a PBUF_POOL pbuf, and the
+ * pbuf the NIC filled is the one handed to lwIP; its slot is refilled with a
+ * fresh pbuf. The NIC verifies IPv4/TCP/UDP checksums and reports them in the
+ * descriptor; lwIP's software check is switched off per frame when they are
+ * good (netif checksum flags, LWIP_CHECKSUM_CTRL_PER_NETIF).
+ *
+ * TX is scatter-gather: one descriptor per pbuf of the chain, eop on the last,
+ * with the NIC inserting the IPv4 header and TCP/UDP checksums (lwIP's
+ * GEN_IP/UDP/TCP are off). The chain is held with pbuf_ref() until tx_head
+ * passes its last descriptor; lwIP will not retransmit a segment whose pbuf
+ * is still referenced (tcp_output_segment_busy), so a queued frame is never
+ * rewritten under the NIC.
+ *
+ * Caches: VexRiscv's data cache is write-through, so everything the CPU
+ * stores (TX data, descriptors) is in RAM before the CSR write that hands it
+ * to the NIC (the CPU's bus is in order). DMA writes are not seen through
+ * cache lines loaded earlier: once rx_head shows new frames, the whole data
+ * cache is invalidated before their descriptors and buffers are read (the
+ * NIC writes them before it advances rx_head). Invalidating is harmless for
+ * the CPU's own data because nothing in the cache is dirty.
+ *
+ * Polled from the main loop, like the LiteEth driver: the NIC's interrupt is
+ * left disabled.
+ */
+#include "offload_netif.h"
+
+#include <string.h>
+
+#include <generated/csr.h>
+#include <generated/soc.h>
+#include <system.h>
+
+#include "lwip/etharp.h"
+#include "lwip/ip4.h"
+#include "lwip/pbuf.h"
+#include "lwip/prot/ethernet.h"
+#include "lwip/prot/ip.h"
+#include "netif/ethernet.h"
+
+#include "port.h"
+
+/* Ring sizes: RX takes pbufs from PBUF_POOL and must leave some for the
+ * frames lwIP holds (TCP receive queues); TX needs one descriptor per pbuf. */
+#define RX_RING_SIZE 64
+#define TX_RING_SIZE 256
+#define RX_BUFFER_SIZE PBUF_POOL_BUFSIZE
+
+#if !LWIP_CHECKSUM_CTRL_PER_NETIF
+#error "the NIC's checksum offload needs LWIP_CHECKSUM_CTRL_PER_NETIF (lwipopts.h)"
+#endif
+#if RX_RING_SIZE >= PBUF_POOL_SIZE
+#error "the RX ring would take every pbuf of PBUF_POOL"
+#endif
+
+/* Descriptor words (docs/nic.md, "Descriptor rings"). */
+struct nic_descriptor {
+    volatile uint32_t word[4];
+};
+
+#define TX_EOP     (1u << 16)
+#define TX_IP_CSUM (1u << 17)
+#define TX_L4_CSUM (1u << 18)
+
+#define RX_LENGTH(w2)    ((w2) & 0xffffu)
+#define RX_DONE          (1u << 16)
+#define RX_ERRORS        (0x3fu << 17) /* frame_error, runt, truncated, length_error, overflow, vlan */
+#define RX_L3_STATUS(w2) (((w2) >> 24) & 3u)
+#define RX_L4_STATUS(w2) (((w2) >> 26) & 3u)
+#define STATUS_OK        1u
+
+static struct nic_descriptor rx_ring[RX_RING_SIZE] __attribute__((aligned(16)));
+static struct nic_descriptor tx_ring[TX_RING_SIZE] __attribute__((aligned(16)));
+static struct pbuf *rx_pbuf[RX_RING_SIZE];  /* the pbuf behind each RX descriptor */
+static struct pbuf *tx_pbuf[TX_RING_SIZE];  /* a sent chain, on its last descriptor */
+
+static unsigned rx_next;  /* next descriptor the NIC completes */
+static unsigned rx_tail;  /* one past the last descriptor handed to the NIC */
+static unsigned tx_clean; /* oldest descriptor not yet reclaimed */
+static unsigned tx_tail;  /* one past the last descriptor handed to the NIC */
+
+/* The NIC's 16-bit drop counters, last values seen (it wraps; we take differences). */
+static uint16_t dropped_seen[3];
+
+/* Checksums the NIC inserts on TX; lwIP keeps ICMP's, which the NIC does not do. */
+#define CHECKSUM_GEN_BY_NIC (NETIF_CHECKSUM_GEN_IP | NETIF_CHECKSUM_GEN_UDP | NETIF_CHECKSUM_GEN_TCP)
+#define CHECKSUM_FLAGS_ALL_CHECKED (NETIF_CHECKSUM_ENABLE_ALL & ~CHECKSUM_GEN_BY_NIC)
+
+static unsigned ring_next(unsigned index, unsigned size) { return index + 1 == size ? 0 : index + 1; }
+
+static uint32_t address_of(const void *p) { return (uint32_t)(uintptr_t)p; }
+
+/* --- RX ------------------------------------------------------------------- */
+
+/* Hand empty buffers to the NIC up to one short of a full ring. Returns 0
+ * when PBUF_POOL is empty (the ring then runs shorter until pbufs come back). */
+static int rx_refill(void)
+{
+    unsigned tail = rx_tail;
+    int ok = 1;
+
+    while (ring_next(tail, RX_RING_SIZE) != rx_next) {
+        struct pbuf *p = pbuf_alloc(PBUF_RAW, RX_BUFFER_SIZE, PBUF_POOL);
+        struct nic_descriptor *d = &rx_ring[tail];
+        if (!p) {
+            ok = 0;
+            break;
+        }
+        if (p->next) { /* PBUF_POOL_BUFSIZE too small for a frame: lwipopts.h */
+            pbuf_free(p);
+            ok = 0;
+            break;
+        }
+        rx_pbuf[tail] = p;
+        d->word[0] = address_of(p->payload);
+        d->word[1] = RX_BUFFER_SIZE;
+        d->word[2] = 0;
+        d->word[3] = 0;
+        tail = ring_next(tail, RX_RING_SIZE);
+    }
+    if (tail != rx_tail) {
+        rx_tail = tail;
+        nic_rx_ring_tail_write(tail);
+    }
+    return ok;
+}
+
+/* lwIP verifies in software only what the NIC did not find good. */
+static u16_t rx_checksum_flags(uint32_t status)
+{
+    u16_t flags = CHECKSUM_FLAGS_ALL_CHECKED;
+    if (RX_L3_STATUS(status) == STATUS_OK)
+        flags &= ~NETIF_CHECKSUM_CHECK_IP;
+    if (RX_L4_STATUS(status) == STATUS_OK)
+        flags &= ~(NETIF_CHECKSUM_CHECK_TCP | NETIF_CHECKSUM_CHECK_UDP);
+    return flags;
+}
+
+static void rx_count_nic_drops(void)
+{
+    uint16_t now[3] = {
+        (uint16_t)nic_rx_dropped_empty_read(),
+        (uint16_t)nic_rx_dropped_error_read(),
+        (uint16_t)nic_rx_dropped_overrun_read(),
+    };
+    for (unsigned i = 0; i < 3; i++) {
+        port_stats.rx_dropped += (uint16_t)(now[i] - dropped_seen[i]);
+        dropped_seen[i] = now[i];
+    }
+}
+
+static int rx_poll(struct netif *netif)
+{
+    unsigned head = nic_rx_ring_head_read();
+    int handled = 0;
+
+    if (head >= RX_RING_SIZE) /* the NIC never reports this; do not index past the ring */
+        return 0;
+    if (head != rx_next)
+        flush_cpu_dcache(); /* drop stale lines of the descriptors and buffers the NIC wrote */
+
+    while (rx_next != head) {
+        uint64_t start = port_cycles(), handed;
+        uint32_t status = rx_ring[rx_next].word[2];
+        struct pbuf *p = rx_pbuf[rx_next];
+        uint32_t len = RX_LENGTH(status);
+
+        if (!(status & RX_DONE))
+            break; /* cannot happen if the NIC keeps its order: look again next poll */
+        rx_pbuf[rx_next] = NULL;
+        rx_next = ring_next(rx_next, RX_RING_SIZE);
+        handled++;
+
+        if ((status & RX_ERRORS) || len < SIZEOF_ETH_HDR || len > RX_BUFFER_SIZE) {
+            pbuf_free(p);
+            port_stats.rx_dropped++;
+            port_stats.rx_copy_cycles += port_cycles() - start;
+            continue;
+        }
+        pbuf_realloc(p, (u16_t)len);
+        port_stats.frames_in++;
+        port_stats.bytes_in += len;
+        NETIF_SET_CHECKSUM_CTRL(netif, rx_checksum_flags(status));
+        handed = port_cycles();
+        /* the descriptor work counts as the driver's RX cost (there is no copy) */
+        port_stats.rx_copy_cycles += handed - start;
+        if (netif->input(p, netif) != ERR_OK)
+            pbuf_free(p);
+        port_stats.rx_handle_cycles += port_cycles() - handed;
+    }
+    /* frames lwIP sends outside input (timers, the application) are not checked */
+    NETIF_SET_CHECKSUM_CTRL(netif, CHECKSUM_FLAGS_ALL_CHECKED);
+
+    if (ring_next(rx_tail, RX_RING_SIZE) != rx_next) {
+        uint64_t start = port_cycles();
+        rx_refill();
+        port_stats.rx_copy_cycles += port_cycles() - start;
+    }
+    return handled;
+}
+
+/* --- TX ------------------------------------------------------------------- */
+
+/* Free the chains whose descriptors the NIC has passed. */
+static int tx_reclaim(void)
+{
+    unsigned head = nic_tx_ring_head_read();
+    int completed = 0;
+
+    if (head >= TX_RING_SIZE)
+        return 0;
+    while (tx_clean != head) {
+        if (tx_pbuf[tx_clean]) {
+            pbuf_free(tx_pbuf[tx_clean]);
+            tx_pbuf[tx_clean] = NULL;
+            completed++;
+        }
+        tx_clean = ring_next(tx_clean, TX_RING_SIZE);
+    }
+    return completed;
+}
+
+static unsigned tx_free_descriptors(void)
+{
+    unsigned used = (tx_tail + TX_RING_SIZE - tx_clean) % TX_RING_SIZE;
+    return TX_RING_SIZE - 1 - used;
+}
+
+/* Offload flags of the chain's first descriptor: the IPv4 header checksum for
+ * every IPv4 frame, the TCP/UDP checksum for TCP and UDP (lwIP wrote 0 in the
+ * fields it left to the NIC). */
+static uint32_t tx_offload_flags(struct pbuf *p)
+{
+    uint32_t flags = 0;
+    u8_t proto;
+    if (p->tot_len < SIZEOF_ETH_HDR + IP_HLEN)
+        return 0;
+    if (pbuf_get_at(p, 12) != (ETHTYPE_IP >> 8) || pbuf_get_at(p, 13) != (ETHTYPE_IP & 0xff))
+        return 0;
+    flags |= TX_IP_CSUM;
+    proto = pbuf_get_at(p, SIZEOF_ETH_HDR + 9);
+    if (proto == IP_PROTO_TCP || proto == IP_PROTO_UDP)
+        flags |= TX_L4_CSUM;
+    return flags;
+}
+
+/* The NIC drains the ring at wire speed; this bounds the wait for room if it
+ * ever stops (the frame is then dropped and counted, never a hang). */
+#define TX_WAIT_CYCLES (CONFIG_CLOCK_FREQUENCY / 100)
+
+static err_t offload_output(struct netif *netif, struct pbuf *chain)
+{
+    uint64_t start = port_cycles();
+    unsigned needed = 0, index;
+    uint32_t flags;
+    struct pbuf *q;
+
+    for (q = chain; q; q = q->next)
+        if (q->len)
+            needed++;
+    if (needed == 0 || needed > TX_RING_SIZE - 1) {
+        port_stats.tx_dropped++;
+        return ERR_IF;
+    }
+    tx_reclaim();
+    while (tx_free_descriptors() < needed) {
+        if (port_cycles() - start > TX_WAIT_CYCLES) {
+            port_stats.tx_dropped++;
+            return ERR_IF;
+        }
+        tx_reclaim();
+    }
+
+    flags = tx_offload_flags(chain);
+    index = tx_tail;
+    for (q = chain; q; q = q->next) {
+        struct nic_descriptor *d;
+        if (!q->len)
+            continue;
+        d = &tx_ring[index];
+        needed--;
+        d->word[0] = address_of(q->payload);
+        d->word[1] = q->len | flags | (needed == 0 ? TX_EOP : 0);
+        d->word[2] = 0;
+        d->word[3] = 0;
+        flags = 0; /* read from the first descriptor only */
+        if (needed == 0) {
+            pbuf_ref(chain);
+            tx_pbuf[index] = chain;
+        }
+        index = ring_next(index, TX_RING_SIZE);
+    }
+    /* write-through cache: the descriptors and data are in RAM before this */
+    tx_tail = index;
+    nic_tx_ring_tail_write(index);
+
+    port_stats.frames_out++;
+    port_stats.bytes_out += chain->tot_len;
+    port_stats.tx_copy_cycles += port_cycles() - start;
+    return ERR_OK;
+}
+
+/* --- netif ------------------------------------------------------------------ */
+
+int offload_netif_poll(struct netif *netif)
+{
+    int work = tx_reclaim();
+    rx_count_nic_drops();
+    return rx_poll(netif) + work;
+}
+
+err_t offload_netif_init(struct netif *netif)
+{
+    static const uint8_t mac[6] = {0x10, 0xe2, 0xd5, 0x00, 0x00, 0x01};
+
+    netif->name[0] = 'o';
+    netif->name[1] = 'n';
+    netif->output = etharp_output;
+    netif->linkoutput = offload_output;
+    netif->mtu = 1500;
+    netif->hwaddr_len = 6;
+    memcpy(netif->hwaddr, mac, 6);
+    netif->flags = NETIF_FLAG_BROADCAST | NETIF_FLAG_ETHARP | NETIF_FLAG_ETHERNET | NETIF_FLAG_LINK_UP;
+    NETIF_SET_CHECKSUM_CTRL(netif, CHECKSUM_FLAGS_ALL_CHECKED);
+
+    /* stop both engines (heads back to 0) before pointing them at the rings */
+    nic_ev_enable_write(0);
+    nic_rx_control_write(0);
+    nic_tx_control_write(0);
+    for (uint64_t start = port_cycles(); nic_rx_ring_head_read() != 0 || nic_tx_ring_head_read() != 0;)
+        if (port_cycles() - start > TX_WAIT_CYCLES)
+            return ERR_IF; /* an engine did not stop */
+
+    memset((void *)rx_ring, 0, sizeof rx_ring);
+    memset((void *)tx_ring, 0, sizeof tx_ring);
+    rx_next = rx_tail = tx_clean = tx_tail = 0;
+    nic_rx_ring_base_write(address_of(rx_ring));
+    nic_rx_ring_size_write(RX_RING_SIZE);
+    nic_rx_ring_tail_write(0);
+    nic_tx_ring_base_write(address_of(tx_ring));
+    nic_tx_ring_size_write(TX_RING_SIZE);
+    nic_tx_ring_tail_write(0);
+    if (!rx_refill())
+        return ERR_MEM;
+
+    dropped_seen[0] = (uint16_t)nic_rx_dropped_empty_read();
+    dropped_seen[1] = (uint16_t)nic_rx_dropped_error_read();
+    dropped_seen[2] = (uint16_t)nic_rx_dropped_overrun_read();
+    nic_tx_control_write(1 << CSR_NIC_TX_CONTROL_ENABLE_OFFSET);
+    nic_rx_control_write(1 << CSR_NIC_RX_CONTROL_ENABLE_OFFSET);
+    return ERR_OK;
+}
