@@ -441,8 +441,12 @@ class ChecksumParser(LiteXModule):
                 added.eq(accept & sink.last),
             ]
             self.sync += If(accept & sink.last, to_frame_end_last.eq(to_frame_end))
+            # l4_extra is ORed into the TCP flags: only the bits not set already are added.
+            flags_beat, flags_value = field(HeaderField(13, 0, 8)) # RFC 793 3.1.
+            flags_seen = Signal(8)
+            self.sync += If(l4_at[flags_beat], flags_seen.eq(flags_value))
             header_low_extra = Mux(added & to_frame_end_last, total_length, 0)
-            l4_high_extra    = Mux(added, l4_extra, 0)
+            l4_high_extra    = Mux(added & self.is_tcp, l4_extra & ~flags_seen, 0)
             minus_header_length = minus_header_length | header_low_extra
 
         header_acc, header_carry = self.accumulator(payload_byte, header_lanes_on, beat, header_low_extra)
