@@ -19,6 +19,11 @@
 
 #define MEM_ALIGNMENT               4
 #define MEM_SIZE                    (2 * 1024 * 1024)
+/* The heap starts the free RAM after .bss (the linker's __heap_start, aligned),
+ * so crt0 does not spend boot time clearing 2 MiB that mem_init() sets up
+ * itself; main.c checks that it fits below the RAM flash. */
+extern char __heap_start[];
+#define LWIP_RAM_HEAP_POINTER       ((void *)__heap_start)
 #define MEMP_NUM_PBUF               256
 #define MEMP_NUM_TCP_PCB            128
 #define MEMP_NUM_TCP_PCB_LISTEN     4

@@ -36,9 +36,12 @@
 struct port_stats port_stats;
 
 /* Until the SoC has a flash (and port_flash() returns it), the store lives
- * in main RAM: 4 MiB, 4 KiB sectors, 256-byte pages, lost at reset. */
+ * in main RAM: 4 MiB, 4 KiB sectors, 256-byte pages, lost at reset. It is
+ * carved from the top of the free RAM between .bss and the stack, not from
+ * .bss: crt0 clears .bss word by word, and 4 MiB more of that cost seconds of
+ * simulated boot time for memory flash_ram_init() fills with 0xFF anyway. */
 #define RAM_FLASH_SIZE (4u * 1024u * 1024u)
-static uint8_t ram_flash[RAM_FLASH_SIZE];
+extern char __heap_end[];
 static struct flash_ram store_ram;
 
 /* --- port.h ------------------------------------------------------------- */
@@ -111,7 +114,13 @@ static void mount_store(void)
     struct store_mount_stats stats;
     int rc;
     if (!f) {
-        flash_ram_init(&store_ram, ram_flash, RAM_FLASH_SIZE, 4096, 256);
+        /* lwIP's heap (LWIP_RAM_HEAP_POINTER) is at the bottom of the same area. */
+        if ((size_t)(__heap_end - __heap_start) < MEM_SIZE + 1024u + RAM_FLASH_SIZE) {
+            printf("store: no flash and no room for a RAM flash\n");
+            return;
+        }
+        flash_ram_init(&store_ram, (uint8_t *)((uintptr_t)__heap_end - RAM_FLASH_SIZE), RAM_FLASH_SIZE,
+                       4096, 256);
         f = &store_ram.flash;
     }
     rc = dav_mount(f, &stats);
