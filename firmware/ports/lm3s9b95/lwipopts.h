@@ -21,13 +21,17 @@
 #define LWIP_NETIF_LINK_CALLBACK    0
 
 #define MEM_ALIGNMENT               4
+/* Every TCP PCB must find its httpd connection (about 3.2 KiB with
+ * app_port_config.h) and its send data in the heap: httpd answers a failed
+ * allocation with a reset, while a SYN that finds no free PCB is dropped
+ * silently and retried by the client. So MEM_SIZE follows MEMP_NUM_TCP_PCB. */
+#ifndef MEMP_NUM_TCP_PCB
+#define MEMP_NUM_TCP_PCB            4
+#endif
 #ifndef MEM_SIZE
-#define MEM_SIZE                    (14 * 1024)   /* httpd connections + TX data */
+#define MEM_SIZE                    (MEMP_NUM_TCP_PCB * (3300 + TCP_SND_BUF) + 1024)
 #endif
 #define MEMP_NUM_PBUF               16
-#ifndef MEMP_NUM_TCP_PCB
-#define MEMP_NUM_TCP_PCB            6
-#endif
 #define MEMP_NUM_TCP_PCB_LISTEN     1
 #define MEMP_NUM_TCP_SEG            24
 #define MEMP_NUM_UDP_PCB            1

@@ -1,0 +1,133 @@
+"""End-to-end: the LM3S9B95 port's QEMU variant (Cortex-M3 on QEMU's
+lm3s6965evb, the same Stellaris Ethernet controller, 64 KiB SRAM) serving
+real HTTP clients through QEMU's user-mode network.
+
+Builds firmware/ports/lm3s9b95, boots the image, waits for the console's
+listening line, runs the checks shared with the simulated SoC and the host
+server (http_checks.py, http_body_checks.py), then the original experiment's
+`ab -n 500 -c 100` with 0 failed requests. QEMU dies with the test
+(PR_SET_PDEATHSIG, and a finalizer).
+"""
+import ctypes
+import os
+import re
+import shutil
+import signal
+import subprocess
+import threading
+
+import pytest
+
+from http_checks import TOP, Target, apachebench, status
+from http_checks import (  # noqa: F401  (collected here, in this order)
+    test_status_page,
+    test_static_file_and_head,
+    test_parallel_keepalive_clients,
+    test_pipelined_requests,
+    test_malformed_request_gets_error_and_server_keeps_serving,
+)
+from http_body_checks import (  # noqa: F401
+    test_options,
+    test_bodies_drained_on_keepalive_pipelined,
+    test_body_split_across_writes,
+    test_content_too_large,
+    test_expect_100_continue,
+    test_body_framing_errors,
+    test_unknown_method_501,
+    test_status_page_streamed,
+)
+from litedav.sim.run import free_port
+
+PORT_DIR = os.path.join(TOP, "firmware", "ports", "lm3s9b95")
+ELF = os.path.join(TOP, "build", "lm3s9b95", "qemu", "litedav.elf")
+READY = re.compile(r"^listening on http://10\.0\.2\.15:80/")
+CORE_HZ = 50_000_000   # LM3S_CORE_HZ of the QEMU build (lm3s_port.h)
+TIMEOUT = 30
+BOOT_TIMEOUT = 30
+
+
+def _die_with_parent():
+    """QEMU gets SIGTERM if this process dies, so no run leaves one behind."""
+    PR_SET_PDEATHSIG = 1
+    ctypes.CDLL(None, use_errno=True).prctl(PR_SET_PDEATHSIG, signal.SIGTERM)
+
+
+class Qemu:
+    """One qemu-system-arm running the image; console lines collected by a thread."""
+
+    def __init__(self, port):
+        self.console = []
+        self.ready = threading.Event()
+        cmd = ["qemu-system-arm", "-M", "lm3s6965evb", "-nographic", "-monitor", "none",
+               "-serial", "stdio", "-kernel", ELF,
+               "-nic", f"user,id=n0,model=stellaris,hostfwd=tcp:127.0.0.1:{port}-10.0.2.15:80"]
+        self.proc = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                                     stderr=subprocess.STDOUT, text=True, errors="replace",
+                                     preexec_fn=_die_with_parent)
+        self.reader = threading.Thread(target=self._reader, daemon=True)
+        self.reader.start()
+
+    def _reader(self):
+        for line in self.proc.stdout:
+            line = line.rstrip("\r\n")
+            self.console.append(line)
+            if READY.match(line):
+                self.ready.set()
+        self.ready.set()  # exited: stop waiting
+
+    def wait_ready(self, timeout):
+        assert self.ready.wait(timeout) and self.proc.poll() is None, \
+            "the LM3S image did not come up in QEMU:\n" + "\n".join(self.console)
+
+    def stop(self):
+        if self.proc.poll() is None:
+            self.proc.kill()
+        self.proc.wait(timeout=10)
+        self.reader.join(timeout=5)
+
+
+@pytest.fixture(scope="module")
+def firmware():
+    if not shutil.which("qemu-system-arm") or not shutil.which("arm-none-eabi-gcc"):
+        pytest.fail("qemu-system-arm / arm-none-eabi-gcc missing: run `make deps`")
+    out = subprocess.run(["make", "-C", PORT_DIR, "-j2"], capture_output=True, text=True)
+    assert out.returncode == 0, out.stdout[-3000:] + out.stderr[-3000:]
+    # the build reports both images against the chips' limits
+    for variant in ("lm3s9b95", "qemu"):
+        for what in ("flash", "SRAM"):
+            assert re.search(rf"^\[{variant}\] {what}\s*:", out.stdout, re.M) or \
+                not re.search(r"arm-none-eabi-gcc", out.stdout), out.stdout[-2000:]
+    return ELF
+
+
+@pytest.fixture(scope="module")
+def qemu(firmware, request):
+    vm = Qemu(free_port())
+    request.addfinalizer(vm.stop)
+    vm.wait_ready(BOOT_TIMEOUT)
+    return vm
+
+
+@pytest.fixture(scope="module")
+def target(qemu):
+    port = int(re.search(r"hostfwd=tcp:127\.0\.0\.1:(\d+)-", " ".join(qemu.proc.args)).group(1))
+    return Target(port=port, cycles_hz=CORE_HZ, timeout=TIMEOUT)
+
+
+def test_console_reports_store_and_target(qemu):
+    text = "\n".join(qemu.console)
+    assert "LiteDAV firmware (lm3s6965evb-qemu, 50000000 Hz)" in text, text
+    assert re.search(r"^store: in RAM \(\d+ bytes\)", text, re.M), text
+
+
+def test_status_page_counts_in_64_bits(target):
+    """newlib-nano cannot print 64-bit integers; the port's formatter does."""
+    first = status(target)
+    assert first["uptime_cycles"] >= first["uptime_ms"] * (CORE_HZ // 1000)
+    assert first["bytes_out"] > 0 and first["frames_in"] > 0
+
+
+def test_apachebench_500_requests_100_concurrent(target, qemu):
+    """The original experiment's exact test: ab -n 500 -c 100, 0 failed."""
+    apachebench(target, requests=500, concurrency=100)
+    assert qemu.proc.poll() is None, "\n".join(qemu.console)
