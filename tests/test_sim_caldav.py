@@ -41,3 +41,16 @@ def test_calendar_put_get_propfind(appliance):
              for resp in tree.findall("{DAV:}response")}
     assert set(found) == {"/dav/demo/sim/", "/dav/demo/sim/e.ics"}
     assert found["/dav/demo/sim/e.ics"].text == etag
+
+
+def test_caldav_client_adds_and_reads_an_event(appliance):
+    """What the README shows for `make demo`: the python caldav client discovers the principal,
+    makes a calendar, saves an event and reads it back."""
+    import caldav
+    client = caldav.DAVClient(f"http://127.0.0.1:{appliance.port}/dav/", username="demo",
+                              password="demo", timeout=TIMEOUT)
+    calendar = client.principal().make_calendar(name="Office", cal_id="office-client")
+    calendar.save_event(EVENT.replace("UID:sim-1", "UID:client-1"))
+    events = calendar.events()
+    assert len(events) == 1
+    assert "SUMMARY:On the SoC" in events[0].data and "UID:client-1" in events[0].data
