@@ -5,10 +5,11 @@ PYTHON ?= python3
 PORT   ?= 8080
 BUILD  := build/sim
 
-.PHONY: help deps sim firmware demo run host test bench resources fuzz clean
+.PHONY: help deps sim firmware demo demo-lm3s run host test bench resources fuzz clean
 
 help:
 	@echo "make demo      install, build and run the simulated appliance on http://127.0.0.1:$(PORT)/"
+	@echo "make demo-lm3s the LM3S9B95 (Cortex-M3) port in QEMU's lm3s6965evb on http://127.0.0.1:8081/"
 	@echo "make host      build and run the firmware natively on Linux (lwIP + libslirp) on http://127.0.0.1:$(PORT)/"
 	@echo "make test      install, build and run every fast test"
 	@echo "make deps      install Debian packages, lwIP sources and Python packages (idempotent)"
@@ -31,6 +32,9 @@ firmware: deps
 
 demo: deps
 	@$(PYTHON) -m litedav.sim.run demo --port $(PORT)
+
+demo-lm3s: deps
+	@$(MAKE) --no-print-directory -C firmware/ports/lm3s9b95 qemu PORT=8081
 
 run:
 	@$(PYTHON) -m litedav.sim.run run --port $(PORT)
