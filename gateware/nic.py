@@ -141,7 +141,7 @@ class OffloadNIC(LiteXModule):
             setattr(self, f"_rx_{name}", csr)
             self.comb += csr.status.eq(counter)
         self._tx_errors = CSRStatus(16, description="Bad TX descriptors: empty, oversize chain, chain aborted by disable.")
-        self._tso_errors = CSRStatus(16, description="TSO chains dropped or cut: bad header template or MSS.")
+        self._tso_errors = CSRStatus(16, description="TSO chains dropped: bad header template, hdr_len or MSS.")
         self.comb += [
             self._tx_errors.status.eq(tx_dma.errors),
             self._tso_errors.status.eq(tso.errors),
