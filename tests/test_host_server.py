@@ -18,23 +18,7 @@ import time
 import pytest
 
 from http_checks import TOP, Target, apachebench, status
-from http_checks import (  # noqa: F401  (collected here, in this order)
-    test_status_page,
-    test_static_file_and_head,
-    test_parallel_keepalive_clients,
-    test_pipelined_requests,
-    test_malformed_request_gets_error_and_server_keeps_serving,
-)
-from http_body_checks import (  # noqa: F401  (request bodies and the handler interface)
-    test_options,
-    test_bodies_drained_on_keepalive_pipelined,
-    test_body_split_across_writes,
-    test_content_too_large,
-    test_expect_100_continue,
-    test_body_framing_errors,
-    test_unknown_method_501,
-    test_status_page_streamed,
-)
+from http_suite import *  # noqa: F401,F403  (the shared checks, run against this target)
 from litedav.sim.run import free_port
 
 PORT_DIR = os.path.join(TOP, "firmware", "ports", "host")

@@ -6,23 +6,7 @@ and in http_body_checks.py (request bodies, 100-continue, 413, OPTIONS).
 import pytest
 
 from http_checks import Target, apachebench
-from http_checks import (  # noqa: F401  (collected here, in this order)
-    test_status_page,
-    test_static_file_and_head,
-    test_parallel_keepalive_clients,
-    test_pipelined_requests,
-    test_malformed_request_gets_error_and_server_keeps_serving,
-)
-from http_body_checks import (  # noqa: F401  (request bodies and the handler interface)
-    test_options,
-    test_bodies_drained_on_keepalive_pipelined,
-    test_body_split_across_writes,
-    test_content_too_large,
-    test_expect_100_continue,
-    test_body_framing_errors,
-    test_unknown_method_501,
-    test_status_page_streamed,
-)
+from http_suite import *  # noqa: F401,F403  (the shared checks, run against this target)
 
 TIMEOUT = 120  # wall seconds; the simulator runs far slower than real time
 SIM_CLOCK_HZ = 100_000_000
