@@ -133,7 +133,7 @@ def random_payload_length(rng, mss, large):
     if rng.random() < large:
         return rng.randrange(0, 65536)
     return rng.choice([0, 1, 2, 3, rng.randrange(0, 100), rng.randrange(0, 3000),
-        rng.randrange(1, 4)*mss + rng.randrange(-3, 4), mss, mss + 1, mss - 1])
+        max(0, rng.randrange(1, 4)*mss + rng.randrange(-3, 4)), mss, mss + 1, mss - 1])
 
 def random_mss(rng):
     if rng.random() < 0.06:
