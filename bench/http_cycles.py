@@ -4,7 +4,10 @@ Boots the simulator, reads the status counters, drives load with ApacheBench,
 reads them again, and reports the differences. Every figure is in simulated
 sys_clk cycles (the SoC's own counter), never the simulator's wall time.
 
-  python3 -m litedav.bench.http_cycles [--requests N] [--concurrency C] [--keepalive]
+  python3 -m litedav.bench.http_cycles [--requests N] [--concurrency C] [--nic liteeth|offload|both]
+
+With the offload NIC there is no copy: "rx copy" and "tx copy" are then the driver's
+descriptor work (ring refill, pbuf bookkeeping, TX descriptors).
 """
 
 import argparse
@@ -15,7 +18,9 @@ import subprocess
 import sys
 import urllib.request
 
-from litedav.sim.run import DEFAULT_BUILD, Simulator, build, free_port
+from litedav.sim.run import NICS, Simulator, build, default_build_dir, free_port
+
+NIC_LABELS = {"liteeth": "plain LiteEth MAC", "offload": "offload NIC"}
 
 
 def read_status(port):
@@ -58,22 +63,28 @@ def main(argv=None):
     parser.add_argument("--requests", type=int, default=200)
     parser.add_argument("--concurrency", type=int, default=10)
     parser.add_argument("--path", default="/static/task.ics")
+    parser.add_argument("--nic", default="liteeth", choices=(*NICS, "both"),
+                        help="the SoC's Ethernet: LiteEth's MAC, the offload NIC, or both in turn")
     parser.add_argument("--json", help="also write the rows to this file")
     args = parser.parse_args(argv)
 
-    build_dir = build(DEFAULT_BUILD)
+    nics = NICS if args.nic == "both" else (args.nic,)
     rows = []
-    with Simulator(build_dir, port=free_port(), echo=False) as sim:
-        sim.wait_ready()
-        for keepalive in (False, True):
-            rows.append(measure(sim.port, args.path, args.requests, args.concurrency, keepalive))
-    print(f"\nplain LiteEth MAC, VexRiscv at {rows[0]['sys_clk_hz'] / 1e6:.0f} MHz, "
-          f"GET {args.path}, ab -n {args.requests} -c {args.concurrency}")
-    print("| mode | busy cycles/req | rx copy | tx copy | rx handling (lwIP+app+tx) | frames in/out per req | "
+    for nic in nics:
+        build_dir = build(default_build_dir(nic), nic=nic)
+        with Simulator(build_dir, port=free_port(), echo=False, fresh_flash=True) as sim:
+            sim.wait_ready()
+            for keepalive in (False, True):
+                rows.append({"nic": nic, **measure(sim.port, args.path, args.requests, args.concurrency,
+                                                   keepalive)})
+    print(f"\nVexRiscv at {rows[0]['sys_clk_hz'] / 1e6:.0f} MHz, GET {args.path}, "
+          f"ab -n {args.requests} -c {args.concurrency}")
+    print("| NIC | mode | busy cycles/req | rx copy | tx copy | rx handling (lwIP+app+tx) | frames in/out per req | "
           "CPU-bound req/s | failed | rx dropped |")
-    print("|---|---|---|---|---|---|---|---|---|")
+    print("|---|---|---|---|---|---|---|---|---|---|")
     for r in rows:
-        print(f"| {'keep-alive' if r['keepalive'] else 'new connection'} | {r['busy_cycles_per_request']} | "
+        print(f"| {NIC_LABELS[r['nic']]} | {'keep-alive' if r['keepalive'] else 'new connection'} | "
+              f"{r['busy_cycles_per_request']} | "
               f"{r['rx_copy_cycles_per_request']} | {r['tx_copy_cycles_per_request']} | "
               f"{r['rx_handle_cycles_per_request']} | {r['frames_in_per_request']}/{r['frames_out_per_request']} | "
               f"{r['cpu_bound_requests_per_s']} | {r['failed']} | {r['rx_dropped']} |")
