@@ -66,7 +66,9 @@ struct nic_descriptor {
 
 #define RX_LENGTH(w2)    ((w2) & 0xffffu)
 #define RX_DONE          (1u << 16)
-#define RX_ERRORS        (0x3fu << 17) /* frame_error, runt, truncated, length_error, overflow, vlan */
+/* Frames dropped here: frame_error, runt, truncated, length_error, overflow,
+ * and vlan (this lwIP has no 802.1Q support). */
+#define RX_DROPPED_BITS  (0x3fu << 17)
 #define RX_L3_STATUS(w2) (((w2) >> 24) & 3u)
 #define RX_L4_STATUS(w2) (((w2) >> 26) & 3u)
 #define STATUS_OK        1u
@@ -81,8 +83,11 @@ static unsigned rx_tail;  /* one past the last descriptor handed to the NIC */
 static unsigned tx_clean; /* oldest descriptor not yet reclaimed */
 static unsigned tx_tail;  /* one past the last descriptor handed to the NIC */
 
-/* The NIC's 16-bit drop counters, last values seen (it wraps; we take differences). */
-static uint16_t dropped_seen[3];
+/* The NIC's 16-bit drop counters, last values seen (they wrap; we take
+ * differences): RX dropped for want of a descriptor, for a frame error, for
+ * a full FIFO; TX chains refused (bad descriptors) and TSO chains cut. */
+enum { RX_EMPTY, RX_ERROR, RX_OVERRUN, TX_ERRORS, TSO_ERRORS, NIC_COUNTERS };
+static uint16_t counters_seen[NIC_COUNTERS];
 
 /* Checksums the NIC inserts on TX; lwIP keeps ICMP's, which the NIC does not do. */
 #define CHECKSUM_GEN_BY_NIC (NETIF_CHECKSUM_GEN_IP | NETIF_CHECKSUM_GEN_UDP | NETIF_CHECKSUM_GEN_TCP)
@@ -138,16 +143,27 @@ static u16_t rx_checksum_flags(uint32_t status)
     return flags;
 }
 
-static void rx_count_nic_drops(void)
+static void read_nic_counters(uint16_t now[NIC_COUNTERS])
 {
-    uint16_t now[3] = {
-        (uint16_t)nic_rx_dropped_empty_read(),
-        (uint16_t)nic_rx_dropped_error_read(),
-        (uint16_t)nic_rx_dropped_overrun_read(),
-    };
-    for (unsigned i = 0; i < 3; i++) {
-        port_stats.rx_dropped += (uint16_t)(now[i] - dropped_seen[i]);
-        dropped_seen[i] = now[i];
+    now[RX_EMPTY] = (uint16_t)nic_rx_dropped_empty_read();
+    now[RX_ERROR] = (uint16_t)nic_rx_dropped_error_read();
+    now[RX_OVERRUN] = (uint16_t)nic_rx_dropped_overrun_read();
+    now[TX_ERRORS] = (uint16_t)nic_tx_errors_read();
+    now[TSO_ERRORS] = (uint16_t)nic_tso_errors_read();
+}
+
+/* Frames the NIC lost go to the status page's rx_dropped / tx_dropped. */
+static void count_nic_drops(void)
+{
+    uint16_t now[NIC_COUNTERS];
+    read_nic_counters(now);
+    for (unsigned i = 0; i < NIC_COUNTERS; i++) {
+        uint16_t delta = (uint16_t)(now[i] - counters_seen[i]);
+        if (i <= RX_OVERRUN)
+            port_stats.rx_dropped += delta;
+        else
+            port_stats.tx_dropped += delta;
+        counters_seen[i] = now[i];
     }
 }
 
@@ -175,7 +191,7 @@ static int rx_poll(struct netif *netif)
         rx_next = ring_next(rx_next, RX_RING_SIZE);
         handled++;
 
-        if ((status & RX_ERRORS) || len < SIZEOF_ETH_HDR || len > RX_BUFFER_SIZE) {
+        if ((status & RX_DROPPED_BITS) || len < SIZEOF_ETH_HDR || len > RX_BUFFER_SIZE) {
             pbuf_free(p);
             port_stats.rx_dropped++;
             port_stats.rx_copy_cycles += port_cycles() - start;
@@ -315,7 +331,7 @@ static err_t offload_output(struct netif *netif, struct pbuf *chain)
 int offload_netif_poll(struct netif *netif)
 {
     int work = tx_reclaim();
-    rx_count_nic_drops();
+    count_nic_drops();
     return rx_poll(netif) + work;
 }
 
@@ -353,9 +369,7 @@ err_t offload_netif_init(struct netif *netif)
     if (!rx_refill())
         return ERR_MEM;
 
-    dropped_seen[0] = (uint16_t)nic_rx_dropped_empty_read();
-    dropped_seen[1] = (uint16_t)nic_rx_dropped_error_read();
-    dropped_seen[2] = (uint16_t)nic_rx_dropped_overrun_read();
+    read_nic_counters(counters_seen);
     nic_tx_control_write(1 << CSR_NIC_TX_CONTROL_ENABLE_OFFSET);
     nic_rx_control_write(1 << CSR_NIC_RX_CONTROL_ENABLE_OFFSET);
     return ERR_OK;
