@@ -16,7 +16,8 @@ LiteX's `wishbone.SRAM` with bursting does, and checks the master while doing so
   feedback cycles, cti 0b010 is a promise: a master that drops cyc/stb or changes the address after
   it is a test failure (on a shared bus the promised ack would go to another master).
 - Random wait states: with probability `wait` an ack that could be given is delayed by a cycle
-  (seeded `rng`, so runs are reproducible).
+  (seeded `rng`, so runs are reproducible). While it waits, the master must hold its request
+  (adr, we, sel, cti, dat_w) unchanged, as Wishbone B4 requires.
 - Byte address = adr << 2; `sel` enables bytes of writes and says which bytes of a read matter.
 - Every access is checked against the allowed regions: an access to a byte (enabled by `sel`)
   outside them, or outside the RAM, fails the test (WishboneAccessError, an AssertionError).
@@ -93,6 +94,7 @@ class WishboneRAM:
         self._ack_adr  = 0
         self._ack_we   = 0
         self._expect   = None  # Word address the next beat of a burst must present.
+        self._pending  = None  # The request of the last cycle, when it was not acknowledged.
         self._read_data = 0
         self._driven   = 0
         self._garbage  = True  # dat_r holds garbage (no ack): keep it, no need to rewrite.
@@ -157,6 +159,16 @@ class WishboneRAM:
         active = cyc and stb
         if active:
             self.busy_cycles += 1
+
+        # Wishbone B4 (3.1.4): a master holds its request, cti included, until it is acknowledged.
+        # A slave that bursts decides on the cti it saw: changing it in a waited cycle desynchronises
+        # the burst (LiteX's SRAM then acknowledges a beat the master did not mean to send).
+        request = (adr, we, sel, cti, m >> (12 + self.adr_width) if we else 0)
+        if self._pending is not None and active and request != self._pending:
+            raise WishboneAccessError("wishbone master changed its request while waiting for the ack: "
+                "adr {:#x} we {} sel {:#06b} cti {:#05b}, was adr {:#x} we {} sel {:#06b} cti {:#05b}".format(
+                    *request[:4], *self._pending[:4]))
+        self._pending = request if active and not self._ack else None
 
         if self._ack:
             if not active:

@@ -169,6 +169,9 @@ class RxDMA(LiteXModule):
         stored     = Signal(3) # Bytes of the word that fit in the buffer.
         next_ready = Signal()  # The FIFO will present another word on the cycle after a pop.
         more       = Signal()  # The word is not the last of the burst.
+        more_now   = Signal()  # ... as it would be decided this cycle.
+        waiting    = Signal()  # The beat on the bus was not acknowledged last cycle.
+        more_held  = Signal()  # `more` as presented when that beat started.
         gap        = Signal()  # A burst just ended: give the bus away for a cycle.
         # Comparisons of `room` with small constants, written so that they stay in LUTs.
         room_below_4 = Signal()
@@ -179,9 +182,16 @@ class RxDMA(LiteXModule):
             word_count.eq(data_fifo.dout[32:34] + 1),
             stored.eq(Mux(room_below_4 & (room[:2] < word_count), room[:2], word_count)),
             next_ready.eq(data_fifo.fifo.readable),
-            more.eq(~word_last & room_above_4 & next_ready),
+            more_now.eq(~word_last & room_above_4 & next_ready),
+            # Wishbone holds a request, cti included, until its ack: a word that reaches the FIFO
+            # while a burst's last beat waits must not turn that beat into a burst continuation.
+            more.eq(Mux(waiting, more_held, more_now)),
         ]
-        self.sync += gap.eq(bus.stb & bus.ack & (bus.cti == wishbone.CTI_BURST_END))
+        self.sync += [
+            gap.eq(bus.stb & bus.ack & (bus.cti == wishbone.CTI_BURST_END)),
+            waiting.eq(bus.stb & ~bus.ack & ~bus.err),
+            more_held.eq(more),
+        ]
 
         # Per-frame outcome, for the counters and `done`. -------------------------------------------
         increment = {name: Signal(name=f"increment_{name}") for name in rx_dma_counters}
