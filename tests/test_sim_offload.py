@@ -6,7 +6,7 @@ many segments cross both rings (RX: pbufs filled by DMA; TX: one descriptor per 
 The SoC is a second Verilator build (build/sim-offload), booted once for this module.
 
 Objects of random sizes make round trips too: 2 of at most 8 KiB in the fast mode; LITEDAV_FUZZ=1
-runs LITEDAV_FUZZ_COUNT of them (default 40) of up to 60 KiB (seed LITEDAV_SEED, default 12345).
+runs LITEDAV_FUZZ_COUNT of them (default 20) of up to 60 KiB (seed LITEDAV_SEED, default 12345).
 """
 import base64
 import http.client
@@ -30,7 +30,7 @@ SIM_CLOCK_HZ = 100_000_000
 AUTH = {"Authorization": "Basic " + base64.b64encode(b"demo:demo").decode()}
 SEED = int(os.environ.get("LITEDAV_SEED", "12345"))
 FUZZ = os.environ.get("LITEDAV_FUZZ", "") not in ("", "0")
-ROUND_TRIPS = int(os.environ.get("LITEDAV_FUZZ_COUNT", "40")) if FUZZ else 2
+ROUND_TRIPS = int(os.environ.get("LITEDAV_FUZZ_COUNT", "20")) if FUZZ else 2
 ROUND_TRIP_MAX_SIZE = 60 * 1024 if FUZZ else 8 * 1024  # PUTs cost flash programming time
 
 
