@@ -253,19 +253,23 @@ static unsigned tx_free_descriptors(void)
 }
 
 /* Offload flags of the chain's first descriptor: the IPv4 header checksum for
- * every IPv4 frame, the TCP/UDP checksum for TCP and UDP (lwIP wrote 0 in the
- * fields it left to the NIC). */
+ * every IPv4 frame, the TCP/UDP checksum for unfragmented TCP and UDP (lwIP
+ * wrote 0 in the fields it left to the NIC; a UDP datagram that lwIP had to
+ * fragment keeps checksum 0, "none", RFC 768). */
 static uint32_t tx_offload_flags(struct pbuf *p)
 {
     uint32_t flags = 0;
-    u8_t proto;
+    u8_t proto, fragment_high, fragment_low;
     if (p->tot_len < SIZEOF_ETH_HDR + IP_HLEN)
         return 0;
     if (pbuf_get_at(p, 12) != (ETHTYPE_IP >> 8) || pbuf_get_at(p, 13) != (ETHTYPE_IP & 0xff))
         return 0;
     flags |= TX_IP_CSUM;
     proto = pbuf_get_at(p, SIZEOF_ETH_HDR + 9);
-    if (proto == IP_PROTO_TCP || proto == IP_PROTO_UDP)
+    /* flags and fragment offset (RFC 791 section 3.1): MF set or offset != 0 */
+    fragment_high = pbuf_get_at(p, SIZEOF_ETH_HDR + 6) & 0x3f;
+    fragment_low = pbuf_get_at(p, SIZEOF_ETH_HDR + 7);
+    if ((proto == IP_PROTO_TCP || proto == IP_PROTO_UDP) && !fragment_high && !fragment_low)
         flags |= TX_L4_CSUM;
     return flags;
 }
