@@ -1,5 +1,6 @@
-"""Host tests of the CalDAV request parsers: XML (firmware/app/xml.c) and
-iCalendar (firmware/app/ical.c).
+"""Host tests of the request parsers: XML (firmware/app/xml.c), iCalendar
+(firmware/app/ical.c), and a libFuzzer target for the HTTP parsers (http_parse.c,
+http_chunked.c, http_cond.c; their table-driven tests are in test_host_parser.py).
 
 Builds firmware/ports/host's caldav-parsers (gcc, ASan/UBSan) and
 caldav-fuzzers (clang libFuzzer with ASan/UBSan) into build/host/, runs the
@@ -80,7 +81,7 @@ def test_ical_unit(unit_build):
     check_unit(os.path.join(unit_build, "test_ical"), 5000)
 
 
-@pytest.mark.parametrize("name", ["xml", "ical"])
+@pytest.mark.parametrize("name", ["xml", "ical", "http"])
 def test_fuzz(fuzz_build, name, record_property):
     seeds = os.path.join(CORPUS, name)
     assert len(os.listdir(seeds)) >= 5, f"seed corpus {seeds} is missing"
