@@ -27,12 +27,9 @@ import time
 TOP = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 DEFAULT_BUILD = os.path.join(TOP, "build", "sim")
 NICS = ("liteeth", "offload")
-# Extra litedav-soc options per NIC. The offload SoC is built without wishbone bursts for now:
-# RxDMA lets a beat's CTI change from END to INCREMENTING while the beat waits for its ack (`more`
-# follows the FIFO), and LiteX's bursting SRAM then writes the next word at the previous address,
-# so received frames lose a word under checksums the NIC computed on the right data (seen under
-# load by lwIP's own TCP check). Drop the option once gateware/rx_dma.py holds CTI over a beat.
-NIC_SOC_ARGS = {"liteeth": (), "offload": ("--no-bus-bursting",)}
+# Extra litedav-soc options per NIC (both use wishbone bursts; RxDMA holds its CTI over a waited
+# beat since 57d153a, which lost words under LiteX's bursting SRAM before).
+NIC_SOC_ARGS = {"liteeth": (), "offload": ()}
 
 
 def default_build_dir(nic="liteeth"):
@@ -159,7 +156,7 @@ class Simulator:
         gateware = os.path.join(self.build_dir, "gateware")
         vsim = os.path.join(gateware, "obj_dir", "Vsim")
         if not os.path.exists(vsim):
-            sys.exit(f"litedav-sim: no simulator at {vsim}: run `litedav-sim build` (or `make sim`) first")
+            sys.exit(f"litedav-sim: no simulator at {vsim}: run `litedav-sim build` (same --nic) first")
         run_dir = self.run_dir
         os.makedirs(run_dir, exist_ok=True)
         if self.fresh_flash and os.path.exists(self.flash):
@@ -245,6 +242,8 @@ class Simulator:
 
 
 def run(build_dir, port, gap_cycles, flash=None, fresh_flash=False, flash_size=None):
+    if not os.path.exists(os.path.join(build_dir, "gateware", "obj_dir", "Vsim")):
+        sys.exit(f"litedav-sim: no simulator in {build_dir}: run `litedav-sim build` (same --nic) first")
     saved_tty = None
     if sys.stdin.isatty():
         import termios
