@@ -3,12 +3,14 @@
 
 PYTHON ?= python3
 PORT   ?= 8080
+NIC    ?= liteeth
 BUILD  := build/sim
 
 .PHONY: help deps sim firmware demo demo-lm3s run host test bench resources fuzz clean
 
 help:
 	@echo "make demo      install, build and run the simulated appliance on http://127.0.0.1:$(PORT)/"
+	@echo "make demo NIC=offload  the same with the offload NIC (DMA rings, checksum offload; build/sim-offload)"
 	@echo "make demo-lm3s the LM3S9B95 (Cortex-M3) port in QEMU's lm3s6965evb on http://127.0.0.1:8081/"
 	@echo "make host      build and run the firmware natively on Linux (lwIP + libslirp) on http://127.0.0.1:$(PORT)/"
 	@echo "make test      install, build and run every fast test"
@@ -24,20 +26,20 @@ deps:
 	@bash scripts/deps.sh
 
 sim: deps
-	@$(PYTHON) -m litedav.sim.run build
+	@$(PYTHON) -m litedav.sim.run build --nic $(NIC)
 
 firmware: deps
 	@$(PYTHON) -m litedav.soc.build --platform sim >/dev/null
 	@$(MAKE) --no-print-directory -C firmware SOC_BUILD=$(CURDIR)/$(BUILD)
 
 demo: deps
-	@$(PYTHON) -m litedav.sim.run demo --port $(PORT)
+	@$(PYTHON) -m litedav.sim.run demo --nic $(NIC) --port $(PORT)
 
 demo-lm3s: deps
 	@$(MAKE) --no-print-directory -C firmware/ports/lm3s9b95 qemu PORT=8081
 
 run:
-	@$(PYTHON) -m litedav.sim.run run --port $(PORT)
+	@$(PYTHON) -m litedav.sim.run run --nic $(NIC) --port $(PORT)
 
 host: deps
 	@$(MAKE) --no-print-directory -C firmware/ports/host server SANITIZE=0
@@ -47,7 +49,7 @@ test: deps
 	@$(PYTHON) -m pytest -ra $(wildcard tests cocotb_tests)
 
 bench: deps
-	@$(PYTHON) -m litedav.bench.http_cycles --json bench/results/http_cycles.json
+	@$(PYTHON) -m litedav.bench.http_cycles --nic both --json bench/results/http_cycles.json
 
 resources: deps
 	@$(PYTHON) -m litedav.bench.gateware_resources --json bench/results/gateware_resources.json
