@@ -112,9 +112,10 @@ def build(build_dir=DEFAULT_BUILD, soc_args=(), nic="liteeth"):
     return build_dir
 
 
-def _die_with_parent():
-    """Linux: the simulator gets SIGTERM if this Python process dies, so a
-    killed test run or runner never leaves a simulator spinning."""
+def die_with_parent():
+    """preexec_fn for a child (the simulator, and the tests' host server or QEMU):
+    Linux sends it SIGTERM if this Python process dies, so a killed test run or
+    runner never leaves one spinning."""
     import ctypes
     PR_SET_PDEATHSIG = 1
     ctypes.CDLL(None, use_errno=True).prctl(PR_SET_PDEATHSIG, signal.SIGTERM)
@@ -192,7 +193,7 @@ class Simulator:
         self.proc = subprocess.Popen([vsim], cwd=run_dir, stdin=stdin, stdout=subprocess.PIPE,
                                      stderr=subprocess.STDOUT, bufsize=0,
                                      start_new_session=(stdin == subprocess.DEVNULL),
-                                     preexec_fn=_die_with_parent)
+                                     preexec_fn=die_with_parent)
         threading.Thread(target=self._reader, daemon=True).start()
         return self
 

@@ -6,20 +6,19 @@ simulator is too slow for (ApacheBench, 2000 new connections at 50 concurrent
 and 5000 keep-alive requests), then a clean SIGINT shutdown with no sanitizer
 report. About 20 s, most of it the first build.
 """
-import ctypes
 import os
 import re
 import signal
 import socket
 import subprocess
-import threading
 import time
 
 import pytest
 
 from http_checks import TOP, Target, apachebench, status
 from http_suite import *  # noqa: F401,F403  (the shared checks, run against this target)
-from litedav.sim.run import free_port
+from console_process import ConsoleProcess
+from litedav.sim.run import die_with_parent, free_port
 
 PORT_DIR = os.path.join(TOP, "firmware", "ports", "host")
 OUT = os.path.join(TOP, "build", "host")
@@ -30,36 +29,12 @@ TIMEOUT = 30
 SANITIZER_REPORT = re.compile(r"AddressSanitizer|LeakSanitizer|UndefinedBehaviorSanitizer|runtime error:")
 
 
-def _die_with_parent():
-    """The server gets SIGTERM if this process dies, so no run leaves one behind."""
-    PR_SET_PDEATHSIG = 1
-    ctypes.CDLL(None, use_errno=True).prctl(PR_SET_PDEATHSIG, signal.SIGTERM)
-
-
-class HostServer:
-    """One litedav-host process; its console lines are collected by a thread."""
+class HostServer(ConsoleProcess):
+    """One litedav-host process."""
 
     def __init__(self, port, *args):
         self.port = port
-        self.console = []
-        self.ready = threading.Event()
-        self.proc = subprocess.Popen([SERVER, "--port", str(port), *args], stdin=subprocess.DEVNULL,
-                                     stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                                     text=True, errors="replace", preexec_fn=_die_with_parent)
-        self.reader = threading.Thread(target=self._reader, daemon=True)
-        self.reader.start()
-
-    def _reader(self):
-        for line in self.proc.stdout:
-            line = line.rstrip("\n")
-            self.console.append(line)
-            if READY.match(line):
-                self.ready.set()
-        self.ready.set()  # exited: stop waiting
-
-    def wait_ready(self, timeout):
-        assert self.ready.wait(timeout) and self.proc.poll() is None, \
-            "litedav-host did not come up:\n" + "\n".join(self.console)
+        super().__init__([SERVER, "--port", str(port), *args], READY, "litedav-host")
 
     def stop(self, sig=signal.SIGINT, timeout=10):
         """Signal it and wait; returns the exit code (None if it had to be killed)."""
@@ -187,7 +162,7 @@ def test_port_in_use_exits_1(host_build):
         busy.listen()
         port = busy.getsockname()[1]
         proc = subprocess.run([host_build, "--port", str(port)], capture_output=True, text=True,
-                              timeout=TIMEOUT, preexec_fn=_die_with_parent)
+                              timeout=TIMEOUT, preexec_fn=die_with_parent)
     assert proc.returncode == 1, proc
     assert f"cannot listen on 127.0.0.1:{port}" in proc.stderr, proc.stderr
     assert not SANITIZER_REPORT.search(proc.stdout + proc.stderr), proc.stderr

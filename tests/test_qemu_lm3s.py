@@ -8,18 +8,16 @@ server (http_checks.py, http_body_checks.py), then the original experiment's
 `ab -n 500 -c 100` with 0 failed requests. QEMU dies with the test
 (PR_SET_PDEATHSIG, and a finalizer).
 """
-import ctypes
 import os
 import re
 import shutil
-import signal
 import subprocess
-import threading
 
 import pytest
 
 from http_checks import TOP, Target, apachebench, status
 from http_suite import *  # noqa: F401,F403  (the shared checks, run against this target)
+from console_process import ConsoleProcess
 from litedav.sim.run import free_port
 
 PORT_DIR = os.path.join(TOP, "firmware", "ports", "lm3s9b95")
@@ -30,38 +28,14 @@ TIMEOUT = 30
 BOOT_TIMEOUT = 30
 
 
-def _die_with_parent():
-    """QEMU gets SIGTERM if this process dies, so no run leaves one behind."""
-    PR_SET_PDEATHSIG = 1
-    ctypes.CDLL(None, use_errno=True).prctl(PR_SET_PDEATHSIG, signal.SIGTERM)
-
-
-class Qemu:
-    """One qemu-system-arm running the image; console lines collected by a thread."""
+class Qemu(ConsoleProcess):
+    """One qemu-system-arm running the image."""
 
     def __init__(self, port):
-        self.console = []
-        self.ready = threading.Event()
-        cmd = ["qemu-system-arm", "-M", "lm3s6965evb", "-nographic", "-monitor", "none",
-               "-serial", "stdio", "-kernel", ELF,
-               "-nic", f"user,id=n0,model=stellaris,hostfwd=tcp:127.0.0.1:{port}-10.0.2.15:80"]
-        self.proc = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
-                                     stderr=subprocess.STDOUT, text=True, errors="replace",
-                                     preexec_fn=_die_with_parent)
-        self.reader = threading.Thread(target=self._reader, daemon=True)
-        self.reader.start()
-
-    def _reader(self):
-        for line in self.proc.stdout:
-            line = line.rstrip("\r\n")
-            self.console.append(line)
-            if READY.match(line):
-                self.ready.set()
-        self.ready.set()  # exited: stop waiting
-
-    def wait_ready(self, timeout):
-        assert self.ready.wait(timeout) and self.proc.poll() is None, \
-            "the LM3S image did not come up in QEMU:\n" + "\n".join(self.console)
+        super().__init__(["qemu-system-arm", "-M", "lm3s6965evb", "-nographic", "-monitor", "none",
+                          "-serial", "stdio", "-kernel", ELF, "-nic",
+                          f"user,id=n0,model=stellaris,hostfwd=tcp:127.0.0.1:{port}-10.0.2.15:80"],
+                         READY, "the LM3S image in QEMU")
 
     def stop(self):
         if self.proc.poll() is None:
