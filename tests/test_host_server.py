@@ -17,6 +17,10 @@ import pytest
 
 from http_checks import TOP, Target, apachebench, status
 from http_suite import *  # noqa: F401,F403  (the shared checks, run against this target)
+from bulk_checks import (  # noqa: F401  (1 MiB through /bulk, byte for byte)
+    test_bulk_round_trip_1mib,
+    test_bulk_refuses_without_credentials_or_too_large,
+)
 from console_process import ConsoleProcess
 from litedav.sim.run import die_with_parent, free_port
 

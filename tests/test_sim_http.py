@@ -7,6 +7,10 @@ import pytest
 
 from http_checks import Target, apachebench
 from http_suite import *  # noqa: F401,F403  (the shared checks, run against this target)
+from bulk_checks import (  # noqa: F401  (1 MiB through /bulk, byte for byte)
+    test_bulk_round_trip_1mib,
+    test_bulk_refuses_without_credentials_or_too_large,
+)
 
 TIMEOUT = 120  # wall seconds; the simulator runs far slower than real time
 SIM_CLOCK_HZ = 100_000_000

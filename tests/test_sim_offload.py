@@ -23,6 +23,10 @@ from http_checks import (  # noqa: F401  (collected here, in this order)
     test_pipelined_requests,
     test_malformed_request_gets_error_and_server_keeps_serving,
 )
+from bulk_checks import (  # noqa: F401  (1 MiB through /bulk: zero-copy RX, TSO out)
+    test_bulk_round_trip_1mib,
+    test_bulk_refuses_without_credentials_or_too_large,
+)
 
 TOP = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 TIMEOUT = 120  # wall seconds: the simulator runs far slower than real time

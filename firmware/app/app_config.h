@@ -51,4 +51,9 @@
 #define HTTPD_STAGE_MAX 1024          /* response heads and produced body pieces */
 #endif
 
+/* ---- bulk.c: the /bulk throughput-test resource ------------------------- */
+#ifndef APP_BULK_SIZE
+#define APP_BULK_SIZE (1024u * 1024u) /* RAM from port_bulk_buffer(); 0: no /bulk */
+#endif
+
 #endif

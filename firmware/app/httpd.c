@@ -692,12 +692,20 @@ static err_t on_recv(void *arg, struct tcp_pcb *pcb, struct pbuf *p, err_t err)
     return process(c) == CONN_ABORTED ? ERR_ABRT : ERR_OK;
 }
 
+/* A large body waits for this much send room before more of it is queued:
+ * each ACK frees about one wire segment, and topping the queue up per ACK
+ * would cost a tcp_write() each time for the same bytes on the wire. */
+#define SEND_REFILL_ROOM (TCP_SND_BUF / 4)
+
 static err_t on_sent(void *arg, struct tcp_pcb *pcb, u16_t len)
 {
     struct conn *c = arg;
     if (!c)
         return ERR_OK;
     c->idle_polls = 0;
+    /* more ACKs (and so more calls) follow while data is unacknowledged */
+    if (c->body_tx_left > tcp_sndbuf(pcb) && tcp_sndbuf(pcb) < SEND_REFILL_ROOM && pcb->unacked)
+        return ERR_OK;
     return process(c) == CONN_ABORTED ? ERR_ABRT : ERR_OK;
 }
 

@@ -33,9 +33,9 @@
 #include "http_parse.h"
 
 /* Largest request body the server takes at all (413 above it); routes set
- * their own, smaller limits. */
+ * their own, smaller limits (/bulk is the one that needs this much). */
 #ifndef HTTPD_BODY_MAX
-#define HTTPD_BODY_MAX (256u * 1024u)
+#define HTTPD_BODY_MAX (1024u * 1024u)
 #endif
 /* Largest body of a rejected request that is read and dropped to keep the
  * connection; larger ones close it. */

@@ -16,6 +16,10 @@ const char *port_name(void);
 struct flash;
 const struct flash *port_flash(void);
 
+/* size bytes of RAM for the /bulk resource (bulk.c), the same on every
+ * call, or NULL when the port has none to spare (then /bulk answers 404). */
+uint8_t *port_bulk_buffer(uint32_t size);
+
 /* Counters kept by the port's network driver and main loop. */
 struct port_stats {
     uint64_t frames_in, frames_out;

@@ -3,6 +3,8 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "app_config.h"
+#include "bulk.h"
 #include "dav.h"
 #include "static_files.h"
 #include "wellknown.h"
@@ -74,6 +76,46 @@ static void static_end(struct http_exchange *x)
 
 static const struct http_handler static_handler = { static_begin, NULL, static_end, NULL };
 
+/* ---- GET /profile : PC samples (firmware built with PROFILE=1) ------------ */
+
+#ifdef LITEDAV_PROFILE
+#include "profile.h"
+
+/* x->state: the next histogram index to look at, plus one (0: not started). */
+static int profile_produce(struct http_exchange *x, char *buf, size_t room, size_t *len)
+{
+    unsigned index = (unsigned)(uintptr_t)x->state;
+    size_t n = 0;
+    uint32_t pc, count;
+    int at;
+
+    while (room - n >= 24 && (at = profile_sample(index, &pc, &count)) >= 0) {
+        n += (size_t)snprintf(buf + n, room - n, "%08lx %lu\n", (unsigned long)pc, (unsigned long)count);
+        index = (unsigned)at + 1;
+    }
+    x->state = (void *)(uintptr_t)index;
+    *len = n;
+    if (room - n >= 24) {
+        profile_reset(); /* everything was sent: the next profile starts now */
+        return 1;
+    }
+    return 0;
+}
+
+static void profile_end(struct http_exchange *x)
+{
+    struct http_response resp;
+    memset(&resp, 0, sizeof(resp));
+    resp.status = 200;
+    resp.content_type = "text/plain; charset=utf-8";
+    resp.produce = profile_produce;
+    resp.content_length = HTTPD_LENGTH_UNKNOWN;
+    httpd_respond(x, &resp);
+}
+
+static const struct http_handler profile_handler = { NULL, NULL, profile_end, NULL };
+#endif
+
 /* ---- the table ------------------------------------------------------------ */
 
 #define DAV_METHODS                                                                           \
@@ -83,14 +125,20 @@ static const struct http_handler static_handler = { static_begin, NULL, static_e
 /* RFC 4918 section 10.1, RFC 4791 section 5.1: compliance classes. COPY,
  * MOVE and LOCK are not implemented (class 2 is not claimed): 501. */
 #define DAV_OPTIONS "DAV: 1, 3, calendar-access\r\n"
+/* Request bodies of /dav/: calendar objects and XML are far smaller. */
+#define DAV_BODY_MAX (256u * 1024u)
 
 static const struct http_route routes[] = {
     { "/", READ_METHODS, ROUTE_DISCARD_MAX, &status_handler, NULL },
     { "/static/", READ_METHODS, ROUTE_DISCARD_MAX, &static_handler, NULL },
     { "/.well-known/caldav", READ_METHODS | HTTP_METHOD_BIT(HTTP_PROPFIND), ROUTE_DISCARD_MAX,
       &wellknown_handler, NULL },
-    { "/dav", DAV_METHODS, HTTPD_BODY_MAX, &dav_handler, DAV_OPTIONS },
-    { "/dav/", DAV_METHODS, HTTPD_BODY_MAX, &dav_handler, DAV_OPTIONS },
+    { "/dav", DAV_METHODS, DAV_BODY_MAX, &dav_handler, DAV_OPTIONS },
+    { "/dav/", DAV_METHODS, DAV_BODY_MAX, &dav_handler, DAV_OPTIONS },
+    { "/bulk", READ_METHODS | HTTP_METHOD_BIT(HTTP_PUT), APP_BULK_SIZE, &bulk_handler, NULL },
+#ifdef LITEDAV_PROFILE
+    { "/profile", READ_METHODS, ROUTE_DISCARD_MAX, &profile_handler, NULL },
+#endif
 };
 
 void app_poll(void) { dav_poll(); }

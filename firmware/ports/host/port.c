@@ -41,6 +41,12 @@ const char *port_name(void) { return "host"; }
 /* main.c mounts the store itself (file or RAM). */
 const struct flash *port_flash(void) { return NULL; }
 
+uint8_t *port_bulk_buffer(uint32_t size)
+{
+    static uint8_t area[1024u * 1024u];
+    return size <= sizeof(area) ? area : NULL;
+}
+
 /* lwIP's clock, in milliseconds; it wraps after 49 days, which lwIP handles. */
 u32_t sys_now(void) { return (u32_t)(port_cycles() / 1000000u); }
 

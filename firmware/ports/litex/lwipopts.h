@@ -32,8 +32,10 @@ extern char __heap_start[];
 #define PBUF_POOL_BUFSIZE           1536
 
 #define TCP_MSS                     1460
-#define TCP_WND                     (8 * TCP_MSS)
-#define TCP_SND_BUF                 (16 * TCP_MSS)
+/* Windows as large as 16 bits allow (no window scaling): a bulk transfer at
+ * 1 Gbit/s keeps the link busy for 0.5 ms per window. */
+#define TCP_WND                     (44 * TCP_MSS)
+#define TCP_SND_BUF                 (44 * TCP_MSS)
 #define TCP_SND_QUEUELEN            (4 * TCP_SND_BUF / TCP_MSS)
 #define TCP_LISTEN_BACKLOG          1
 #define TCP_DEFAULT_LISTEN_BACKLOG  64
@@ -58,5 +60,18 @@ extern char __heap_start[];
 #define LWIP_CHECKSUM_CTRL_PER_NETIF 1
 #define LWIP_NETIF_HOSTNAME         0
 #define LWIP_SINGLE_NETIF           1
+
+/* The offload NIC cuts large TCP segments (offload_tso.c): lwIP's TCP hooks
+ * tell it the connection's real MSS, and IP must pass segments larger than
+ * the MTU to the driver instead of fragmenting them (the driver drops other
+ * datagrams that large, counted as tx_dropped). */
+#include <generated/soc.h>
+#ifdef LITEDAV_NIC_OFFLOAD
+#define LWIP_TCP_PCB_NUM_EXT_ARGS   1
+#define LWIP_HOOK_FILENAME          "offload_tso.h"
+#define LWIP_HOOK_TCP_INPACKET_PCB(pcb, hdr, optlen, opt1len, opt2, p) tso_input_hook(pcb)
+#define LWIP_HOOK_TCP_OUT_ADD_TCPOPTS(p, hdr, pcb, opts) tso_output_hook(pcb, opts)
+#define IP_FRAG                     0
+#endif
 
 #endif

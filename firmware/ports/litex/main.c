@@ -25,6 +25,7 @@
 #define nic_netif_poll liteeth_netif_poll
 #endif
 #include "port.h"
+#include "profile.h"
 #include "routes.h"
 
 /* Static address on the simulator's user-mode network (libslirp defaults). */
@@ -43,6 +44,9 @@ struct port_stats port_stats;
 #define RAM_FLASH_SIZE (4u * 1024u * 1024u)
 extern char __heap_end[];
 static struct flash_ram store_ram;
+/* The /bulk buffer (bulk.c) sits below the RAM flash, for the same reason. */
+#define BULK_AREA_SIZE (1024u * 1024u)
+#define FREE_RAM_NEEDED (MEM_SIZE + 1024u + BULK_AREA_SIZE + RAM_FLASH_SIZE)
 
 /* --- port.h ------------------------------------------------------------- */
 
@@ -59,10 +63,29 @@ const char *port_name(void) { return "litex-" CONFIG_PLATFORM_NAME; }
 /* No flash chip on this SoC yet. */
 __attribute__((weak)) const struct flash *port_flash(void) { return NULL; }
 
-/* lwIP's clock: milliseconds of simulated (or real) sys_clk time. */
+uint8_t *port_bulk_buffer(uint32_t size)
+{
+    if (size > BULK_AREA_SIZE || (size_t)(__heap_end - __heap_start) < FREE_RAM_NEEDED)
+        return NULL;
+    return (uint8_t *)((uintptr_t)__heap_end - RAM_FLASH_SIZE - BULK_AREA_SIZE);
+}
+
+/* lwIP's clock: milliseconds of simulated (or real) sys_clk time. The main
+ * loop asks every turn; a 64-bit division is a libgcc call of hundreds of
+ * cycles on rv32, so whole milliseconds are carried forward instead. */
 u32_t sys_now(void)
 {
-    return (u32_t)(port_cycles() / (CONFIG_CLOCK_FREQUENCY / 1000));
+    static uint64_t counted_cycles;
+    static u32_t now_ms;
+    const uint32_t cycles_per_ms = CONFIG_CLOCK_FREQUENCY / 1000;
+    uint64_t elapsed = port_cycles() - counted_cycles;
+
+    if (elapsed >= cycles_per_ms) {
+        u32_t ms = elapsed >> 32 ? (u32_t)(elapsed / cycles_per_ms) : (u32_t)elapsed / cycles_per_ms;
+        now_ms += ms;
+        counted_cycles += (uint64_t)ms * cycles_per_ms;
+    }
+    return now_ms;
 }
 
 unsigned int litedav_rand(void)
@@ -115,7 +138,7 @@ static void mount_store(void)
     int rc;
     if (!f) {
         /* lwIP's heap (LWIP_RAM_HEAP_POINTER) is at the bottom of the same area. */
-        if ((size_t)(__heap_end - __heap_start) < MEM_SIZE + 1024u + RAM_FLASH_SIZE) {
+        if ((size_t)(__heap_end - __heap_start) < FREE_RAM_NEEDED) {
             printf("store: no flash and no room for a RAM flash\n");
             return;
         }
@@ -161,6 +184,10 @@ int main(void)
         litedav_halt();
     }
     printf("listening on http://%s:%d/\n", IP_ADDR, HTTP_PORT);
+#ifdef LITEDAV_PROFILE
+    profile_start();
+    printf("profiling: GET /profile\n");
+#endif
 
     for (;;) {
         uint64_t start = port_cycles();

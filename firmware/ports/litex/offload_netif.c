@@ -12,7 +12,9 @@
  * GEN_IP/UDP/TCP are off). The chain is held with pbuf_ref() until tx_head
  * passes its last descriptor; lwIP will not retransmit a segment whose pbuf
  * is still referenced (tcp_output_segment_busy), so a queued frame is never
- * rewritten under the NIC.
+ * rewritten under the NIC. A TCP segment larger than the MTU (offload_tso.c
+ * makes lwIP build them) goes out as one TSO chain: its headers alone in the
+ * first descriptor, the payload after, and the peer's MSS in the descriptor.
  *
  * Caches: VexRiscv's data cache is write-through, so everything the CPU
  * stores (TX data, descriptors) is in RAM before the CSR write that hands it
@@ -40,6 +42,7 @@
 #include "lwip/prot/ip.h"
 #include "netif/ethernet.h"
 
+#include "offload_tso.h"
 #include "port.h"
 
 /* Ring sizes: RX takes pbufs from PBUF_POOL and must leave some for the
@@ -63,6 +66,8 @@ struct nic_descriptor {
 #define TX_EOP     (1u << 16)
 #define TX_IP_CSUM (1u << 17)
 #define TX_L4_CSUM (1u << 18)
+#define TX_TSO     (1u << 19)
+#define TSO_MSS_MAX 1920u /* the longest segment the NIC's TSO stores (docs/nic.md) */
 
 #define RX_LENGTH(w2)    ((w2) & 0xffffu)
 #define RX_DONE          (1u << 16)
@@ -197,7 +202,7 @@ static int rx_poll(struct netif *netif)
             port_stats.rx_copy_cycles += port_cycles() - start;
             continue;
         }
-        pbuf_realloc(p, (u16_t)len);
+        p->len = p->tot_len = (u16_t)len; /* one pbuf (rx_refill), so no pbuf_realloc walk */
         port_stats.frames_in++;
         port_stats.bytes_in += len;
         NETIF_SET_CHECKSUM_CTRL(netif, rx_checksum_flags(status));
@@ -278,16 +283,67 @@ static uint32_t tx_offload_flags(struct pbuf *p)
  * ever stops (the frame is then dropped and counted, never a hang). */
 #define TX_WAIT_CYCLES (CONFIG_CLOCK_FREQUENCY / 100)
 
+/* A frame larger than the MTU: an IPv4 TCP segment from offload_tso.c.
+ * Returns the TSO flags and sets *header_len and *mss for the descriptors,
+ * or 0 if the NIC cannot cut it (then it is dropped: IP_FRAG is off). */
+static uint32_t tso_flags(struct netif *netif, struct pbuf *p, unsigned *header_len, unsigned *mss)
+{
+    unsigned ip_header, tcp_header, link_mss, wire_mss = tso_take_wire_mss();
+
+    if (p->len < SIZEOF_ETH_HDR + IP_HLEN || pbuf_get_at(p, 12) != (ETHTYPE_IP >> 8) ||
+        pbuf_get_at(p, 13) != (ETHTYPE_IP & 0xff) || pbuf_get_at(p, SIZEOF_ETH_HDR + 9) != IP_PROTO_TCP)
+        return 0;
+    ip_header = (pbuf_get_at(p, SIZEOF_ETH_HDR) & 0x0f) * 4u;
+    if (ip_header < IP_HLEN || p->len < SIZEOF_ETH_HDR + ip_header + 20u)
+        return 0;
+    tcp_header = (pbuf_get_at(p, SIZEOF_ETH_HDR + ip_header + 12) >> 4) * 4u;
+    *header_len = SIZEOF_ETH_HDR + ip_header + tcp_header;
+    /* lwIP keeps a segment's headers in its first pbuf; the NIC wants them alone */
+    if (tcp_header < 20u || p->len < *header_len || p->tot_len <= *header_len)
+        return 0;
+    /* payload per wire segment: the peer's MSS counts options (RFC 9293
+     * section 3.7.1), and no frame may exceed the MTU */
+    link_mss = netif->mtu - ip_header - tcp_header;
+    *mss = link_mss;
+    if (wire_mss && wire_mss > ip_header + tcp_header - 40u &&
+        wire_mss - (ip_header + tcp_header - 40u) < link_mss)
+        *mss = wire_mss - (ip_header + tcp_header - 40u);
+    if (*mss == 0 || *mss > TSO_MSS_MAX)
+        return 0;
+    return TX_IP_CSUM | TX_L4_CSUM | TX_TSO;
+}
+
+static void tx_descriptor(unsigned index, const void *data, unsigned len, uint32_t flags, uint32_t mss)
+{
+    struct nic_descriptor *d = &tx_ring[index];
+    d->word[0] = address_of(data);
+    d->word[1] = len | flags;
+    d->word[2] = mss;
+    d->word[3] = 0;
+}
+
 static err_t offload_output(struct netif *netif, struct pbuf *chain)
 {
     uint64_t start = port_cycles();
-    unsigned needed = 0, index;
+    unsigned needed = 0, index, header_len = 0, mss = 0, first_len;
     uint32_t flags;
     struct pbuf *q;
 
+    if (chain->tot_len > SIZEOF_ETH_HDR + netif->mtu) {
+        flags = tso_flags(netif, chain, &header_len, &mss);
+        if (!flags) {
+            port_stats.tx_dropped++;
+            return ERR_IF;
+        }
+    } else {
+        tso_take_wire_mss(); /* belongs to this frame, which needs no cutting */
+        flags = tx_offload_flags(chain);
+    }
     for (q = chain; q; q = q->next)
         if (q->len)
             needed++;
+    if (header_len && chain->len > header_len)
+        needed++; /* the headers get a descriptor of their own */
     if (needed == 0 || needed > TX_RING_SIZE - 1) {
         port_stats.tx_dropped++;
         return ERR_IF;
@@ -301,24 +357,26 @@ static err_t offload_output(struct netif *netif, struct pbuf *chain)
         tx_reclaim();
     }
 
-    flags = tx_offload_flags(chain);
     index = tx_tail;
+    first_len = header_len ? header_len : chain->len;
     for (q = chain; q; q = q->next) {
-        struct nic_descriptor *d;
-        if (!q->len)
-            continue;
-        d = &tx_ring[index];
-        needed--;
-        d->word[0] = address_of(q->payload);
-        d->word[1] = q->len | flags | (needed == 0 ? TX_EOP : 0);
-        d->word[2] = 0;
-        d->word[3] = 0;
-        flags = 0; /* read from the first descriptor only */
-        if (needed == 0) {
-            pbuf_ref(chain);
-            tx_pbuf[index] = chain;
+        const uint8_t *data = q->payload;
+        unsigned len = q == chain ? first_len : q->len;
+        while (len) {
+            needed--;
+            /* offload flags and the MSS are read from the first descriptor only */
+            tx_descriptor(index, data, len, flags | (needed == 0 ? TX_EOP : 0), mss);
+            flags = 0;
+            mss = 0;
+            if (needed == 0) {
+                pbuf_ref(chain);
+                tx_pbuf[index] = chain;
+            }
+            index = ring_next(index, TX_RING_SIZE);
+            data += len;
+            len = q == chain && data < (const uint8_t *)q->payload + q->len
+                      ? (unsigned)((const uint8_t *)q->payload + q->len - data) : 0;
         }
-        index = ring_next(index, TX_RING_SIZE);
     }
     /* write-through cache: the descriptors and data are in RAM before this */
     tx_tail = index;
@@ -352,6 +410,7 @@ err_t offload_netif_init(struct netif *netif)
     memcpy(netif->hwaddr, mac, 6);
     netif->flags = NETIF_FLAG_BROADCAST | NETIF_FLAG_ETHARP | NETIF_FLAG_ETHERNET | NETIF_FLAG_LINK_UP;
     NETIF_SET_CHECKSUM_CTRL(netif, CHECKSUM_FLAGS_ALL_CHECKED);
+    tso_init();
 
     /* stop both engines (heads back to 0) before pointing them at the rings */
     nic_ev_enable_write(0);

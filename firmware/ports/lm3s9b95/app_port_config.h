@@ -17,5 +17,7 @@
 #define HTTPD_HEAD_MAX 1024
 #define HTTPD_SCRATCH_MAX 1024
 #define HTTPD_STAGE_MAX 512
+#define HTTPD_BODY_MAX (256u * 1024u)
+#define APP_BULK_SIZE 0               /* no /bulk resource */
 
 #endif

@@ -39,6 +39,9 @@ static struct flash_ram ram_store;
 
 const struct flash *port_flash(void) { return NULL; }
 
+/* No RAM to spare for /bulk (APP_BULK_SIZE is 0 here). */
+uint8_t *port_bulk_buffer(uint32_t size) { return NULL; }
+
 static void mount_store(void)
 {
     struct store_mount_stats stats;

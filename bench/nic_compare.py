@@ -1,0 +1,276 @@
+"""Plain LiteEth MAC vs the offload NIC, side by side, on the simulated SoC.
+
+For each PHY (GMII 1000 Mbit/s and MII 100 Mbit/s, both paced at wire rate with preamble,
+FCS and inter-frame gap) and each NIC, boots the simulator with a pcap trace and measures:
+
+  bulk GET   1 MiB from /bulk: goodput (MB/s) and CPU cycles per byte
+  bulk PUT   1 MiB to /bulk: goodput and CPU cycles per byte
+  small GET  /static/task.ics (709 bytes), one connection per request (ab -c 100) and
+             keep-alive (ab -k -c 10): requests/s and CPU cycles per request
+  latency    the request's last byte in -> the response's first byte out (small GETs)
+
+Every figure comes from simulated time: CPU cycles from the SoC's cycle counter (status page,
+busy = not idle in the main loop), goodput and latency from the pcap's simulated-time stamps.
+bench/README.md defines each figure.
+
+    python3 -m litedav.bench.nic_compare [--phy gmii mii] [--requests N] [--out DIR]
+
+Writes DIR/latest.json, DIR/latest.md and DIR/latest.png (default bench/results/).
+"""
+
+import argparse
+import json
+import os
+import re
+import statistics
+import subprocess
+import sys
+import time
+import urllib.request
+
+from litedav.bench.pcap_flows import latencies_ns, tcp_flows
+from litedav.sim.run import NICS, Simulator, build, default_build_dir, free_port
+
+TOP = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+NIC_LABELS = {"liteeth": "LiteEth", "offload": "offload NIC"}
+PHY_MBPS = {"gmii": 1000, "mii": 100}
+BULK_SIZE = 1024 * 1024
+SMALL_PATH = "/static/task.ics"
+AUTH = "Basic ZGVtbzpkZW1v"  # demo:demo, the demo user (README)
+
+
+def read_status(port):
+    with urllib.request.urlopen(f"http://127.0.0.1:{port}/", timeout=300) as r:
+        body = r.read().decode()
+    return {k: int(v) for k, v in re.findall(r"^(\w+): (\d+)$", body, re.M)}
+
+
+def status_cost(port):
+    """Busy cycles one status read adds to a before/after difference (it is rendered in
+    the middle of the second read), measured the same way with nothing in between."""
+    costs = []
+    for _ in range(3):
+        a, b = read_status(port), read_status(port)
+        costs.append(b["busy_cycles"] - a["busy_cycles"])
+    return min(costs)
+
+
+def http(port, method, path, body=None, headers=None, timeout=600):
+    req = urllib.request.Request(f"http://127.0.0.1:{port}{path}", data=body, method=method,
+                                 headers=headers or {})
+    with urllib.request.urlopen(req, timeout=timeout) as r:
+        return r.status, r.read()
+
+
+def deltas(before, after):
+    return {k: after[k] - before[k] for k in after if k in before}
+
+
+def bulk(sim, payload, overhead):
+    """PUT then GET of payload through /bulk; CPU cycles from the status page."""
+    rows = {}
+    before = read_status(sim.port)
+    status, _ = http(sim.port, "PUT", "/bulk", payload,
+                     {"Authorization": AUTH, "Content-Type": "application/octet-stream"})
+    after = read_status(sim.port)
+    if status != 204:
+        sys.exit(f"PUT /bulk answered {status}")
+    rows["put"] = deltas(before, after)
+    before = read_status(sim.port)
+    status, body = http(sim.port, "GET", "/bulk")
+    after = read_status(sim.port)
+    if status != 200 or body != payload:
+        sys.exit(f"GET /bulk answered {status} with {len(body)} bytes that differ from the PUT")
+    rows["get"] = deltas(before, after)
+    for d in rows.values():
+        d["busy_cycles"] -= overhead
+    return rows
+
+
+def ab(port, requests, concurrency, keepalive):
+    cmd = ["ab", "-q", "-n", str(requests), "-c", str(concurrency), "-s", "300"]
+    if keepalive:
+        cmd.append("-k")
+    before = read_status(port)
+    out = subprocess.run(cmd + [f"http://127.0.0.1:{port}{SMALL_PATH}"], capture_output=True, text=True)
+    after = read_status(port)
+    failed = re.search(r"^Failed requests:\s+(\d+)", out.stdout, re.M)
+    length = re.search(r"^Document Length:\s+(\d+)", out.stdout, re.M)
+    if out.returncode != 0 or not failed:
+        sys.exit(f"ab failed:\n{out.stdout}\n{out.stderr}")
+    d = deltas(before, after)
+    d["failed"] = int(failed.group(1))
+    d["document_length"] = int(length.group(1)) if length else None
+    d["requests"] -= 1  # the second status read is itself a request
+    return d
+
+
+def transfer_times(flows, byte_ns):
+    """Simulated wire time of the bulk transfers: GET from the request's last byte in to
+    the response's last byte out; PUT from the request's first byte in to the response's
+    first byte out (the 204 leaves once the last body byte is stored)."""
+    times = {}
+    for flow in flows.values():
+        for line, request, response in flow.requests():
+            if not response:
+                continue
+            if line.startswith("GET /bulk"):
+                times["get"] = response[-1].end_ns - request[-1].end_ns
+            elif line.startswith("PUT /bulk"):
+                times["put"] = response[0].start_ns - request[0].start_ns
+    return times
+
+
+def measure(nic, phy, requests, out_dir):
+    build_dir = default_build_dir(nic)
+    pcap = os.path.join(out_dir, f"{nic}-{phy}.pcap")
+    payload = os.urandom(BULK_SIZE)
+    t0 = time.time()
+    with Simulator(build_dir, port=free_port(), echo=False, fresh_flash=True, phy=phy, pcap=pcap) as sim:
+        sim.wait_ready()
+        hz = read_status(sim.port)["sys_clk_hz"]
+        overhead = status_cost(sim.port)
+        bulk_rows = bulk(sim, payload, overhead)
+        small = {"new connection": ab(sim.port, requests, 100, False),
+                 "keep-alive": ab(sim.port, requests, 10, True)}
+    byte_ns = 8000 / PHY_MBPS[phy]
+    flows = tcp_flows(pcap, byte_ns)
+    times = transfer_times(flows, byte_ns)
+    lat = latencies_ns(flows, f"GET {SMALL_PATH}")
+    result = {"nic": nic, "phy": phy, "link_mbps": PHY_MBPS[phy], "sys_clk_hz": hz,
+              "wall_s": round(time.time() - t0), "status_read_cycles": overhead}
+    for kind in ("get", "put"):
+        d = bulk_rows[kind]
+        result[f"bulk_{kind}"] = {
+            "bytes": BULK_SIZE,
+            "goodput_MBps": round(BULK_SIZE / times[kind] * 1e3, 2) if kind in times else None,
+            "wire_ns": round(times.get(kind, 0)),
+            "cpu_cycles": d["busy_cycles"],
+            "cpu_cycles_per_byte": round(d["busy_cycles"] / BULK_SIZE, 3),
+            "frames_in": d["frames_in"], "frames_out": d["frames_out"],
+            "rx_dropped": d["rx_dropped"], "tx_dropped": d["tx_dropped"],
+        }
+    for mode, d in small.items():
+        n = d["requests"]
+        busy = d["busy_cycles"] - overhead
+        result[f"small_get_{mode.replace(' ', '_').replace('-', '_')}"] = {
+            "requests": n, "failed": d["failed"], "document_length": d["document_length"],
+            "cpu_cycles_per_request": round(busy / n),
+            "cpu_bound_requests_per_s": round(hz / (busy / n)),
+            "requests_per_s": round(n / (d["uptime_cycles"] / hz)),
+            "rx_driver_cycles_per_request": round(d["rx_copy_cycles"] / n),
+            "tx_driver_cycles_per_request": round(d["tx_copy_cycles"] / n),
+            "frames_per_request": round((d["frames_in"] + d["frames_out"]) / n, 2),
+            "rx_dropped": d["rx_dropped"],
+        }
+    if lat:
+        result["latency"] = {
+            "samples": len(lat),
+            "median_cycles": round(statistics.median(lat) * hz / 1e9),
+            "median_us": round(statistics.median(lat) / 1e3, 2),
+            "p95_us": round(sorted(lat)[int(0.95 * (len(lat) - 1))] / 1e3, 2),
+        }
+    os.remove(pcap)  # tens of megabytes; rerun with --keep-pcap to look at it
+    return result
+
+
+def ratio(a, b, digits=1):
+    return f"{a / b:.{digits}f}x" if a and b else "-"
+
+
+def markdown(results):
+    lines = []
+    by = {(r["nic"], r["phy"]): r for r in results}
+    for phy in dict.fromkeys(r["phy"] for r in results):
+        le, off = by.get(("liteeth", phy)), by.get(("offload", phy))
+        if not le or not off:
+            continue
+        mhz = le["sys_clk_hz"] / 1e6
+        lines += [f"\n**{phy.upper()} {PHY_MBPS[phy]} Mbit/s, VexRiscv at {mhz:g} MHz**\n",
+                  "| figure | LiteEth | offload NIC | offload gain |", "|---|---|---|---|"]
+
+        def row(name, a, b, gain):
+            lines.append(f"| {name} | {a} | {b} | {gain} |")
+
+        for kind in ("get", "put"):
+            a, b = le[f"bulk_{kind}"], off[f"bulk_{kind}"]
+            row(f"bulk {kind.upper()} 1 MiB: goodput MB/s", a["goodput_MBps"], b["goodput_MBps"],
+                ratio(b["goodput_MBps"], a["goodput_MBps"], 2))
+            row(f"bulk {kind.upper()} 1 MiB: CPU cycles/byte", a["cpu_cycles_per_byte"],
+                b["cpu_cycles_per_byte"], ratio(a["cpu_cycles_per_byte"], b["cpu_cycles_per_byte"]))
+        for mode, key in (("new connection per request, ab -c 100", "small_get_new_connection"),
+                          ("keep-alive, ab -k -c 10", "small_get_keep_alive")):
+            a, b = le[key], off[key]
+            row(f"small GET ({mode}): CPU cycles/request", a["cpu_cycles_per_request"],
+                b["cpu_cycles_per_request"], ratio(a["cpu_cycles_per_request"], b["cpu_cycles_per_request"], 2))
+            row(f"small GET ({mode}): CPU-bound requests/s", a["cpu_bound_requests_per_s"],
+                b["cpu_bound_requests_per_s"], ratio(b["cpu_bound_requests_per_s"], a["cpu_bound_requests_per_s"], 2))
+            row(f"small GET ({mode}): requests/s served, failed", f"{a['requests_per_s']}, {a['failed']}",
+                f"{b['requests_per_s']}, {b['failed']}", ratio(b["requests_per_s"], a["requests_per_s"], 2))
+        la, lb = le.get("latency"), off.get("latency")
+        if la and lb:
+            row("small GET latency, last byte in -> first byte out: median cycles (µs)",
+                f"{la['median_cycles']} ({la['median_us']})", f"{lb['median_cycles']} ({lb['median_us']})",
+                ratio(la["median_cycles"], lb["median_cycles"], 2))
+    return "\n".join(lines) + "\n"
+
+
+def plot(results, path):
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    phys = list(dict.fromkeys(r["phy"] for r in results))
+    panels = [("bulk GET goodput, MB/s", lambda r: r["bulk_get"]["goodput_MBps"]),
+              ("bulk PUT goodput, MB/s", lambda r: r["bulk_put"]["goodput_MBps"]),
+              ("bulk GET, CPU cycles/byte", lambda r: r["bulk_get"]["cpu_cycles_per_byte"]),
+              ("small GET, CPU cycles/request\n(new connection)",
+               lambda r: r["small_get_new_connection"]["cpu_cycles_per_request"])]
+    fig, axes = plt.subplots(1, len(panels), figsize=(4 * len(panels), 3.6))
+    for ax, (title, value) in zip(axes, panels):
+        for i, nic in enumerate(NICS):
+            vals = [next((value(r) or 0 for r in results if r["nic"] == nic and r["phy"] == p), 0) for p in phys]
+            xs = [j + (i - 0.5) * 0.38 for j in range(len(phys))]
+            bars = ax.bar(xs, vals, width=0.36, label=NIC_LABELS[nic])
+            ax.bar_label(bars, fmt="%.3g", fontsize=7)
+        ax.set_xticks(range(len(phys)), [f"{p.upper()}\n{PHY_MBPS[p]} Mbit/s" for p in phys])
+        ax.set_title(title, fontsize=9)
+    axes[0].legend(fontsize=8)
+    mhz = results[0]["sys_clk_hz"] / 1e6
+    fig.suptitle(f"LiteDAV on the simulated SoC (VexRiscv {mhz:g} MHz): plain LiteEth vs offload NIC",
+                 fontsize=10)
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(prog="nic_compare", description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--phy", nargs="+", default=["gmii", "mii"], choices=list(PHY_MBPS),
+                        help="link rates to measure")
+    parser.add_argument("--nic", nargs="+", default=list(NICS), choices=NICS)
+    parser.add_argument("--requests", type=int, default=300, help="requests per ab run")
+    parser.add_argument("--out", default=os.path.join(TOP, "bench", "results"), help="output directory")
+    args = parser.parse_args(argv)
+
+    os.makedirs(args.out, exist_ok=True)
+    for nic in args.nic:
+        build(default_build_dir(nic), nic=nic)
+    results = []
+    for phy in args.phy:
+        for nic in args.nic:
+            print(f"[bench] {NIC_LABELS[nic]}, {phy.upper()} {PHY_MBPS[phy]} Mbit/s ...", flush=True)
+            results.append(measure(nic, phy, args.requests, args.out))
+            print(f"[bench]   done in {results[-1]['wall_s']} s of wall time", flush=True)
+    table = markdown(results)
+    print(table)
+    with open(os.path.join(args.out, "latest.json"), "w") as f:
+        json.dump(results, f, indent=2)
+    with open(os.path.join(args.out, "latest.md"), "w") as f:
+        f.write(table)
+    plot(results, os.path.join(args.out, "latest.png"))
+    print(f"[bench] wrote {os.path.join(args.out, 'latest.json')}, latest.md and latest.png")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,99 @@
+"""TCP flows of the appliance from a simulator pcap (litedav-sim --pcap), in simulated time.
+
+The simulator stamps each frame with the simulated time of its first byte on the PHY
+interface (nanoseconds = cycles / sys_clk). A frame's last byte passed `byte_ns` per byte
+later, so "the request's last byte in" and "the response's first byte out" are both on the
+wire, where a client would see them.
+"""
+
+import struct
+from dataclasses import dataclass, field
+
+SERVER_IP = "10.0.2.15"
+SERVER_PORT = 80
+METHODS = (b"GET ", b"HEAD ", b"PUT ", b"POST ", b"DELETE ", b"OPTIONS ", b"PROPFIND ",
+           b"PROPPATCH ", b"REPORT ", b"MKCOL ", b"MKCALENDAR ")
+
+
+@dataclass
+class Segment:
+    start_ns: float
+    end_ns: float
+    from_client: bool
+    payload: bytes
+
+
+@dataclass
+class Flow:
+    client: tuple
+    segments: list = field(default_factory=list)
+
+    def requests(self):
+        """(method and target, request segments, response segments) per request: a request
+        starts with a client segment that opens with a method; its response is every server
+        payload until the next request."""
+        out = []
+        for seg in self.segments:
+            if seg.from_client and seg.payload.startswith(METHODS):
+                line = seg.payload.split(b"\r\n", 1)[0].decode(errors="replace")
+                out.append((line, [seg], []))
+            elif out:
+                (out[-1][1] if seg.from_client else out[-1][2]).append(seg)
+        return out
+
+
+def read_pcap(path):
+    """(timestamp in ns, frame bytes) for every record; nanosecond or microsecond pcaps."""
+    with open(path, "rb") as f:
+        data = f.read()
+    if len(data) < 24:
+        raise ValueError(f"{path}: not a pcap file (too short)")
+    magic = struct.unpack("<I", data[:4])[0]
+    scale = {0xa1b23c4d: 1, 0xa1b2c3d4: 1000}.get(magic)
+    if scale is None:
+        raise ValueError(f"{path}: not a little-endian pcap file (magic {magic:#x})")
+    offset = 24
+    while offset + 16 <= len(data):
+        sec, frac, incl, _ = struct.unpack("<IIII", data[offset:offset + 16])
+        offset += 16
+        if offset + incl > len(data):
+            break  # a record cut short by a kill: ignore it
+        yield sec * 1_000_000_000 + frac * scale, data[offset:offset + incl]
+        offset += incl
+
+
+def tcp_flows(path, byte_ns):
+    """Flows to the appliance's port 80, keyed by the client's (address, port)."""
+    flows = {}
+    for ts, frame in read_pcap(path):
+        if len(frame) < 54 or frame[12:14] != b"\x08\x00" or frame[23] != 6:
+            continue
+        ihl = (frame[14] & 0x0f) * 4
+        total = struct.unpack(">H", frame[16:18])[0]
+        src = ".".join(map(str, frame[26:30]))
+        dst = ".".join(map(str, frame[30:34]))
+        tcp = 14 + ihl
+        sport, dport = struct.unpack(">HH", frame[tcp:tcp + 4])
+        doff = (frame[tcp + 12] >> 4) * 4
+        payload = frame[tcp + doff:14 + total]
+        if dst == SERVER_IP and dport == SERVER_PORT:
+            client, from_client = (src, sport), True
+        elif src == SERVER_IP and sport == SERVER_PORT:
+            client, from_client = (dst, dport), False
+        else:
+            continue
+        flow = flows.setdefault(client, Flow(client))
+        if payload:
+            flow.segments.append(Segment(ts, ts + len(frame) * byte_ns, from_client, bytes(payload)))
+    return flows
+
+
+def latencies_ns(flows, target_prefix):
+    """Request's last byte in -> response's first byte out, for every request whose line
+    starts with target_prefix (e.g. "GET /static/")."""
+    out = []
+    for flow in flows.values():
+        for line, request, response in flow.requests():
+            if line.startswith(target_prefix) and response:
+                out.append(response[0].start_ns - request[-1].end_ns)
+    return out
