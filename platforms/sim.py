@@ -5,8 +5,9 @@ LiteX sim module drives every clock edge.
 
 - sys_clk / sys_rst: driven by LiteX's `clocker` module at the SoC's sys_clk.
 - serial: 8-bit stream to `serial2console` (the firmware's UART console).
-- eth: LiteEthPHYModel's 8-bit stream (one byte per sys_clk, no preamble or
-  FCS), driven by LiteDAV's `slirp_ethernet` module (sim/modules/).
+- eth: SimPHY's 8-bit frame stream (soc/sim_phy.py: no preamble or FCS, an
+  explicit `last` each way, TX `ready` from the module), driven and paced at a
+  wire rate by LiteDAV's `slirp_ethernet` module (sim/modules/).
 - flash: SimFlash's request/response pair (soc/sim_flash.py), answered by
   LiteDAV's `flash_file` module from a host file (docs/sim_flash.md).
 """
@@ -24,6 +25,14 @@ def _stream_pair(data_width):
         Subsignal("sink_data",    Pins(data_width)),
     ]
 
+# source_* leave the SoC, sink_* enter it; `last` ends a frame, so the module may leave
+# idle cycles between the bytes of one frame.
+_eth_stream = [
+    *_stream_pair(8),
+    Subsignal("source_last", Pins(1)),
+    Subsignal("sink_last",   Pins(1)),
+]
+
 _flash_bridge = [
     Subsignal("req_valid",  Pins(1)),
     Subsignal("req_we",     Pins(1)),
@@ -39,7 +48,7 @@ _io = [
     ("sys_clk", 0, Pins(1)),
     ("sys_rst", 0, Pins(1)),
     ("serial", 0, *_stream_pair(8)),
-    ("eth", 0, *_stream_pair(8)),
+    ("eth", 0, *_eth_stream),
     ("flash", 0, *_flash_bridge),
 ]
 

@@ -9,6 +9,10 @@
   --nic offload                the SoC with the offload NIC (DMA rings, checksum
                                offload; docs/nic.md) instead of LiteEth's MAC, built
                                in build/sim-offload so both can exist side by side
+  --phy gmii|mii|model         Ethernet wire rate: 1000 Mbit/s (default), 100 Mbit/s,
+                               or one byte per sys_clk with TX not paced
+  --pcap FILE                  trace every frame both ways, timestamped in simulated
+                               time (nanosecond pcap: wireshark, tcpdump -r)
 
 No root is needed: the SoC's Ethernet is bridged to libslirp (user-mode
 networking), which forwards a TCP port on 127.0.0.1 to the appliance.
@@ -81,14 +85,15 @@ def _model_fingerprint(gateware_dir):
     return h.hexdigest()
 
 
-def build(build_dir=DEFAULT_BUILD, soc_args=(), nic="liteeth"):
+def build(build_dir=DEFAULT_BUILD, soc_args=(), nic="liteeth", phy=None):
     """nic: liteeth or offload (litedav-soc --nic); the firmware is built against that SoC's
-    headers in build_dir, so it gets the matching netif driver."""
+    headers in build_dir, so it gets the matching netif driver. phy: the wire rate of the
+    build's own sim_config.js (litedav-soc --phy); `Simulator` chooses its own at run time."""
     if nic not in NICS:
         raise ValueError(f"unknown NIC {nic!r}: one of {', '.join(NICS)}")
     logs = os.path.join(build_dir, "logs")
     soc = [sys.executable, "-m", "litedav.soc.build", "--platform", "sim", "--output-dir", build_dir,
-           "--nic", nic, *NIC_SOC_ARGS[nic], *soc_args]
+           "--nic", nic, *NIC_SOC_ARGS[nic], *(("--phy", phy) if phy else ()), *soc_args]
     log("[1/3] generating SoC headers (LiteX)")
     _run(soc, os.path.join(logs, "soc-headers.log"), cwd=TOP)
     log("[2/3] building firmware (lwIP + HTTP server, riscv64-unknown-elf-gcc)")
@@ -125,11 +130,19 @@ class Simulator:
     """One running simulated appliance, in its own run directory."""
 
     def __init__(self, build_dir=DEFAULT_BUILD, port=8080, echo=True, gap_cycles=20,
-                 flash=None, fresh_flash=False, flash_size=None, flash_timing=None):
+                 flash=None, fresh_flash=False, flash_size=None, flash_timing=None,
+                 phy="gmii", pcap=None):
         """flash: the NOR image file (default: flash.bin in the run directory, kept across
         runs of the same port); fresh_flash: erase it before booting; flash_timing: busy
-        cycles for the flash_file module (sim/modules/flash_file/flash_file.c)."""
-        from litedav.soc.build import DEFAULT_FLASH_SIZE
+        cycles for the flash_file module (sim/modules/flash_file/flash_file.c);
+        phy: Ethernet wire rate, gmii (1000 Mbit/s), mii (100 Mbit/s) or model (one byte
+        per sys_clk, TX not paced; gap_cycles between frames into the SoC);
+        pcap: file to trace every frame to (simulated-time timestamps), None for none."""
+        from litedav.soc.build import DEFAULT_FLASH_SIZE, PHY_RATES
+        if phy not in PHY_RATES:
+            raise ValueError(f"unknown PHY {phy!r}: one of {', '.join(PHY_RATES)}")
+        self.phy = phy
+        self.pcap = os.path.abspath(pcap) if pcap else None
         self.build_dir = build_dir
         self.port = port
         self.echo = echo
@@ -171,7 +184,7 @@ class Simulator:
                 os.symlink(os.path.join(gateware, name), link)
         config = sim_config(self._sys_clk_hz(gateware), self.port, self.gap_cycles,
                             flash_file=self.flash, flash_size=self.flash_size,
-                            flash_timing=self.flash_timing)
+                            flash_timing=self.flash_timing, phy=self.phy, pcap=self.pcap)
         with open(os.path.join(run_dir, "sim_config.js"), "w") as f:
             f.write(config.get_json())
         return run_dir, vsim
@@ -242,17 +255,26 @@ class Simulator:
         self.stop()
 
 
-def run(build_dir, port, gap_cycles, flash=None, fresh_flash=False, flash_size=None):
+def run(build_dir, port, gap_cycles, flash=None, fresh_flash=False, flash_size=None, phy="gmii",
+        pcap=None):
+    from litedav.soc.build import describe_phy
     if not os.path.exists(os.path.join(build_dir, "gateware", "obj_dir", "Vsim")):
         sys.exit(f"litedav-sim: no simulator in {build_dir}: run `litedav-sim build` (same --nic) first")
+    sys_clk_hz = Simulator._sys_clk_hz(os.path.join(build_dir, "gateware"))
+    try:
+        phy_text = describe_phy(phy, sys_clk_hz)
+    except ValueError as e:
+        sys.exit(f"litedav-sim: --phy {phy}: {e}")
     saved_tty = None
     if sys.stdin.isatty():
         import termios
         saved_tty = termios.tcgetattr(sys.stdin.fileno())
     sim = Simulator(build_dir, port, echo=True, gap_cycles=gap_cycles, flash=flash,
-                    fresh_flash=fresh_flash, flash_size=flash_size)
+                    fresh_flash=fresh_flash, flash_size=flash_size, phy=phy, pcap=pcap)
     log(f"flash image: {sim.flash}{' (erased first)' if fresh_flash else ''}")
-    log(f"booting the simulated appliance (sys_clk {Simulator._sys_clk_hz(os.path.join(build_dir, 'gateware')) / 1e6:.0f} MHz)")
+    if sim.pcap:
+        log(f"pcap trace: {sim.pcap} (timestamps in simulated time)")
+    log(f"booting the simulated appliance (sys_clk {sys_clk_hz / 1e6:g} MHz, PHY {phy_text})")
     try:
         sim.start(stdin=sys.stdin if saved_tty else subprocess.DEVNULL)
         sim.wait_ready()
@@ -282,8 +304,15 @@ def main(argv=None):
                         help="build directory (default: build/sim, build/sim-offload with --nic offload)")
     parser.add_argument("--port", type=int, default=int(os.environ.get("LITEDAV_PORT", 8080)),
                         help="TCP port on 127.0.0.1 forwarded to the appliance's port 80 (env LITEDAV_PORT)")
+    parser.add_argument("--phy", default="gmii", choices=("model", "mii", "gmii"),
+                        help="Ethernet wire rate, both directions, with preamble, FCS and inter-frame "
+                             "gap: gmii 1000 Mbit/s, mii 100 Mbit/s; model: one byte per sys_clk into "
+                             "the SoC (--gap-cycles between frames), TX not paced")
+    parser.add_argument("--pcap", default=None, metavar="FILE",
+                        help="write every frame, both directions, to a nanosecond pcap timestamped in "
+                             "simulated time (cycles / sys_clk)")
     parser.add_argument("--gap-cycles", type=int, default=20,
-                        help="idle sys_clk cycles between frames into the SoC")
+                        help="--phy model: idle sys_clk cycles between frames into the SoC")
     parser.add_argument("--flash", default=None, metavar="FILE",
                         help="flash image holding the calendars (default: flash.bin in the run "
                              "directory build/sim/run-PORT, kept across runs); created erased if missing")
@@ -300,9 +329,10 @@ def main(argv=None):
             parser.error("--flash-size must be a multiple of 64 KiB, at most 16 MiB")
     build_dir = os.path.abspath(args.build_dir or default_build_dir(args.nic))
     if args.command in ("build", "demo"):
-        build(build_dir, nic=args.nic)
+        build(build_dir, nic=args.nic, phy=args.phy)
     if args.command in ("run", "demo"):
-        sys.exit(run(build_dir, args.port, args.gap_cycles, args.flash, args.fresh_flash, flash_size))
+        sys.exit(run(build_dir, args.port, args.gap_cycles, args.flash, args.fresh_flash, flash_size,
+                     phy=args.phy, pcap=args.pcap))
 
 
 if __name__ == "__main__":

@@ -32,17 +32,48 @@ DEFAULT_FLASH_FILE = "flash.bin"
 DEFAULT_FLASH_SIZE = 16 * 1024 * 1024
 
 
+# The sim PHY's wire rates in bit/s (sim/modules/slirp_ethernet): None = LiteEth's model
+# behaviour, one byte per sys_clk into the SoC and TX never throttled.
+PHY_RATES = {"model": None, "mii": 100_000_000, "gmii": 1_000_000_000}
+DEFAULT_PHY = "gmii"
+
+
+def check_phy(phy, sys_clk_freq):
+    """The PHY's wire rate in bit/s (None for `model`). ValueError for an unknown PHY or one
+    faster than the PHY interface's one byte per sys_clk."""
+    if phy not in PHY_RATES:
+        raise ValueError(f"unknown PHY {phy!r}: one of {', '.join(PHY_RATES)}")
+    rate = PHY_RATES[phy]
+    if rate and rate > 8 * sys_clk_freq:
+        raise ValueError(f"PHY {phy} ({rate // 10**6} Mbit/s) needs sys_clk >= {rate / 8e6:g} MHz "
+                         f"(the PHY interface moves one byte per cycle at most); "
+                         f"sys_clk is {sys_clk_freq / 1e6:g} MHz")
+    return rate
+
+
+def describe_phy(phy, sys_clk_freq):
+    """e.g. 'mii (100 Mbit/s, 10 sys_clk cycles per byte)'."""
+    rate = check_phy(phy, sys_clk_freq)
+    if rate is None:
+        return f"{phy} (one byte per sys_clk into the SoC, TX not paced)"
+    cycles = 8 * sys_clk_freq / rate
+    return f"{phy} ({rate // 10**6} Mbit/s, {cycles:g} sys_clk cycle{'' if cycles == 1 else 's'} per byte)"
+
+
 def sim_config(sys_clk_freq, host_port, gap_cycles, flash_file=DEFAULT_FLASH_FILE,
-               flash_size=DEFAULT_FLASH_SIZE, flash_timing=None):
+               flash_size=DEFAULT_FLASH_SIZE, flash_timing=None, phy=DEFAULT_PHY, pcap=None):
     """flash_file: the NOR image (relative paths: from the simulator's run directory),
     created erased when missing; flash_timing: optional busy cycles for the flash_file
-    module ({"program_cycles", "sector_erase_cycles", "block_erase_cycles"})."""
+    module ({"program_cycles", "sector_erase_cycles", "block_erase_cycles"});
+    phy: the Ethernet wire rate (PHY_RATES; gap_cycles applies to `model` only);
+    pcap: file for a trace of every frame (relative: from the run directory), None for none."""
+    check_phy(phy, sys_clk_freq)
     config = SimConfig()
     config.add_clocker("sys_clk", freq_hz=int(sys_clk_freq))
     config.add_module("serial2console", "serial")
     config.add_module("slirp_ethernet", "eth", args={
         "host_port": host_port, "guest_port": 80, "guest_ip": "10.0.2.15",
-        "gap_cycles": gap_cycles,
+        "gap_cycles": gap_cycles, "phy": phy, "sys_clk_hz": int(sys_clk_freq), "pcap": pcap or "",
     })
     config.add_module("flash_file", "flash", args={
         "path": flash_file, "size": flash_size, **(flash_timing or {}),
@@ -59,8 +90,9 @@ def build_parser():
                         help="target platform")
     parser.add_argument("--output-dir", default=None,
                         help="build directory (default: build/<platform>)")
-    parser.add_argument("--sys-clk-freq", type=float, default=100e6,
-                        help="system clock in Hz (the sim labels its cycles with it)")
+    parser.add_argument("--sys-clk-freq", type=float, default=125e6,
+                        help="system clock in Hz (the sim labels its cycles with it; 125 MHz carries "
+                             "GMII at one byte per cycle)")
     parser.add_argument("--main-ram-size", type=parse_size, default=parse_size("16MiB"),
                         help="main RAM size (firmware, lwIP heap, calendar store)")
     parser.add_argument("--eth-rx-slots", type=int, default=32,
@@ -77,8 +109,11 @@ def build_parser():
                         help="compile the gateware (sim: Verilator) after generating it")
     parser.add_argument("--host-port", type=int, default=8080,
                         help="sim: default host TCP port on 127.0.0.1 forwarded to the SoC's port 80")
+    parser.add_argument("--phy", default=DEFAULT_PHY, choices=tuple(PHY_RATES),
+                        help="sim: Ethernet wire rate of the default sim_config.js: gmii (1000 Mbit/s), "
+                             "mii (100 Mbit/s), or model (one byte per sys_clk, TX not paced)")
     parser.add_argument("--gap-cycles", type=int, default=20,
-                        help="sim: idle cycles between frames into the SoC (IFG + preamble)")
+                        help="sim, --phy model: idle cycles between frames into the SoC (IFG + preamble)")
     parser.add_argument("--flash-file", default=DEFAULT_FLASH_FILE,
                         help="sim: host file holding the SPI NOR flash (relative: from where Vsim runs); "
                              "created erased when missing")
@@ -92,6 +127,10 @@ def main(argv=None):
     if args.flash_size <= 0 or args.flash_size % (64 * 1024) or args.flash_size > 16 * 1024 * 1024:
         sys.exit(f"litedav-soc: --flash-size {args.flash_size}: must be a multiple of 64 KiB, at most 16 MiB")
     output_dir = args.output_dir or os.path.join("build", args.platform)
+    try:
+        check_phy(args.phy, args.sys_clk_freq)
+    except ValueError as e:
+        sys.exit(f"litedav-soc: --phy {args.phy}: {e}")
 
     firmware_words = None
     if args.firmware:
@@ -120,7 +159,7 @@ def main(argv=None):
         _stage_sim_modules(extra_mods_path)
         builder.build(
             sim_config      = sim_config(args.sys_clk_freq, args.host_port, args.gap_cycles,
-                                         args.flash_file, args.flash_size),
+                                         args.flash_file, args.flash_size, phy=args.phy),
             opt_level       = "O3",
             interactive     = False,
             extra_mods      = ["slirp_ethernet", "flash_file"],

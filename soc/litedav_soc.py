@@ -11,7 +11,7 @@ from litex.build.io import CRG
 from litex.soc.integration.soc_core import SoCCore
 from litex.soc.integration.soc import SoCRegion
 
-from liteeth.phy.model import LiteEthPHYModel
+from litedav.soc.sim_phy import SimPHY
 
 MAIN_RAM_BASE = 0x40000000
 # Uncached (VexRiscv's IO regions start at 0x80000000), clear of LiteEth's SRAM.
@@ -41,7 +41,7 @@ class LiteDAVSoC(SoCCore):
 
         if platform.name == "sim":
             self.crg = CRG(platform.request("sys_clk"))
-            self.ethphy = LiteEthPHYModel(platform.request("eth", 0))
+            self.ethphy = SimPHY(platform.request("eth", 0))
             if sim_flash:
                 self.add_sim_flash()
         else:
@@ -56,7 +56,7 @@ class LiteDAVSoC(SoCCore):
 
     def add_offload_nic(self):
         """The offload NIC (gateware/nic.py, docs/nic.md): DMA masters on the main bus, CSRs as
-        `nic_*`, one interrupt `nic`. The sim PHY model carries bare frames (no preamble, no FCS)."""
+        `nic_*`, one interrupt `nic`. The sim PHY carries bare frames (no preamble, no FCS)."""
         from litedav.gateware.nic import OffloadNIC
         self.nic = OffloadNIC(self.ethphy, with_preamble_crc=self.platform.name != "sim")
         self.bus.add_master(name="nic_rx", master=self.nic.rx_bus)

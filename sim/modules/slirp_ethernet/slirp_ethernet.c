@@ -1,25 +1,65 @@
 /*
- * LiteX simulation module: the SoC's Ethernet PHY model wired to libslirp,
- * the user-mode network stack QEMU uses for "-nic user". A host TCP port on
- * 127.0.0.1 is forwarded to the simulated appliance, so no root, TAP or
- * bridge is needed.
+ * LiteX simulation module: the SoC's Ethernet PHY (soc/sim_phy.py) wired to
+ * libslirp, the user-mode network stack QEMU uses for "-nic user". A host TCP
+ * port on 127.0.0.1 is forwarded to the simulated appliance, so no root, TAP
+ * or bridge is needed.
  *
- * Pads: the "eth" group of LiteEthPHYModel (8-bit stream, no preamble/FCS).
- * Frames to the SoC are paced with an inter-frame gap and queued (bounded),
- * so a burst from the host never silently overruns the MAC's RX slots.
+ * Pads: the "eth" group of SimPHY: an 8-bit frame stream each way with an
+ * explicit `last` (no preamble, no FCS); source_* leave the SoC (TX, with
+ * `source_ready` driven here), sink_* enter it (RX, cannot be stalled).
+ * Frames to the SoC are queued (bounded), so a burst from the host never
+ * silently overruns the MAC's RX slots.
+ *
+ * Wire rate (argument `phy`):
+ *   model  one byte per sys_clk into the SoC with `gap_cycles` idle cycles
+ *          between frames; TX is never throttled (LiteEth's PHY model).
+ *   gmii   1000 Mbit/s, mii 100 Mbit/s, both directions. A byte crosses the
+ *          PHY interface only when the wire has room for it. Time is counted
+ *          in integer units (a sys_clk cycle = bitrate/g, a byte on the wire =
+ *          8*sys_clk_hz/g, g their gcd) and the wire's booking carries the
+ *          remainder from byte to byte, so a non-integer number of cycles per
+ *          byte keeps the exact average rate (an idle wire banks no credit).
+ *          Every frame also occupies the wire for preamble+SFD (8 bytes,
+ *          before its first byte), the padding to 60 bytes, FCS (4) and the
+ *          inter-frame gap (12, after its last byte): into the SoC the module
+ *          holds `valid` low for that time, out of it `ready` low. Frame
+ *          starts are thus at least (8 + max(len, 60) + 4 + 12) byte times
+ *          apart in each direction. A rate above one byte per sys_clk is
+ *          refused at start-up (the PHY interface moves at most one byte a
+ *          cycle): gmii needs sys_clk >= 125 MHz, mii >= 12.5 MHz.
+ *
+ * Trace (argument `pcap`): every frame of both directions, in a
+ * nanosecond-resolution pcap (LINKTYPE_ETHERNET), exactly as it crossed the
+ * PHY interface (frames to the SoC padded to 60 bytes as sent; no preamble,
+ * no FCS). Timestamp: the simulated time of the frame's first byte on the PHY
+ * interface, cycles since start-up * 1e9 / sys_clk_hz (never wall time); with
+ * a non-integer number of cycles per byte a gap may look up to one cycle
+ * shorter than on the wire. Records are written in timestamp order across
+ * both directions; the direction is in the MAC addresses: the SoC's is
+ * 10:e2:d5:00:00:01 (firmware), slirp's gateway 52:55:0a:00:02:02. The file
+ * is flushed every poll of the host sockets and at exit.
+ *
+ * Exit: LiteX's sim main never calls a module's close(), and SIGINT/SIGTERM
+ * would end the process at once, so this module catches them, prints its
+ * counters, completes the pcap and re-raises the signal (the exit status stays
+ * "killed by SIGINT"). A normal exit does the same through atexit.
  *
  * Arguments (JSON from sim_config.js):
  *   host_port   TCP port on 127.0.0.1 forwarded to the guest (default 8080)
  *   guest_port  TCP port of the appliance (default 80)
  *   guest_ip    address of the appliance (default 10.0.2.15)
- *   gap_cycles  idle sys_clk cycles between frames into the SoC (default 20:
- *               12-byte IFG + 8-byte preamble at one byte per cycle)
+ *   phy         model, gmii or mii (default model)
+ *   sys_clk_hz  the SoC's clock (needed by gmii, mii and pcap)
+ *   gap_cycles  phy model: idle sys_clk cycles between frames into the SoC
+ *               (default 20: 12-byte IFG + 8-byte preamble at one byte per cycle)
+ *   pcap        file to write the trace to (absent or empty: none)
  *   poll_cycles sys_clk cycles between polls of the host sockets (default 2048)
  *   rx_queue    frames held for the SoC before new ones are dropped (default 256)
  */
 #include <arpa/inet.h>
 #include <errno.h>
 #include <poll.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -35,9 +75,18 @@
 #define MAX_FRAME 2048
 #define MAX_POLLFDS 4096
 
+/* bytes of wire time around a frame, IEEE 802.3 */
+#define PREAMBLE_SFD 8
+#define MIN_FRAME 60 /* without FCS */
+#define FCS 4
+#define IFG 12
+
+enum { TO_SOC, FROM_SOC };
+
 struct frame {
     struct frame *next;
     size_t len;
+    uint64_t cycle; /* pcap records: cycle of the first byte */
     uint8_t data[];
 };
 
@@ -48,40 +97,61 @@ struct slirp_timer {
     int64_t expire_ms; /* -1: not armed */
 };
 
+/* One direction of the link. Time is in units where a sys_clk cycle is
+ * unit_cycle and a byte on the wire unit_byte; `wait` is how far ahead of now
+ * the wire is booked (<= 0: a byte may go this cycle). */
+struct wire {
+    int64_t wait;
+    uint64_t start_cycle; /* first byte of the frame in progress */
+    uint64_t frames, bytes, dropped;
+    struct frame *pcap_head, *pcap_tail; /* finished, not yet written */
+};
+
 struct session {
     /* pads */
     char *sys_clk;
     uint8_t *to_soc_data;
-    char *to_soc_valid;
+    char *to_soc_valid, *to_soc_last;
     uint8_t *from_soc_data;
-    char *from_soc_valid;
-    char *from_soc_ready;
+    char *from_soc_valid, *from_soc_ready, *from_soc_last;
     clk_edge_state_t edge;
 
     Slirp *slirp;
     struct slirp_timer *timers;
 
+    /* link */
+    const char *phy_name;
+    int paced;                   /* gmii/mii: both directions at the wire rate */
+    int64_t unit_cycle, unit_byte;
+    struct wire wire[2];
+
     /* SoC -> host: bytes of the frame being received from the MAC */
     uint8_t tx_buf[MAX_FRAME];
     size_t tx_len;
     int tx_overflow;
+    int tx_booked;  /* the frame's preamble time is booked */
 
-    /* host -> SoC: queue of frames, current frame and gap counter */
+    /* host -> SoC: queue of frames and the frame on the wire */
     struct frame *rx_head, *rx_tail;
     unsigned rx_queued;
     struct frame *rx_cur;
     size_t rx_pos;
-    unsigned rx_gap;
 
     unsigned gap_cycles, poll_cycles, rx_queue_max;
+    uint64_t sys_clk_hz;
     uint64_t cycles, next_poll;
+
+    FILE *pcap;
+    char *pcap_path;
+    int pcap_dirty;
+    int finished;
 
     struct pollfd pollfds[MAX_POLLFDS];
     int npollfds;
-
-    /* counters, printed at exit */
-    uint64_t frames_to_soc, frames_from_soc, frames_dropped;
 };
+
+static struct session *the_session; /* for atexit and the signal path */
+static volatile sig_atomic_t stop_signal;
 
 static int64_t monotonic_ms(void)
 {
@@ -96,10 +166,10 @@ static ssize_t cb_send_packet(const void *buf, size_t len, void *opaque)
 {
     struct session *s = opaque;
     struct frame *f;
-    size_t padded = len < 60 ? 60 : len;
+    size_t padded = len < MIN_FRAME ? MIN_FRAME : len; /* as a host MAC pads */
 
     if (len > MAX_FRAME || s->rx_queued >= s->rx_queue_max) {
-        s->frames_dropped++;
+        s->wire[TO_SOC].dropped++;
         return len; /* TCP recovers; slirp documents dropping as allowed */
     }
     f = calloc(1, sizeof(*f) + padded);
@@ -222,6 +292,147 @@ static void poll_host(struct session *s)
     slirp_pollfds_poll(s->slirp, rc < 0, get_revents, s);
 }
 
+/* wire pacing --------------------------------------------------------------- */
+
+/* The wire's booking relative to now for a new byte: back to back with the
+ * last one when that ended within the last cycle, else now (an idle wire
+ * banks no credit). */
+static int64_t wire_base(const struct session *s, const struct wire *w)
+{
+    return w->wait > -s->unit_cycle ? w->wait : 0;
+}
+
+static void wire_book(struct session *s, struct wire *w, unsigned bytes)
+{
+    w->wait = wire_base(s, w) + (int64_t)bytes * s->unit_byte;
+}
+
+/* after the last byte of a frame of len bytes */
+static void wire_frame_end(struct session *s, struct wire *w, size_t len)
+{
+    if (s->paced)
+        w->wait += (int64_t)((len < MIN_FRAME ? MIN_FRAME - len : 0) + FCS + IFG) * s->unit_byte;
+    else
+        w->wait += (int64_t)s->gap_cycles * s->unit_cycle;
+}
+
+/* pcap ---------------------------------------------------------------------- */
+
+/* Records and header in host byte order: readers detect it from the magic. */
+struct pcap_header {
+    uint32_t magic;
+    uint16_t version_major, version_minor;
+    int32_t thiszone;
+    uint32_t sigfigs, snaplen, network;
+};
+
+struct pcap_record {
+    uint32_t ts_sec, ts_nsec, incl_len, orig_len;
+};
+
+static int pcap_open(struct session *s, const char *path)
+{
+    struct pcap_header h = {
+        .magic = 0xa1b23c4d, /* nanosecond timestamps */
+        .version_major = 2, .version_minor = 4,
+        .snaplen = 65535, .network = 1, /* LINKTYPE_ETHERNET */
+    };
+
+    s->pcap = fopen(path, "wb");
+    if (!s->pcap)
+        return -1;
+    fwrite(&h, sizeof(h), 1, s->pcap);
+    fflush(s->pcap);
+    return 0;
+}
+
+static void pcap_write(struct session *s, const struct frame *f)
+{
+    struct pcap_record r = {
+        .ts_sec = (uint32_t)(f->cycle / s->sys_clk_hz),
+        .ts_nsec = (uint32_t)(f->cycle % s->sys_clk_hz * 1000000000ull / s->sys_clk_hz),
+        .incl_len = (uint32_t)f->len,
+        .orig_len = (uint32_t)f->len,
+    };
+
+    fwrite(&r, sizeof(r), 1, s->pcap);
+    fwrite(f->data, 1, f->len, s->pcap);
+    s->pcap_dirty = 1;
+}
+
+/* A finished frame, held until no frame still on the wire started earlier,
+ * so the file is in timestamp order across both directions. */
+static void pcap_add(struct session *s, int dir, const uint8_t *data, size_t len, uint64_t cycle)
+{
+    struct wire *w = &s->wire[dir];
+    struct frame *f;
+
+    if (!s->pcap)
+        return;
+    f = malloc(sizeof(*f) + len);
+    if (!f)
+        return;
+    f->next = NULL;
+    f->len = len;
+    f->cycle = cycle;
+    memcpy(f->data, data, len);
+    if (w->pcap_tail)
+        w->pcap_tail->next = f;
+    else
+        w->pcap_head = f;
+    w->pcap_tail = f;
+}
+
+static void pcap_drain(struct session *s, int all)
+{
+    uint64_t bound = UINT64_MAX;
+
+    if (!s->pcap)
+        return;
+    if (!all && s->rx_cur && s->rx_pos)
+        bound = s->wire[TO_SOC].start_cycle;
+    if (!all && (s->tx_len || s->tx_overflow) && s->wire[FROM_SOC].start_cycle < bound)
+        bound = s->wire[FROM_SOC].start_cycle;
+    for (;;) {
+        struct frame *a = s->wire[TO_SOC].pcap_head, *b = s->wire[FROM_SOC].pcap_head;
+        int dir = !a ? FROM_SOC : !b ? TO_SOC : a->cycle <= b->cycle ? TO_SOC : FROM_SOC;
+        struct wire *w = &s->wire[dir];
+        struct frame *f = w->pcap_head;
+
+        if (!f || f->cycle > bound)
+            break;
+        pcap_write(s, f);
+        w->pcap_head = f->next;
+        if (!w->pcap_head)
+            w->pcap_tail = NULL;
+        free(f);
+    }
+}
+
+/* exit ---------------------------------------------------------------------- */
+
+static void finish(struct session *s)
+{
+    if (!s || s->finished)
+        return;
+    s->finished = 1;
+    fprintf(stderr, "[slirp_ethernet] phy %s: to SoC %llu frames, %llu bytes, %llu dropped; "
+            "from SoC %llu frames, %llu bytes, %llu dropped\n", s->phy_name,
+            (unsigned long long)s->wire[TO_SOC].frames, (unsigned long long)s->wire[TO_SOC].bytes,
+            (unsigned long long)s->wire[TO_SOC].dropped, (unsigned long long)s->wire[FROM_SOC].frames,
+            (unsigned long long)s->wire[FROM_SOC].bytes, (unsigned long long)s->wire[FROM_SOC].dropped);
+    if (s->pcap) {
+        pcap_drain(s, 1); /* frames cut off mid-wire are not written */
+        fclose(s->pcap);
+        s->pcap = NULL;
+        fprintf(stderr, "[slirp_ethernet] pcap written: %s\n", s->pcap_path);
+    }
+}
+
+static void finish_at_exit(void) { finish(the_session); }
+
+static void on_stop_signal(int sig) { stop_signal = sig; }
+
 /* module arguments --------------------------------------------------------- */
 
 static unsigned arg_uint(json_object *args, const char *key, unsigned def)
@@ -232,12 +443,66 @@ static unsigned arg_uint(json_object *args, const char *key, unsigned def)
     return def;
 }
 
-static const char *arg_str(json_object *args, const char *key, const char *def)
+static uint64_t arg_u64(json_object *args, const char *key, uint64_t def)
 {
     json_object *v;
     if (args && json_object_object_get_ex(args, key, &v))
+        return (uint64_t)json_object_get_int64(v);
+    return def;
+}
+
+static const char *arg_str(json_object *args, const char *key, const char *def)
+{
+    json_object *v;
+    if (args && json_object_object_get_ex(args, key, &v) && !json_object_is_type(v, json_type_null))
         return json_object_get_string(v);
     return def;
+}
+
+static uint64_t gcd(uint64_t a, uint64_t b)
+{
+    while (b) {
+        uint64_t t = a % b;
+        a = b;
+        b = t;
+    }
+    return a;
+}
+
+/* phy and sys_clk_hz -> pacing units; exits with a message when impossible */
+static void setup_link(struct session *s, const char *phy)
+{
+    uint64_t bitrate, byte, g;
+
+    s->phy_name = strdup(phy);
+    if (!strcmp(phy, "model")) {
+        s->unit_cycle = s->unit_byte = 1;
+        return;
+    }
+    if (!strcmp(phy, "gmii"))
+        bitrate = 1000000000ull;
+    else if (!strcmp(phy, "mii"))
+        bitrate = 100000000ull;
+    else {
+        fprintf(stderr, "[slirp_ethernet] phy \"%s\": expected model, gmii or mii\n", phy);
+        exit(1);
+    }
+    if (!s->sys_clk_hz) {
+        fprintf(stderr, "[slirp_ethernet] phy %s needs the sys_clk_hz argument\n", phy);
+        exit(1);
+    }
+    byte = 8 * s->sys_clk_hz; /* one byte on the wire, in 1/(sys_clk_hz*bitrate) s */
+    if (bitrate > byte) {
+        fprintf(stderr, "[slirp_ethernet] phy %s (%llu Mbit/s) needs sys_clk >= %.1f MHz (one byte per "
+                "cycle at most on the PHY interface); sys_clk_hz is %llu\n", phy,
+                (unsigned long long)(bitrate / 1000000), bitrate / 8 / 1e6,
+                (unsigned long long)s->sys_clk_hz);
+        exit(1);
+    }
+    g = gcd(bitrate, byte);
+    s->unit_cycle = (int64_t)(bitrate / g);
+    s->unit_byte = (int64_t)(byte / g);
+    s->paced = 1;
 }
 
 /* LiteX module interface --------------------------------------------------- */
@@ -255,7 +520,8 @@ static int slirp_ethernet_new(void **sess, char *args)
     SlirpConfig cfg;
     struct in_addr host_addr, guest_addr;
     unsigned host_port, guest_port;
-    const char *guest_ip;
+    const char *guest_ip, *pcap;
+    struct sigaction sa;
 
     s = calloc(1, sizeof(*s));
     if (!s)
@@ -266,8 +532,22 @@ static int slirp_ethernet_new(void **sess, char *args)
     s->gap_cycles = arg_uint(jargs, "gap_cycles", 20);
     s->poll_cycles = arg_uint(jargs, "poll_cycles", 2048);
     s->rx_queue_max = arg_uint(jargs, "rx_queue", 256);
+    s->sys_clk_hz = arg_u64(jargs, "sys_clk_hz", 0);
     if (s->poll_cycles == 0)
         s->poll_cycles = 1;
+    setup_link(s, arg_str(jargs, "phy", "model"));
+    pcap = arg_str(jargs, "pcap", "");
+    if (*pcap) {
+        if (!s->sys_clk_hz) {
+            fprintf(stderr, "[slirp_ethernet] pcap needs the sys_clk_hz argument (timestamps)\n");
+            exit(1);
+        }
+        s->pcap_path = strdup(pcap);
+        if (pcap_open(s, pcap) != 0) {
+            fprintf(stderr, "[slirp_ethernet] cannot write pcap %s: %s\n", pcap, strerror(errno));
+            exit(1);
+        }
+    }
 
     memset(&cfg, 0, sizeof(cfg));
     cfg.version = 1;
@@ -300,10 +580,24 @@ static int slirp_ethernet_new(void **sess, char *args)
     if (widen_accept_backlog(host_port) != 0)
         fprintf(stderr, "[slirp_ethernet] warning: cannot widen the accept backlog of 127.0.0.1:%u: "
                 "bursts of new connections may stall\n", host_port);
-    printf("[slirp_ethernet] forwarding 127.0.0.1:%u -> %s:%u\n", host_port, guest_ip, guest_port);
+    printf("[slirp_ethernet] forwarding 127.0.0.1:%u -> %s:%u, phy %s", host_port, guest_ip,
+           guest_port, s->phy_name);
+    if (s->paced)
+        printf(" (%.4g sys_clk cycles per byte)", (double)s->unit_byte / (double)s->unit_cycle);
+    if (s->pcap)
+        printf(", pcap %s", s->pcap_path);
+    printf("\n");
     fflush(stdout);
     if (jargs)
         json_object_put(jargs);
+
+    the_session = s;
+    atexit(finish_at_exit);
+    memset(&sa, 0, sizeof(sa));
+    sa.sa_handler = on_stop_signal;
+    sa.sa_flags = SA_RESTART;
+    sigaction(SIGINT, &sa, NULL);
+    sigaction(SIGTERM, &sa, NULL);
     *sess = s;
     return RC_OK;
 }
@@ -320,71 +614,157 @@ static int slirp_ethernet_add_pads(void *sess, struct pad_list_s *plist)
             /* "sink" is the PHY's input: frames into the SoC */
             if (!strcmp(p->name, "sink_data")) s->to_soc_data = (uint8_t *)p->signal;
             if (!strcmp(p->name, "sink_valid")) s->to_soc_valid = p->signal;
+            if (!strcmp(p->name, "sink_last")) s->to_soc_last = p->signal;
             if (!strcmp(p->name, "source_data")) s->from_soc_data = (uint8_t *)p->signal;
             if (!strcmp(p->name, "source_valid")) s->from_soc_valid = p->signal;
             if (!strcmp(p->name, "source_ready")) s->from_soc_ready = p->signal;
+            if (!strcmp(p->name, "source_last")) s->from_soc_last = p->signal;
         }
         if (!strcmp(plist->name, "sys_clk") && !strcmp(p->name, "sys_clk"))
             s->sys_clk = p->signal;
     }
+    if (!strcmp(plist->name, "eth") &&
+        (!s->to_soc_data || !s->to_soc_valid || !s->to_soc_last || !s->from_soc_data ||
+         !s->from_soc_valid || !s->from_soc_ready || !s->from_soc_last)) {
+        fprintf(stderr, "[slirp_ethernet] the SoC's eth pads lack source_last/sink_last/source_ready "
+                "(soc/sim_phy.py): rebuild the simulator\n");
+        return RC_INVARG;
+    }
     return RC_OK;
 }
 
-static void frame_from_soc_done(struct session *s)
+/* SoC -> host, at the rising edge: accept a byte this cycle only when the wire
+ * has room for it (and its frame's preamble time is booked). */
+static void drive_from_soc_ready(struct session *s)
 {
-    if (s->tx_len && !s->tx_overflow) {
-        slirp_input(s->slirp, s->tx_buf, (int)s->tx_len);
-        s->frames_from_soc++;
+    *s->from_soc_ready = !s->paced || (s->tx_booked && s->wire[FROM_SOC].wait <= 0);
+}
+
+/* SoC -> host, at the falling edge: LiteEth's TX path computes `last` from
+ * `ready` (its padding inserter), so the byte is sampled once the ready driven
+ * at the rising edge has settled; valid & ready now is the transfer that the
+ * next rising edge completes. */
+static void sample_from_soc(struct session *s)
+{
+    struct wire *w = &s->wire[FROM_SOC];
+
+    if (!*s->from_soc_valid)
+        return;
+    if (s->paced && !s->tx_booked) { /* a new frame: its preamble goes first */
+        wire_book(s, w, PREAMBLE_SFD);
+        s->tx_booked = 1;
+        return; /* ready was low this cycle */
+    }
+    if (!*s->from_soc_ready)
+        return;
+
+    if (s->paced)
+        wire_book(s, w, 1);
+    if (!s->tx_len && !s->tx_overflow)
+        w->start_cycle = s->cycles;
+    if (s->tx_len < MAX_FRAME)
+        s->tx_buf[s->tx_len++] = *s->from_soc_data;
+    else
+        s->tx_overflow = 1;
+    if (!*s->from_soc_last)
+        return;
+
+    if (s->paced)
+        wire_frame_end(s, w, s->tx_len);
+    s->tx_booked = 0;
+    if (s->tx_overflow) {
+        w->dropped++;
+    } else {
+        size_t len = s->tx_len;
+        w->frames++;
+        w->bytes += len;
+        s->tx_len = 0;
+        pcap_add(s, FROM_SOC, s->tx_buf, len, w->start_cycle);
+        slirp_input(s->slirp, s->tx_buf, (int)len); /* may queue frames to the SoC at once */
     }
     s->tx_len = 0;
     s->tx_overflow = 0;
+    pcap_drain(s, 0);
 }
 
-static int slirp_ethernet_tick(void *sess, uint64_t time_ps)
+/* host -> SoC: the queued frames, a byte whenever the wire has room */
+static void tick_to_soc(struct session *s)
 {
-    struct session *s = sess;
+    struct wire *w = &s->wire[TO_SOC];
+    struct frame *f;
 
-    if (!s->sys_clk || !clk_pos_edge(&s->edge, *s->sys_clk))
-        return RC_OK;
-    s->cycles++;
-
-    /* SoC -> host: the PHY model marks a frame by a run of valid bytes */
-    if (s->from_soc_ready)
-        *s->from_soc_ready = 1;
-    if (*s->from_soc_valid) {
-        if (s->tx_len < MAX_FRAME)
-            s->tx_buf[s->tx_len++] = *s->from_soc_data;
-        else
-            s->tx_overflow = 1;
-    } else if (s->tx_len) {
-        frame_from_soc_done(s);
-    }
-
-    /* host -> SoC: one byte per cycle, then the inter-frame gap */
     *s->to_soc_valid = 0;
-    if (s->rx_cur) {
-        *s->to_soc_valid = 1;
-        *s->to_soc_data = s->rx_cur->data[s->rx_pos++];
-        if (s->rx_pos == s->rx_cur->len) {
-            free(s->rx_cur);
-            s->rx_cur = NULL;
-            s->rx_gap = s->gap_cycles;
-            s->frames_to_soc++;
-        }
-    } else if (s->rx_gap) {
-        s->rx_gap--;
-    } else if (s->rx_head) {
+    *s->to_soc_last = 0;
+    if (!s->rx_cur && s->rx_head) {
         s->rx_cur = s->rx_head;
         s->rx_head = s->rx_head->next;
         if (!s->rx_head)
             s->rx_tail = NULL;
         s->rx_queued--;
         s->rx_pos = 0;
+        wire_book(s, w, s->paced ? PREAMBLE_SFD : 0);
     }
+    f = s->rx_cur;
+    if (!f || w->wait > 0)
+        return;
+
+    wire_book(s, w, 1);
+    if (s->rx_pos == 0)
+        w->start_cycle = s->cycles;
+    *s->to_soc_valid = 1;
+    *s->to_soc_data = f->data[s->rx_pos++];
+    if (s->rx_pos < f->len)
+        return;
+
+    *s->to_soc_last = 1;
+    wire_frame_end(s, w, f->len);
+    w->frames++;
+    w->bytes += f->len;
+    s->rx_cur = NULL;
+    pcap_add(s, TO_SOC, f->data, f->len, w->start_cycle);
+    free(f);
+    pcap_drain(s, 0);
+}
+
+static int slirp_ethernet_tick(void *sess, uint64_t time_ps)
+{
+    struct session *s = sess;
+    int i;
+
+    if (stop_signal) {
+        int sig = stop_signal;
+        finish(s);
+        signal(sig, SIG_DFL);
+        raise(sig);
+    }
+    if (!s->sys_clk)
+        return RC_OK;
+    switch (clk_edge(&s->edge, *s->sys_clk)) {
+    case CLK_EDGE_FALLING:
+        sample_from_soc(s);
+        return RC_OK;
+    case CLK_EDGE_RISING:
+        break;
+    default:
+        return RC_OK;
+    }
+    s->cycles++;
+    for (i = 0; i < 2; i++) { /* a cycle of wire time has passed; an idle wire stays at -1 cycle */
+        s->wire[i].wait -= s->unit_cycle;
+        if (s->wire[i].wait < -s->unit_cycle)
+            s->wire[i].wait = -s->unit_cycle;
+    }
+
+    drive_from_soc_ready(s);
+    tick_to_soc(s);
 
     if (s->cycles >= s->next_poll) {
         s->next_poll = s->cycles + s->poll_cycles;
         poll_host(s);
+        if (s->pcap_dirty) { /* readable even after SIGKILL */
+            fflush(s->pcap);
+            s->pcap_dirty = 0;
+        }
     }
     return RC_OK;
 }
@@ -392,9 +772,7 @@ static int slirp_ethernet_tick(void *sess, uint64_t time_ps)
 static int slirp_ethernet_close(void *sess)
 {
     struct session *s = sess;
-    fprintf(stderr, "[slirp_ethernet] frames to SoC %llu, from SoC %llu, dropped %llu\n",
-            (unsigned long long)s->frames_to_soc, (unsigned long long)s->frames_from_soc,
-            (unsigned long long)s->frames_dropped);
+    finish(s);
     slirp_cleanup(s->slirp);
     return RC_OK;
 }
