@@ -31,6 +31,7 @@ struct port_stats {
      * pbufs, and lwIP + application handling of received frames (which
      * includes the transmit copies its replies cause) */
     uint64_t rx_copy_cycles, tx_copy_cycles, rx_handle_cycles;
+    uint64_t rx_merged;    /* frames merged into the one before them for lwIP (offload driver) */
 };
 extern struct port_stats port_stats;
 

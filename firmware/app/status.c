@@ -37,10 +37,11 @@ static int render_network(char *out, size_t size)
         "bytes_in: %" PRIu64 "\n"
         "bytes_out: %" PRIu64 "\n"
         "rx_dropped: %" PRIu64 "\n"
-        "tx_dropped: %" PRIu64 "\n",
+        "tx_dropped: %" PRIu64 "\n"
+        "rx_merged: %" PRIu64 "\n",
         port_stats.frames_in, port_stats.frames_out,
         port_stats.bytes_in, port_stats.bytes_out,
-        port_stats.rx_dropped, port_stats.tx_dropped);
+        port_stats.rx_dropped, port_stats.tx_dropped, port_stats.rx_merged);
 }
 
 static int render_http(char *out, size_t size)

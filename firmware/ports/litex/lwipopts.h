@@ -69,7 +69,7 @@ extern char __heap_start[];
 #ifdef LITEDAV_NIC_OFFLOAD
 #define LWIP_TCP_PCB_NUM_EXT_ARGS   1
 #define LWIP_HOOK_FILENAME          "offload_tso.h"
-#define LWIP_HOOK_TCP_INPACKET_PCB(pcb, hdr, optlen, opt1len, opt2, p) tso_input_hook(pcb)
+#define LWIP_HOOK_TCP_INPACKET_PCB(pcb, hdr, optlen, opt1len, opt2, p) tso_input_hook(pcb, hdr, p)
 #define LWIP_HOOK_TCP_OUT_ADD_TCPOPTS(p, hdr, pcb, opts) tso_output_hook(pcb, opts)
 #define IP_FRAG                     0
 #endif

@@ -44,6 +44,7 @@
 
 #include "offload_tso.h"
 #include "port.h"
+#include "rx_merge.h"
 
 /* Ring sizes: RX takes pbufs from PBUF_POOL and must leave some for the
  * frames lwIP holds (TCP receive queues); TX needs one descriptor per pbuf. */
@@ -137,6 +138,19 @@ static int rx_refill(void)
     return ok;
 }
 
+/* A frame lwIP may see: no error flag, a sane length. */
+static int rx_frame_ok(uint32_t status)
+{
+    uint32_t len = RX_LENGTH(status);
+    return !(status & RX_DROPPED_BITS) && len >= SIZEOF_ETH_HDR && len <= RX_BUFFER_SIZE;
+}
+
+/* IPv4 and TCP/UDP checksums both verified good by the NIC. */
+static int rx_checksums_good(uint32_t status)
+{
+    return RX_L3_STATUS(status) == STATUS_OK && RX_L4_STATUS(status) == STATUS_OK;
+}
+
 /* lwIP verifies in software only what the NIC did not find good. */
 static u16_t rx_checksum_flags(uint32_t status)
 {
@@ -196,7 +210,7 @@ static int rx_poll(struct netif *netif)
         rx_next = ring_next(rx_next, RX_RING_SIZE);
         handled++;
 
-        if ((status & RX_DROPPED_BITS) || len < SIZEOF_ETH_HDR || len > RX_BUFFER_SIZE) {
+        if (!rx_frame_ok(status)) {
             pbuf_free(p);
             port_stats.rx_dropped++;
             port_stats.rx_copy_cycles += port_cycles() - start;
@@ -205,6 +219,27 @@ static int rx_poll(struct netif *netif)
         p->len = p->tot_len = (u16_t)len; /* one pbuf (rx_refill), so no pbuf_realloc walk */
         port_stats.frames_in++;
         port_stats.bytes_in += len;
+        if (rx_checksums_good(status)) {
+            /* frames of the same flow waiting behind this one join it (rx_merge.c) */
+            struct rx_merge merge = {0};
+            rx_merge_start(&merge, p);
+            while (rx_next != head) {
+                uint32_t next_status = rx_ring[rx_next].word[2];
+                struct pbuf *q = rx_pbuf[rx_next];
+                if (!(next_status & RX_DONE) || !rx_frame_ok(next_status) || !rx_checksums_good(next_status))
+                    break;
+                q->len = q->tot_len = (u16_t)RX_LENGTH(next_status);
+                if (!rx_merge_add(&merge, q))
+                    break;
+                rx_pbuf[rx_next] = NULL;
+                rx_next = ring_next(rx_next, RX_RING_SIZE);
+                handled++;
+                port_stats.frames_in++;
+                port_stats.bytes_in += RX_LENGTH(next_status);
+            }
+            port_stats.rx_merged += merge.merged;
+            p = rx_merge_finish(&merge);
+        }
         NETIF_SET_CHECKSUM_CTRL(netif, rx_checksum_flags(status));
         handed = port_cycles();
         /* the descriptor work counts as the driver's RX cost (there is no copy) */
@@ -214,8 +249,8 @@ static int rx_poll(struct netif *netif)
         start = port_cycles();
         port_stats.rx_handle_cycles += start - handed;
         /* a buffer back for each frame taken, not only after the batch: handling
-         * a frame costs tens of thousands of cycles, and the ring would shrink
-         * for as long as the batch lasts (frames were dropped for want of one) */
+         * a frame costs thousands of cycles, and the ring would shrink for as
+         * long as the batch lasts (frames were dropped for want of one) */
         rx_refill();
         port_stats.rx_copy_cycles += port_cycles() - start;
     }

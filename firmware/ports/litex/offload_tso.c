@@ -26,6 +26,7 @@
  */
 #include "offload_tso.h"
 
+#include "lwip/priv/tcp_priv.h"
 #include "lwip/tcp.h"
 
 static u8_t wire_mss_arg = LWIP_TCP_PCB_NUM_EXT_ARG_ID_INVALID;
@@ -44,13 +45,22 @@ static u16_t wire_mss_of(const struct tcp_pcb *pcb)
     return (u16_t)(uintptr_t)tcp_ext_arg_get(pcb, wire_mss_arg);
 }
 
-err_t tso_input_hook(struct tcp_pcb *pcb)
+err_t tso_input_hook(struct tcp_pcb *pcb, const struct tcp_hdr *hdr, const struct pbuf *p)
 {
     u32_t segment;
+    u16_t wire_mss;
 
-    if (pcb->state != ESTABLISHED || wire_mss_arg == LWIP_TCP_PCB_NUM_EXT_ARG_ID_INVALID ||
-        wire_mss_of(pcb))
+    if (pcb->state != ESTABLISHED || wire_mss_arg == LWIP_TCP_PCB_NUM_EXT_ARG_ID_INVALID)
         return ERR_OK;
+    wire_mss = wire_mss_of(pcb);
+    if (wire_mss) {
+        /* rx_merge.c may have joined several wire segments into this one:
+         * acknowledge it at once, as lwIP does every second wire segment,
+         * so the sender's ACK clock does not wait for the delayed-ACK timer */
+        if (p->tot_len > TCPH_HDRLEN_BYTES(hdr) + wire_mss)
+            tcp_ack_now(pcb);
+        return ERR_OK;
+    }
     /* the largest lwIP segment, headers included, must stay within a pbuf's
      * 16-bit length */
     segment = (u32_t)pcb->mss * TSO_WIRE_SEGMENTS;

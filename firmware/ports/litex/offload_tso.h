@@ -17,7 +17,7 @@ struct pbuf;
 #define TSO_WIRE_SEGMENTS 10
 
 /* LWIP_HOOK_TCP_INPACKET_PCB: every received segment with its pcb. */
-err_t tso_input_hook(struct tcp_pcb *pcb);
+err_t tso_input_hook(struct tcp_pcb *pcb, const struct tcp_hdr *hdr, const struct pbuf *p);
 /* LWIP_HOOK_TCP_OUT_ADD_TCPOPTS: every segment about to go to IP. */
 u32_t *tso_output_hook(struct tcp_pcb *pcb, u32_t *opts);
 
