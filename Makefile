@@ -17,7 +17,7 @@ help:
 	@echo "make deps      install Debian packages, lwIP sources and Python packages (idempotent)"
 	@echo "make sim       build SoC headers, firmware and the Verilator model"
 	@echo "make run       run the already built simulator (PORT=$(PORT))"
-	@echo "make bench     CPU cycles per HTTP request on the simulated SoC (bench/results/)"
+	@echo "make bench     plain LiteEth vs offload NIC: bulk GET/PUT, small GETs, latency at GMII and MII (bench/results/latest.*)"
 	@echo "make resources  ECP5 LUT4/FF/BRAM of the offload NIC cores (Yosys synth_ecp5)"
 	@echo "make fuzz      long randomized runs: gateware (cocotb) and host fuzzers/torture (LITEDAV_FUZZ=1)"
 	@echo "make clean     remove build/"
@@ -49,7 +49,7 @@ test: deps
 	@$(PYTHON) -m pytest -ra $(wildcard tests cocotb_tests)
 
 bench: deps
-	@$(PYTHON) -m litedav.bench.http_cycles --nic both --json bench/results/http_cycles.json
+	@$(PYTHON) -m litedav.bench.nic_compare --out bench/results
 
 resources: deps
 	@$(PYTHON) -m litedav.bench.gateware_resources --json bench/results/gateware_resources.json

@@ -7,7 +7,8 @@ FCS and inter-frame gap) and each NIC, boots the simulator with a pcap trace and
   bulk PUT   1 MiB to /bulk: goodput and CPU cycles per byte
   small GET  /static/task.ics (709 bytes), one connection per request (ab -c 100) and
              keep-alive (ab -k -c 10): requests/s and CPU cycles per request
-  latency    the request's last byte in -> the response's first byte out (small GETs)
+  latency    the request's last byte in -> the response's first byte out, for small GETs
+             one at a time (ab -k -c 1), so no request waits behind another
 
 Every figure comes from simulated time: CPU cycles from the SoC's cycle counter (status page,
 busy = not idle in the main loop), goodput and latency from the pcap's simulated-time stamps.
@@ -37,6 +38,8 @@ PHY_MBPS = {"gmii": 1000, "mii": 100}
 BULK_SIZE = 1024 * 1024
 SMALL_PATH = "/static/task.ics"
 AUTH = "Basic ZGVtbzpkZW1v"  # demo:demo, the demo user (README)
+LATENCY_REQUESTS = 50
+LATENCY_QUERY = "?latency"
 
 
 def read_status(port):
@@ -87,12 +90,12 @@ def bulk(sim, payload, overhead):
     return rows
 
 
-def ab(port, requests, concurrency, keepalive):
+def ab(port, requests, concurrency, keepalive, query=""):
     cmd = ["ab", "-q", "-n", str(requests), "-c", str(concurrency), "-s", "300"]
     if keepalive:
         cmd.append("-k")
     before = read_status(port)
-    out = subprocess.run(cmd + [f"http://127.0.0.1:{port}{SMALL_PATH}"], capture_output=True, text=True)
+    out = subprocess.run(cmd + [f"http://127.0.0.1:{port}{SMALL_PATH}{query}"], capture_output=True, text=True)
     after = read_status(port)
     failed = re.search(r"^Failed requests:\s+(\d+)", out.stdout, re.M)
     length = re.search(r"^Document Length:\s+(\d+)", out.stdout, re.M)
@@ -121,7 +124,7 @@ def transfer_times(flows, byte_ns):
     return times
 
 
-def measure(nic, phy, requests, out_dir):
+def measure(nic, phy, requests, out_dir, keep_pcap=False):
     build_dir = default_build_dir(nic)
     pcap = os.path.join(out_dir, f"{nic}-{phy}.pcap")
     payload = os.urandom(BULK_SIZE)
@@ -133,10 +136,12 @@ def measure(nic, phy, requests, out_dir):
         bulk_rows = bulk(sim, payload, overhead)
         small = {"new connection": ab(sim.port, requests, 100, False),
                  "keep-alive": ab(sim.port, requests, 10, True)}
+        # the query string marks these requests in the pcap (/static/ ignores it)
+        ab(sim.port, LATENCY_REQUESTS, 1, True, LATENCY_QUERY)
     byte_ns = 8000 / PHY_MBPS[phy]
     flows = tcp_flows(pcap, byte_ns)
     times = transfer_times(flows, byte_ns)
-    lat = latencies_ns(flows, f"GET {SMALL_PATH}")
+    lat = latencies_ns(flows, f"GET {SMALL_PATH}{LATENCY_QUERY}")
     result = {"nic": nic, "phy": phy, "link_mbps": PHY_MBPS[phy], "sys_clk_hz": hz,
               "wall_s": round(time.time() - t0), "status_read_cycles": overhead}
     for kind in ("get", "put"):
@@ -170,7 +175,8 @@ def measure(nic, phy, requests, out_dir):
             "median_us": round(statistics.median(lat) / 1e3, 2),
             "p95_us": round(sorted(lat)[int(0.95 * (len(lat) - 1))] / 1e3, 2),
         }
-    os.remove(pcap)  # tens of megabytes; rerun with --keep-pcap to look at it
+    if not keep_pcap:
+        os.remove(pcap)  # megabytes of frames; --keep-pcap keeps it for wireshark/tcpdump -r
     return result
 
 
@@ -209,7 +215,7 @@ def markdown(results):
                 f"{b['requests_per_s']}, {b['failed']}", ratio(b["requests_per_s"], a["requests_per_s"], 2))
         la, lb = le.get("latency"), off.get("latency")
         if la and lb:
-            row("small GET latency, last byte in -> first byte out: median cycles (µs)",
+            row("small GET latency (one at a time), last byte in -> first byte out: median cycles (µs)",
                 f"{la['median_cycles']} ({la['median_us']})", f"{lb['median_cycles']} ({lb['median_us']})",
                 ratio(la["median_cycles"], lb["median_cycles"], 2))
     return "\n".join(lines) + "\n"
@@ -251,6 +257,8 @@ def main(argv=None):
     parser.add_argument("--nic", nargs="+", default=list(NICS), choices=NICS)
     parser.add_argument("--requests", type=int, default=300, help="requests per ab run")
     parser.add_argument("--out", default=os.path.join(TOP, "bench", "results"), help="output directory")
+    parser.add_argument("--keep-pcap", action="store_true",
+                        help="keep each run's trace as OUT/<nic>-<phy>.pcap (simulated-time stamps)")
     args = parser.parse_args(argv)
 
     os.makedirs(args.out, exist_ok=True)
@@ -260,7 +268,7 @@ def main(argv=None):
     for phy in args.phy:
         for nic in args.nic:
             print(f"[bench] {NIC_LABELS[nic]}, {phy.upper()} {PHY_MBPS[phy]} Mbit/s ...", flush=True)
-            results.append(measure(nic, phy, args.requests, args.out))
+            results.append(measure(nic, phy, args.requests, args.out, args.keep_pcap))
             print(f"[bench]   done in {results[-1]['wall_s']} s of wall time", flush=True)
     table = markdown(results)
     print(table)

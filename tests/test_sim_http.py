@@ -13,7 +13,7 @@ from bulk_checks import (  # noqa: F401  (1 MiB through /bulk, byte for byte)
 )
 
 TIMEOUT = 120  # wall seconds; the simulator runs far slower than real time
-SIM_CLOCK_HZ = 100_000_000
+SIM_CLOCK_HZ = 125_000_000
 
 
 @pytest.fixture(scope="module")

@@ -30,7 +30,7 @@ from bulk_checks import (  # noqa: F401  (1 MiB through /bulk: zero-copy RX, TSO
 
 TOP = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 TIMEOUT = 120  # wall seconds: the simulator runs far slower than real time
-SIM_CLOCK_HZ = 100_000_000
+SIM_CLOCK_HZ = 125_000_000
 AUTH = {"Authorization": "Basic " + base64.b64encode(b"demo:demo").decode()}
 SEED = int(os.environ.get("LITEDAV_SEED", "12345"))
 FUZZ = os.environ.get("LITEDAV_FUZZ", "") not in ("", "0")

@@ -27,7 +27,7 @@ import pytest
 from http_checks import Target, status
 
 TIMEOUT = 120          # wall seconds for one exchange (the sim runs slower than real time)
-SIM_CLOCK_HZ = 100_000_000
+SIM_CLOCK_HZ = 125_000_000
 USER, PASSWORD = "demo", "demo"   # firmware/users.conf
 CALENDAR = "/dav/demo/powerfail/"
 FLASH_PROBED = "flash: sim NOR flash"  # printed by ports/litex/flash_sim.c

@@ -295,6 +295,39 @@ static enum conn_fate send_pending(struct conn *c)
 
 static int body_allowed(int status) { return status >= 200 && status != 204 && status != 304; }
 
+/* Response heads are assembled by hand: picolibc's snprintf formats every
+ * integer with 64-bit divisions, which cost more than the rest of a small
+ * GET's response together. */
+struct head_writer {
+    char *buf;
+    size_t size, len;
+    int overflow;
+};
+
+static void put_bytes(struct head_writer *w, const char *s, size_t n)
+{
+    if (w->overflow || n >= w->size - w->len) {
+        w->overflow = 1; /* a NUL must still fit, as with snprintf */
+        return;
+    }
+    memcpy(w->buf + w->len, s, n);
+    w->len += n;
+    w->buf[w->len] = '\0';
+}
+
+static void put_str(struct head_writer *w, const char *s) { put_bytes(w, s, strlen(s)); }
+
+static void put_uint(struct head_writer *w, uint32_t v)
+{
+    char digits[10];
+    size_t n = sizeof(digits);
+    do {
+        digits[--n] = (char)('0' + v % 10);
+        v /= 10;
+    } while (v);
+    put_bytes(w, digits + n, sizeof(digits) - n);
+}
+
 /* A rejected request: read and drop its body when that is cheap, else close
  * after the response without reading it (RFC 9110 section 10.1.1: a client
  * that asked for 100-continue and got a final status may not send it). */
@@ -316,7 +349,7 @@ int httpd_respond(struct http_exchange *x, const struct http_response *resp)
     const struct http_request *req = &c->req;
     int status = resp->status, n, keep_alive, send_body, has_body;
     uint32_t length;
-    char length_field[40] = "";
+    struct head_writer w = { c->stage, sizeof(c->stage), 0, 0 };
 
     if (c->responded)
         return -1;
@@ -331,29 +364,33 @@ int httpd_respond(struct http_exchange *x, const struct http_response *resp)
     has_body = body_allowed(status);
     length = resp->produce ? resp->content_length : resp->body_len;
     c->tx_chunked = 0;
-    if (has_body && length != HTTPD_LENGTH_UNKNOWN)
-        snprintf(length_field, sizeof(length_field), "Content-Length: %lu\r\n",
-                 (unsigned long)length);
-    else if (has_body && req->version_minor >= 1)
+    if (has_body && length == HTTPD_LENGTH_UNKNOWN && req->version_minor >= 1)
         c->tx_chunked = 1; /* RFC 9112 section 7.1 */
-    else if (has_body)
+    else if (has_body && length == HTTPD_LENGTH_UNKNOWN)
         c->close_after = 1; /* HTTP/1.0: the close delimits the body (section 6.3) */
     keep_alive = req->keep_alive && !c->close_after;
 
-    n = snprintf(c->stage, sizeof(c->stage),
-                 "HTTP/1.1 %d %s\r\n"
-                 "Server: LiteDAV\r\n"
-                 "%s%s%s"
-                 "%s%s%s"
-                 "Connection: %s\r\n"
-                 "\r\n",
-                 status, http_reason(status),
-                 resp->content_type && has_body ? "Content-Type: " : "",
-                 resp->content_type && has_body ? resp->content_type : "",
-                 resp->content_type && has_body ? "\r\n" : "",
-                 length_field, c->tx_chunked ? "Transfer-Encoding: chunked\r\n" : "",
-                 resp->headers ? resp->headers : "",
-                 keep_alive ? "keep-alive" : "close");
+    put_str(&w, "HTTP/1.1 ");
+    put_uint(&w, (uint32_t)status);
+    put_str(&w, " ");
+    put_str(&w, http_reason(status));
+    put_str(&w, "\r\nServer: LiteDAV\r\n");
+    if (resp->content_type && has_body) {
+        put_str(&w, "Content-Type: ");
+        put_str(&w, resp->content_type);
+        put_str(&w, "\r\n");
+    }
+    if (has_body && length != HTTPD_LENGTH_UNKNOWN) {
+        put_str(&w, "Content-Length: ");
+        put_uint(&w, length);
+        put_str(&w, "\r\n");
+    }
+    if (c->tx_chunked)
+        put_str(&w, "Transfer-Encoding: chunked\r\n");
+    if (resp->headers)
+        put_str(&w, resp->headers);
+    put_str(&w, keep_alive ? "Connection: keep-alive\r\n\r\n" : "Connection: close\r\n\r\n");
+    n = w.overflow ? -1 : (int)w.len;
     if (n < 0 || (size_t)n >= sizeof(c->stage)) {
         /* a handler's header lines overflowed the stage: report, not truncate */
         n = snprintf(c->stage, sizeof(c->stage),

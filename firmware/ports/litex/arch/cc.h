@@ -9,9 +9,17 @@
 #define LWIP_RAND() litedav_rand()
 unsigned int litedav_rand(void);
 
-/* Byte swaps inline: lwIP's own are function calls on every header field. */
-#define lwip_htons(x) ((u16_t)__builtin_bswap16((u16_t)(x)))
-#define lwip_htonl(x) ((u32_t)__builtin_bswap32((u32_t)(x)))
+/* Byte swaps inline: lwIP's own are function calls on every header field
+ * (and rv32im has no byte-swap instruction, so __builtin_bswap32 is a libgcc
+ * call too). */
+#include <stdint.h>
+static inline uint16_t litedav_bswap16(uint16_t x) { return (uint16_t)(x << 8 | x >> 8); }
+static inline uint32_t litedav_bswap32(uint32_t x)
+{
+    return x << 24 | (x & 0xff00u) << 8 | (x >> 8 & 0xff00u) | x >> 24;
+}
+#define lwip_htons(x) litedav_bswap16((uint16_t)(x))
+#define lwip_htonl(x) litedav_bswap32((uint32_t)(x))
 
 #define LWIP_PLATFORM_DIAG(x) do { printf x; } while (0)
 #define LWIP_PLATFORM_ASSERT(x) do { \
