@@ -50,7 +50,7 @@ static const char last_chunk[] = "0\r\n\r\n";
 struct conn {
     struct tcp_pcb *pcb;
     struct pbuf *rx;            /* received, not yet consumed */
-    uint32_t recved_owed;       /* consumed while paused, window not yet given back */
+    uint32_t recved_owed;       /* consumed, window not yet given back (paused, or in process()) */
     uint16_t head_len;
     uint8_t rx_state;
     uint8_t idle_polls;
@@ -152,8 +152,9 @@ static enum conn_fate conn_abort(struct conn *c)
     return CONN_ABORTED;
 }
 
-/* Drop n bytes from the front of rx; the window reopens unless a handler
- * asked for a pause (then when it resumes). */
+/* Drop n bytes from the front of rx. The window reopens once per process()
+ * (one tcp_recved for a whole chain of pbufs, not one each), unless a
+ * handler asked for a pause (then when it resumes). */
 static void consume_rx(struct conn *c, uint32_t n)
 {
     uint32_t left = n;
@@ -162,10 +163,7 @@ static void consume_rx(struct conn *c, uint32_t n)
         c->rx = pbuf_free_header(c->rx, step);
         left -= step;
     }
-    if (c->paused)
-        c->recved_owed += n;
-    else
-        window_give(c->pcb, n);
+    c->recved_owed += n;
 }
 
 /* Zero-length pbufs at the front of rx would stall the body loop. */
@@ -651,8 +649,13 @@ static enum conn_fate process(struct conn *c)
     enum conn_fate fate;
     c->in_process = 1;
     fate = process_loop(c);
-    if (fate == CONN_ALIVE)
+    if (fate == CONN_ALIVE) {
         c->in_process = 0;
+        if (!c->paused && c->recved_owed) {
+            window_give(c->pcb, c->recved_owed);
+            c->recved_owed = 0;
+        }
+    }
     return fate;
 }
 
