@@ -242,7 +242,10 @@ static bool is_home(const char *path, size_t len)
     /* "/dav/<user>/" */
     const char *rest = path + sizeof(DAV_ROOT_PATH) - 1;
     size_t n = len - (sizeof(DAV_ROOT_PATH) - 1);
-    const char *slash = memchr(rest, '/', n);
+    const char *slash;
+    if (len < sizeof(DAV_ROOT_PATH))
+        return false; /* the root itself, or shorter */
+    slash = memchr(rest, '/', n);
     return slash && slash == rest + n - 1 && n > 1;
 }
 

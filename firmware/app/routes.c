@@ -31,16 +31,19 @@ static int status_produce(struct http_exchange *x, char *buf, size_t room, size_
     return 0;
 }
 
-static void status_end(struct http_exchange *x)
+/* A 200 text/plain body of unknown length, written by produce as it goes. */
+static void respond_produced_text(struct http_exchange *x, httpd_produce_fn produce)
 {
     struct http_response resp;
     memset(&resp, 0, sizeof(resp));
     resp.status = 200;
     resp.content_type = "text/plain; charset=utf-8";
-    resp.produce = status_produce;
+    resp.produce = produce;
     resp.content_length = HTTPD_LENGTH_UNKNOWN;
     httpd_respond(x, &resp);
 }
+
+static void status_end(struct http_exchange *x) { respond_produced_text(x, status_produce); }
 
 static const struct http_handler status_handler = { NULL, NULL, status_end, NULL };
 
@@ -102,16 +105,7 @@ static int profile_produce(struct http_exchange *x, char *buf, size_t room, size
     return 0;
 }
 
-static void profile_end(struct http_exchange *x)
-{
-    struct http_response resp;
-    memset(&resp, 0, sizeof(resp));
-    resp.status = 200;
-    resp.content_type = "text/plain; charset=utf-8";
-    resp.produce = profile_produce;
-    resp.content_length = HTTPD_LENGTH_UNKNOWN;
-    httpd_respond(x, &resp);
-}
+static void profile_end(struct http_exchange *x) { respond_produced_text(x, profile_produce); }
 
 static const struct http_handler profile_handler = { NULL, NULL, profile_end, NULL };
 #endif
