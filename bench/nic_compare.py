@@ -36,6 +36,14 @@ TOP = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 NIC_LABELS = {"liteeth": "LiteEth", "offload": "offload NIC"}
 PHY_MBPS = {"gmii": 1000, "mii": 100}
 BULK_SIZE = 1024 * 1024
+# A full-sized TCP segment on the wire: 1460 payload + 40 TCP/IPv4 + 14 Ethernet + 4 FCS +
+# 8 preamble + 12 inter-frame gap bytes.
+WIRE_BYTES_PER_SEGMENT = 1460 + 40 + 14 + 4 + 8 + 12
+
+
+def link_limit_MBps(phy):
+    """The most TCP payload the link carries, MB/s (10^6 bytes)."""
+    return PHY_MBPS[phy] / 8 * 1460 / WIRE_BYTES_PER_SEGMENT
 SMALL_PATH = "/static/task.ics"
 AUTH = "Basic ZGVtbzpkZW1v"  # demo:demo, the demo user (README)
 LATENCY_REQUESTS = 50
@@ -192,7 +200,8 @@ def markdown(results):
         if not le or not off:
             continue
         mhz = le["sys_clk_hz"] / 1e6
-        lines += [f"\n**{phy.upper()} {PHY_MBPS[phy]} Mbit/s, VexRiscv at {mhz:g} MHz**\n",
+        lines += [f"\n**{phy.upper()} {PHY_MBPS[phy]} Mbit/s (TCP payload limit {link_limit_MBps(phy):.2f} MB/s), "
+                  f"VexRiscv at {mhz:g} MHz**\n",
                   "| figure | LiteEth | offload NIC | offload gain |", "|---|---|---|---|"]
 
         def row(name, a, b, gain):
@@ -227,8 +236,8 @@ def plot(results, path):
     import matplotlib.pyplot as plt
 
     phys = list(dict.fromkeys(r["phy"] for r in results))
-    panels = [("bulk GET goodput, MB/s", lambda r: r["bulk_get"]["goodput_MBps"]),
-              ("bulk PUT goodput, MB/s", lambda r: r["bulk_put"]["goodput_MBps"]),
+    panels = [("bulk GET goodput, MB/s\n(dashed: the link's limit)", lambda r: r["bulk_get"]["goodput_MBps"]),
+              ("bulk PUT goodput, MB/s\n(dashed: the link's limit)", lambda r: r["bulk_put"]["goodput_MBps"]),
               ("bulk GET, CPU cycles/byte", lambda r: r["bulk_get"]["cpu_cycles_per_byte"]),
               ("small GET, CPU cycles/request\n(new connection)",
                lambda r: r["small_get_new_connection"]["cpu_cycles_per_request"])]
@@ -239,6 +248,9 @@ def plot(results, path):
             xs = [j + (i - 0.5) * 0.38 for j in range(len(phys))]
             bars = ax.bar(xs, vals, width=0.36, label=NIC_LABELS[nic])
             ax.bar_label(bars, fmt="%.3g", fontsize=7)
+        if "goodput" in title:
+            for j, p in enumerate(phys):
+                ax.hlines(link_limit_MBps(p), j - 0.45, j + 0.45, colors="gray", linestyles="dashed")
         ax.set_xticks(range(len(phys)), [f"{p.upper()}\n{PHY_MBPS[p]} Mbit/s" for p in phys])
         ax.set_title(title, fontsize=9)
     axes[0].legend(fontsize=8)
@@ -257,11 +269,18 @@ def main(argv=None):
     parser.add_argument("--nic", nargs="+", default=list(NICS), choices=NICS)
     parser.add_argument("--requests", type=int, default=300, help="requests per ab run")
     parser.add_argument("--out", default=os.path.join(TOP, "bench", "results"), help="output directory")
+    parser.add_argument("--replot", metavar="JSON",
+                        help="no simulation: write the table and plot again from an earlier latest.json")
     parser.add_argument("--keep-pcap", action="store_true",
                         help="keep each run's trace as OUT/<nic>-<phy>.pcap (simulated-time stamps)")
     args = parser.parse_args(argv)
 
     os.makedirs(args.out, exist_ok=True)
+    if args.replot:
+        with open(args.replot) as f:
+            results = json.load(f)
+        write_reports(results, args.out, write_json=False)
+        return
     for nic in args.nic:
         build(default_build_dir(nic), nic=nic)
     results = []
@@ -270,14 +289,19 @@ def main(argv=None):
             print(f"[bench] {NIC_LABELS[nic]}, {phy.upper()} {PHY_MBPS[phy]} Mbit/s ...", flush=True)
             results.append(measure(nic, phy, args.requests, args.out, args.keep_pcap))
             print(f"[bench]   done in {results[-1]['wall_s']} s of wall time", flush=True)
+    write_reports(results, args.out)
+
+
+def write_reports(results, out, write_json=True):
     table = markdown(results)
     print(table)
-    with open(os.path.join(args.out, "latest.json"), "w") as f:
-        json.dump(results, f, indent=2)
-    with open(os.path.join(args.out, "latest.md"), "w") as f:
+    if write_json:
+        with open(os.path.join(out, "latest.json"), "w") as f:
+            json.dump(results, f, indent=2)
+    with open(os.path.join(out, "latest.md"), "w") as f:
         f.write(table)
-    plot(results, os.path.join(args.out, "latest.png"))
-    print(f"[bench] wrote {os.path.join(args.out, 'latest.json')}, latest.md and latest.png")
+    plot(results, os.path.join(out, "latest.png"))
+    print(f"[bench] wrote {', '.join(['latest.json'] * write_json + ['latest.md', 'latest.png'])} in {out}")
 
 
 if __name__ == "__main__":
