@@ -132,7 +132,7 @@ def transfer_times(flows, byte_ns):
     return times
 
 
-def measure(nic, phy, requests, out_dir, keep_pcap=False):
+def measure(nic, phy, requests, new_requests, out_dir, keep_pcap=False):
     build_dir = default_build_dir(nic)
     pcap = os.path.join(out_dir, f"{nic}-{phy}.pcap")
     payload = os.urandom(BULK_SIZE)
@@ -142,7 +142,7 @@ def measure(nic, phy, requests, out_dir, keep_pcap=False):
         hz = read_status(sim.port)["sys_clk_hz"]
         overhead = status_cost(sim.port)
         bulk_rows = bulk(sim, payload, overhead)
-        small = {"new connection": ab(sim.port, requests, 100, False),
+        small = {"new connection": ab(sim.port, new_requests, 100, False),
                  "keep-alive": ab(sim.port, requests, 10, True)}
         # the query string marks these requests in the pcap (/static/ ignores it)
         ab(sim.port, LATENCY_REQUESTS, 1, True, LATENCY_QUERY)
@@ -267,7 +267,10 @@ def main(argv=None):
     parser.add_argument("--phy", nargs="+", default=["gmii", "mii"], choices=list(PHY_MBPS),
                         help="link rates to measure")
     parser.add_argument("--nic", nargs="+", default=list(NICS), choices=NICS)
-    parser.add_argument("--requests", type=int, default=300, help="requests per ab run")
+    parser.add_argument("--requests", type=int, default=300, help="requests of the keep-alive ab run")
+    parser.add_argument("--new-requests", type=int, default=100,
+                        help="requests of the new-connection ab run (-c 100: one wave of 100 connections; "
+                             "see bench/README.md on more)")
     parser.add_argument("--out", default=os.path.join(TOP, "bench", "results"), help="output directory")
     parser.add_argument("--replot", metavar="JSON",
                         help="no simulation: write the table and plot again from an earlier latest.json")
@@ -287,7 +290,7 @@ def main(argv=None):
     for phy in args.phy:
         for nic in args.nic:
             print(f"[bench] {NIC_LABELS[nic]}, {phy.upper()} {PHY_MBPS[phy]} Mbit/s ...", flush=True)
-            results.append(measure(nic, phy, args.requests, args.out, args.keep_pcap))
+            results.append(measure(nic, phy, args.requests, args.new_requests, args.out, args.keep_pcap))
             print(f"[bench]   done in {results[-1]['wall_s']} s of wall time", flush=True)
     write_reports(results, args.out)
 
