@@ -14,11 +14,10 @@ iterations each, default 5,000,000); LITEDAV_SEED sets their seed (default
 12345). The count run is printed on each program's first line.
 """
 import os
-import re
-import subprocess
-import sys
 
 import pytest
+
+from host_run import SUMMARY, run
 
 TOP = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 PORT = os.path.join(TOP, "firmware", "ports", "host")
@@ -32,15 +31,6 @@ BODY_FUZZ_ITERATIONS = FUZZ_ITERATIONS if FUZZ_LONG else 100_000
 FUZZ_TIMEOUT = 3600 if FUZZ_LONG else 60
 FLOW_ROUNDS = 2000 if FUZZ_LONG else 40
 
-SUMMARY = re.compile(r"^(\d+) passed, (\d+) failed$")
-
-
-def run(cmd, timeout):
-    proc = subprocess.run(cmd, cwd=TOP, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                          text=True, errors="replace", timeout=timeout)
-    # shown by pytest for failing tests, and with -s for passing ones
-    sys.stdout.write("$ " + " ".join(cmd) + "\n" + proc.stdout)
-    return proc
 
 
 @pytest.fixture(scope="module")

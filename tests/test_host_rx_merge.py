@@ -14,11 +14,10 @@ LITEDAV_FUZZ=1 selects the long random run (LITEDAV_RX_MERGE_SEQUENCES
 sequences, default 1,000,000); LITEDAV_SEED sets its seed (default 12345).
 """
 import os
-import re
-import subprocess
-import sys
 
 import pytest
+
+from host_run import SUMMARY, run
 
 TOP = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 PORT = os.path.join(TOP, "firmware", "ports", "host")
@@ -29,15 +28,6 @@ SEED = int(os.environ.get("LITEDAV_SEED", "12345"))
 SEQUENCES = int(os.environ.get("LITEDAV_RX_MERGE_SEQUENCES", "1000000")) if FUZZ_LONG else 10_000
 TIMEOUT = 7200 if FUZZ_LONG else 60
 
-SUMMARY = re.compile(r"^(\d+) passed, (\d+) failed$")
-
-
-def run(cmd, timeout):
-    proc = subprocess.run(cmd, cwd=TOP, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                          text=True, errors="replace", timeout=timeout)
-    # shown by pytest for failing tests, and with -s for passing ones
-    sys.stdout.write("$ " + " ".join(cmd) + "\n" + proc.stdout)
-    return proc
 
 
 @pytest.fixture(scope="module")

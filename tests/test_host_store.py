@@ -12,10 +12,10 @@ cycles, default 20,000); LITEDAV_SEED sets its seed (default 12345).
 """
 import os
 import re
-import subprocess
-import sys
 
 import pytest
+
+from host_run import SUMMARY, run
 
 TOP = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 PORT = os.path.join(TOP, "firmware", "ports", "host")
@@ -26,17 +26,7 @@ FUZZ_LONG = os.environ.get("LITEDAV_FUZZ") == "1"
 SEED = int(os.environ.get("LITEDAV_SEED", "12345"))
 CYCLES = int(os.environ.get("LITEDAV_STORE_CYCLES", "20000")) if FUZZ_LONG else 600
 TIMEOUT = 7200 if FUZZ_LONG else 60
-
-SUMMARY = re.compile(r"^(\d+) passed, (\d+) failed$")
 CUTS = re.compile(r"^power cuts survived: (\d+) \((\d+) while compacting\)", re.M)
-
-
-def run(cmd, timeout):
-    proc = subprocess.run(cmd, cwd=TOP, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                          text=True, errors="replace", timeout=timeout)
-    # shown by pytest for failing tests, and with -s for passing ones
-    sys.stdout.write("$ " + " ".join(cmd) + "\n" + proc.stdout)
-    return proc
 
 
 @pytest.fixture(scope="module")
