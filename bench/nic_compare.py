@@ -116,7 +116,7 @@ def ab(port, requests, concurrency, keepalive, query=""):
     return d
 
 
-def transfer_times(flows, byte_ns):
+def transfer_times(flows):
     """Simulated wire time of the bulk transfers: GET from the request's last byte in to
     the response's last byte out; PUT from the request's first byte in to the response's
     first byte out (the 204 leaves once the last body byte is stored)."""
@@ -148,7 +148,7 @@ def measure(nic, phy, requests, new_requests, out_dir, keep_pcap=False):
         ab(sim.port, LATENCY_REQUESTS, 1, True, LATENCY_QUERY)
     byte_ns = 8000 / PHY_MBPS[phy]
     flows = tcp_flows(pcap, byte_ns)
-    times = transfer_times(flows, byte_ns)
+    times = transfer_times(flows)
     lat = latencies_ns(flows, f"GET {SMALL_PATH}{LATENCY_QUERY}")
     result = {"nic": nic, "phy": phy, "link_mbps": PHY_MBPS[phy], "sys_clk_hz": hz,
               "wall_s": round(time.time() - t0), "status_read_cycles": overhead}

@@ -18,21 +18,16 @@
 #include "dav.h"
 #include "port.h"
 
-static uint8_t *bulk_data;
-static uint32_t bulk_size;   /* capacity */
+static uint8_t *bulk_data;   /* APP_BULK_SIZE bytes from the port, once asked for */
 static uint32_t bulk_length; /* bytes of the last complete PUT */
 static const struct http_exchange *bulk_writer;
 
 static int bulk_ready(void)
 {
-    if (!bulk_data && APP_BULK_SIZE) {
+    if (!bulk_data && APP_BULK_SIZE)
         bulk_data = port_bulk_buffer(APP_BULK_SIZE);
-        bulk_size = bulk_data ? APP_BULK_SIZE : 0;
-    }
     return bulk_data != NULL;
 }
-
-uint32_t bulk_capacity(void) { return bulk_ready() ? bulk_size : 0; }
 
 static int bulk_begin(struct http_exchange *x)
 {
@@ -62,8 +57,10 @@ static int bulk_body(struct http_exchange *x, const uint8_t *data, size_t len)
     uint32_t offset = x->body_received - (uint32_t)len;
     if (x->req->method != HTTP_PUT)
         return HTTPD_BODY_OK; /* a GET's body has no meaning: dropped */
+    if (bulk_writer != x || !bulk_data)
+        return 500; /* only the PUT that begin() accepted writes */
     /* the route's body limit is the capacity; this guards the arithmetic */
-    if (offset > bulk_size || len > bulk_size - offset)
+    if (offset > APP_BULK_SIZE || len > APP_BULK_SIZE - offset)
         return 413;
     memcpy(bulk_data + offset, data, len);
     return HTTPD_BODY_OK;

@@ -292,20 +292,26 @@ static unsigned tx_free_descriptors(void)
     return TX_RING_SIZE - 1 - used;
 }
 
+/* The IPv4 protocol of an Ethernet frame, or -1 if it is not IPv4. */
+static int ipv4_protocol(struct pbuf *p)
+{
+    if (p->tot_len < SIZEOF_ETH_HDR + IP_HLEN ||
+        pbuf_get_at(p, 12) != (ETHTYPE_IP >> 8) || pbuf_get_at(p, 13) != (ETHTYPE_IP & 0xff))
+        return -1;
+    return pbuf_get_at(p, SIZEOF_ETH_HDR + 9);
+}
+
 /* Offload flags of the chain's first descriptor: the IPv4 header checksum for
  * every IPv4 frame, the TCP/UDP checksum for unfragmented TCP and UDP (lwIP
  * wrote 0 in the fields it left to the NIC; a UDP datagram that lwIP had to
  * fragment keeps checksum 0, "none", RFC 768). */
 static uint32_t tx_offload_flags(struct pbuf *p)
 {
-    uint32_t flags = 0;
-    u8_t proto, fragment_high, fragment_low;
-    if (p->tot_len < SIZEOF_ETH_HDR + IP_HLEN)
+    uint32_t flags = TX_IP_CSUM;
+    u8_t fragment_high, fragment_low;
+    int proto = ipv4_protocol(p);
+    if (proto < 0)
         return 0;
-    if (pbuf_get_at(p, 12) != (ETHTYPE_IP >> 8) || pbuf_get_at(p, 13) != (ETHTYPE_IP & 0xff))
-        return 0;
-    flags |= TX_IP_CSUM;
-    proto = pbuf_get_at(p, SIZEOF_ETH_HDR + 9);
     /* flags and fragment offset (RFC 791 section 3.1): MF set or offset != 0 */
     fragment_high = pbuf_get_at(p, SIZEOF_ETH_HDR + 6) & 0x3f;
     fragment_low = pbuf_get_at(p, SIZEOF_ETH_HDR + 7);
@@ -325,8 +331,7 @@ static uint32_t tso_flags(struct netif *netif, struct pbuf *p, unsigned *header_
 {
     unsigned ip_header, tcp_header, link_mss, wire_mss = tso_take_wire_mss();
 
-    if (p->len < SIZEOF_ETH_HDR + IP_HLEN || pbuf_get_at(p, 12) != (ETHTYPE_IP >> 8) ||
-        pbuf_get_at(p, 13) != (ETHTYPE_IP & 0xff) || pbuf_get_at(p, SIZEOF_ETH_HDR + 9) != IP_PROTO_TCP)
+    if (ipv4_protocol(p) != IP_PROTO_TCP || p->len < SIZEOF_ETH_HDR + IP_HLEN)
         return 0;
     ip_header = (pbuf_get_at(p, SIZEOF_ETH_HDR) & 0x0f) * 4u;
     if (ip_header < IP_HLEN || p->len < SIZEOF_ETH_HDR + ip_header + 20u)

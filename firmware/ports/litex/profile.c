@@ -3,8 +3,8 @@
  *
  * timer0 interrupts every PROFILE_PERIOD cycles (a prime, so sampling does not
  * lock onto a loop's period); the handler counts the interrupted PC in a
- * histogram of 16-byte code buckets, which GET /profile returns and
- * bench/profile.py maps to function names. Sampling costs one interrupt
+ * histogram of 16-byte code buckets, which GET /profile returns (addr2line
+ * maps them to functions: bench/README.md). Sampling costs one interrupt
  * (about a hundred cycles) per period, under 1 %.
  */
 #include <stdint.h>
