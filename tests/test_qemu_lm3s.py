@@ -21,7 +21,9 @@ from console_process import ConsoleProcess
 from litedav.sim.run import free_port
 
 PORT_DIR = os.path.join(TOP, "firmware", "ports", "lm3s9b95")
-ELF = os.path.join(TOP, "build", "lm3s9b95", "qemu", "litedav.elf")
+# LITEDAV_LM3S_OUT: another build folder, so two checkouts' runs do not share objects
+OUT = os.path.abspath(os.environ.get("LITEDAV_LM3S_OUT", os.path.join(TOP, "build", "lm3s9b95")))
+ELF = os.path.join(OUT, "qemu", "litedav.elf")
 READY = re.compile(r"^listening on http://10\.0\.2\.15:80/")
 CORE_HZ = 50_000_000   # LM3S_CORE_HZ of the QEMU build (lm3s_port.h)
 TIMEOUT = 30
@@ -48,11 +50,11 @@ class Qemu(ConsoleProcess):
 def firmware():
     if not shutil.which("qemu-system-arm") or not shutil.which("arm-none-eabi-gcc"):
         pytest.fail("qemu-system-arm / arm-none-eabi-gcc missing: run `make deps`")
-    out = subprocess.run(["make", "-C", PORT_DIR, "-j2"], capture_output=True, text=True)
+    out = subprocess.run(["make", "-C", PORT_DIR, "-j2", f"OUT={OUT}"], capture_output=True, text=True)
     assert out.returncode == 0, out.stdout[-3000:] + out.stderr[-3000:]
     # both images within their chips' flash and SRAM (the size check the build runs)
     for variant, ld in (("lm3s9b95", "lm3s9b95.ld"), ("qemu", "lm3s6965evb_qemu.ld")):
-        elf = os.path.join(TOP, "build", "lm3s9b95", variant, "litedav.elf")
+        elf = os.path.join(OUT, variant, "litedav.elf")
         rep = subprocess.run(["python3", os.path.join(PORT_DIR, "size_report.py"), variant, elf,
                               os.path.join(PORT_DIR, ld), "arm-none-eabi-size"],
                              capture_output=True, text=True)
