@@ -14,6 +14,7 @@ apt_packages=(
   apache2-utils curl dpkg-dev xz-utils
   clang libclang-rt-dev litmus
   gcc-arm-none-eabi libnewlib-arm-none-eabi qemu-system-arm
+  lm4flash openocd
   openfpgaloader
 )
 
