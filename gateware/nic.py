@@ -69,8 +69,11 @@ class OffloadNIC(LiteXModule):
     """`phy` is any LiteEth PHY (8-bit GMII/MII, the sim model...), or None for the NIC without its
     MAC: `mac_sink`/`mac_source` (32-bit frame streams) are then its MAC-side ports, which is how
     the resource bench measures the offloads and DMA alone. `with_preamble_crc` as in
-    LiteEth: False for the simulator's PHY model, which carries bare frames."""
-    def __init__(self, phy, with_preamble_crc=True):
+    LiteEth: False for the simulator's PHY model, which carries bare frames. `with_sys_datapath`
+    as in LiteEth's MAC core: preamble, FCS and padding at 32 bits in sys_clk instead of 8 bits in
+    the PHY's clocks, which then hold only the PHY, the width converters and the clock-domain FIFOs
+    (what lets an RGMII PHY's 125 MHz domain close timing on an ECP5)."""
+    def __init__(self, phy, with_preamble_crc=True, with_sys_datapath=False):
         if phy is None:
             self.mac_sink   = stream.Endpoint(eth_phy_description(32)) # Frames from the wire.
             self.mac_source = stream.Endpoint(eth_phy_description(32)) # Frames to the wire.
@@ -79,7 +82,8 @@ class OffloadNIC(LiteXModule):
             if phy.dw == 8:
                 phy = MarkLastByte(phy)
                 self.phy_last_byte = phy
-            self.mac = LiteEthMACCore(phy, dw=32, with_preamble_crc=with_preamble_crc)
+            self.mac = LiteEthMACCore(phy, dw=32, with_preamble_crc=with_preamble_crc,
+                with_sys_datapath=with_sys_datapath)
             mac_rx, mac_tx, mac_errors = self.mac.source, self.mac.sink, self.mac.rx_datapath
         self.rx_checksum = RxChecksum()
         self.rx_dma      = rx_dma = RxDMA()

@@ -3,13 +3,22 @@
 Typical sim flow (what `make sim` does):
   litedav-soc --platform sim                      # headers only, for the firmware build
   litedav-soc --platform sim --firmware FW.bin --compile
+
+Boards (platforms/<board>.py):
+  litedav-soc --platform colorlight_i5 --build    # bitstream, timing checked, build/<board>/
+  litedav-soc --platform colorlight_i5 --load     # into the FPGA's SRAM (openFPGALoader)
+  litedav-soc --platform colorlight_i5 --flash --firmware FW.bin
 """
 
 import argparse
 import os
 import shutil
+import importlib
+import json
+import re
 import subprocess
 import sys
+import time
 
 from litex.build.sim.config import SimConfig
 from litex.soc.integration.builder import Builder
@@ -17,7 +26,19 @@ from litex.soc.integration.soc_core import get_mem_data
 
 from litedav.soc.litedav_soc import LiteDAVSoC
 
-PLATFORMS = ("sim",)
+PLATFORMS = ("sim", "colorlight_i5")
+BOARDS = tuple(p for p in PLATFORMS if p != "sim")
+
+LOAD_HELP = """\
+Loading a board (--load, --flash): litedav-soc runs openFPGALoader (Debian package openfpgaloader)
+with the board's JTAG cable (colorlight_i5: `-c cmsisdap`, the extension board's CMSIS-DAP USB
+probe). It first asks the cable for the JTAG chain and stops with an error naming the cable when no
+probe or no FPGA answers. --load writes the bitstream (build/<board>/gateware/<board>.bit, from
+--build) into the FPGA's configuration SRAM: it runs at once and is lost at power-off. --flash
+writes it to the SPI flash at offset 0 instead (the FPGA loads it at every power-up) and, with
+--firmware FW.bin, the firmware as a LiteX flash boot image (length, CRC32, image) at the board's
+firmware offset, where the BIOS in ROM finds it, copies it to SDRAM and jumps to it. The calendar
+store's flash region is never written by --flash."""
 
 
 def parse_size(text):
@@ -85,28 +106,41 @@ def build_parser():
     parser = argparse.ArgumentParser(
         prog="litedav-soc",
         description="Build the LiteDAV SoC (VexRiscv + LiteEth + timer/cycle counter + UART).",
-        formatter_class=argparse.ArgumentDefaultsHelpFormatter)
+        formatter_class=argparse.RawDescriptionHelpFormatter, epilog=LOAD_HELP)
     parser.add_argument("--platform", default="sim", choices=PLATFORMS,
-                        help="target platform")
+                        help="target platform (default: sim)")
     parser.add_argument("--output-dir", default=None,
                         help="build directory (default: build/<platform>)")
-    parser.add_argument("--sys-clk-freq", type=float, default=125e6,
-                        help="system clock in Hz (the sim labels its cycles with it; 125 MHz carries "
-                             "GMII at one byte per cycle)")
+    parser.add_argument("--sys-clk-freq", type=float, default=None,
+                        help="system clock in Hz (sim: 125 MHz, the sim labels its cycles with it and "
+                             "GMII moves one byte per cycle; boards: the board's default, "
+                             "colorlight_i5 75 MHz)")
     parser.add_argument("--main-ram-size", type=parse_size, default=parse_size("16MiB"),
                         help="main RAM size (firmware, lwIP heap, calendar store)")
     parser.add_argument("--eth-rx-slots", type=int, default=32,
                         help="LiteEth MAC RX buffer slots (2 KiB each): frames the CPU may fall behind by")
     parser.add_argument("--eth-tx-slots", type=int, default=4, help="LiteEth MAC TX buffer slots")
-    parser.add_argument("--nic", default="liteeth", choices=("liteeth", "offload"),
+    parser.add_argument("--nic", default=None, choices=("liteeth", "offload"),
                         help="Ethernet: LiteEth's MAC with CPU-copied SRAM slots, or the offload NIC "
-                             "(DMA rings, checksum offload, TSO; docs/nic.md)")
+                             "(DMA rings, checksum offload, TSO; docs/nic.md). Default: liteeth on sim, "
+                             "offload on boards")
     parser.add_argument("--no-bus-bursting", dest="bus_bursting", action="store_false",
                         help="disable wishbone burst cycles (cache refills word by word)")
     parser.add_argument("--firmware", default=None,
                         help="firmware image preloaded into main RAM (the CPU boots it directly)")
     parser.add_argument("--compile", action="store_true",
                         help="compile the gateware (sim: Verilator) after generating it")
+    board = parser.add_argument_group("boards")
+    board.add_argument("--build", action="store_true",
+                       help="synthesize, place and route, write the bitstream; fails when a clock "
+                            "misses its constraint (nextpnr's report: <board>_report.json)")
+    board.add_argument("--load", action="store_true",
+                       help="load the bitstream into the FPGA's SRAM with openFPGALoader (see below)")
+    board.add_argument("--flash", action="store_true",
+                       help="write the bitstream (and --firmware as a boot image) to the SPI flash")
+    board.add_argument("--seed", type=int, default=1, help="nextpnr placement seed")
+    board.add_argument("--cpu-variant", default=None,
+                       help="VexRiscv variant (default: standard on sim, the board's choice on boards)")
     parser.add_argument("--host-port", type=int, default=8080,
                         help="sim: default host TCP port on 127.0.0.1 forwarded to the SoC's port 80")
     parser.add_argument("--phy", default=DEFAULT_PHY, choices=tuple(PHY_RATES),
@@ -124,6 +158,12 @@ def build_parser():
 
 def main(argv=None):
     args = build_parser().parse_args(argv)
+    if args.platform != "sim":
+        return board_main(args)
+    if args.build or args.load or args.flash:
+        sys.exit("litedav-soc: --build/--load/--flash are for boards; the simulator uses --compile")
+    args.sys_clk_freq = args.sys_clk_freq or 125e6
+    args.nic = args.nic or "liteeth"
     if args.flash_size <= 0 or args.flash_size % (64 * 1024) or args.flash_size > 16 * 1024 * 1024:
         sys.exit(f"litedav-soc: --flash-size {args.flash_size}: must be a multiple of 64 KiB, at most 16 MiB")
     output_dir = args.output_dir or os.path.join("build", args.platform)
@@ -151,6 +191,7 @@ def main(argv=None):
         eth_rx_slots   = args.eth_rx_slots,
         eth_tx_slots   = args.eth_tx_slots,
         bus_bursting   = args.bus_bursting,
+        cpu_variant    = args.cpu_variant or "standard",
         nic            = args.nic)
 
     builder = Builder(soc, output_dir=output_dir, compile_software=False, compile_gateware=False)
@@ -175,6 +216,158 @@ def main(argv=None):
             subprocess.run(["bash", "build_sim.sh"], cwd=builder.gateware_dir, check=True,
                            stdout=None if os.environ.get("V") else subprocess.DEVNULL)
     print(f"[litedav-soc] {args.platform}: headers in {builder.generated_dir}, gateware in {builder.gateware_dir}")
+
+
+# Boards -------------------------------------------------------------------------------------------
+
+def board_module(name):
+    return importlib.import_module(f"litedav.platforms.{name}")
+
+
+def board_main(args):
+    """--platform <board>: generate (always), --build, --load, --flash."""
+    board = board_module(args.platform)
+    sys_clk_freq = args.sys_clk_freq or board.DEFAULT_SYS_CLK_FREQ
+    output_dir = os.path.abspath(args.output_dir or os.path.join("build", args.platform))
+    if args.load and args.flash:
+        sys.exit("litedav-soc: --load and --flash exclude each other (SRAM or SPI flash)")
+    if args.load or args.flash:
+        # Ask the cable first: without a board there is nothing to build for.
+        check_cable(board)
+
+    platform = board.Platform()
+    from litedav.soc.litedav_soc import LiteDAVSoC
+    soc = LiteDAVSoC(platform,
+        sys_clk_freq   = sys_clk_freq,
+        main_ram_size  = 0,
+        eth_rx_slots   = args.eth_rx_slots,
+        eth_tx_slots   = args.eth_tx_slots,
+        bus_bursting   = args.bus_bursting,
+        cpu_variant    = args.cpu_variant or board.CPU_VARIANT,
+        nic            = args.nic or "offload",
+        board          = board)
+    builder = Builder(soc, output_dir=output_dir, compile_software=args.build,
+                      compile_gateware=args.build, bios_lto=True, bios_console="lite")
+    gateware_dir = builder.gateware_dir
+    bitstream = os.path.join(gateware_dir, platform.name + board.BITSTREAM_EXT)
+    if args.build:
+        from litedav.soc.toolchain import install_wrappers
+        install_wrappers(board.TOOLS)
+        report = os.path.join(gateware_dir, f"{platform.name}_report.json")
+        log = os.path.join(gateware_dir, "nextpnr.log")
+        for stale in (report, log, bitstream):
+            if os.path.exists(stale):
+                os.remove(stale)
+        # Relative names: the tools run in the gateware folder (YoWASP cannot see /tmp).
+        platform.toolchain._pnr_opts += f" --report {platform.name}_report.json --log nextpnr.log"
+        start = time.monotonic()
+        print(f"[litedav-soc] building {args.platform} in {output_dir} (sys_clk "
+              f"{sys_clk_freq / 1e6:g} MHz, seed {args.seed})", flush=True)
+        try:
+            # timingstrict: nextpnr without --timing-allow-fail, so a failing clock is an error.
+            builder.build(timingstrict=True, seed=args.seed)
+        except OSError as e:
+            failed = timing_failures_from_log(log)
+            if failed:
+                sys.exit("litedav-soc: TIMING FAILED, no bitstream: " + "; ".join(failed) +
+                         f" (nextpnr log: {log})")
+            sys.exit(f"litedav-soc: build failed: {e} (logs in {gateware_dir})")
+        seconds = time.monotonic() - start
+        clocks = check_timing(report)
+        summary = {"platform": args.platform, "sys_clk_freq": sys_clk_freq, "seed": args.seed,
+                   "cpu_variant": args.cpu_variant or board.CPU_VARIANT, "nic": args.nic or "offload",
+                   "build_seconds": round(seconds, 1), "clocks": clocks}
+        with open(os.path.join(output_dir, "build_summary.json"), "w") as f:
+            json.dump(summary, f, indent=2)
+        for name, c in clocks.items():
+            print(f"[litedav-soc] clock {name}: {c['achieved_mhz']:.1f} MHz achieved, "
+                  f"{c['constraint_mhz']:.1f} MHz constraint", flush=True)
+        print(f"[litedav-soc] bitstream {bitstream} ({seconds:.0f} s)")
+    else:
+        builder.build()
+        print(f"[litedav-soc] {args.platform}: headers in {builder.generated_dir}, "
+              f"gateware sources in {gateware_dir}")
+    if args.load or args.flash:
+        if not os.path.isfile(bitstream):
+            sys.exit(f"litedav-soc: no bitstream at {bitstream}: build it first (--build)")
+        if args.load:
+            run_loader(board, [bitstream])
+        else:
+            run_loader(board, ["-f", "--offset", "0", bitstream])
+            if args.firmware:
+                image = flash_boot_image(args.firmware, board, output_dir)
+                run_loader(board, ["-f", "--offset", hex(board.FLASH_FIRMWARE_OFFSET),
+                                   "--file-type", "bin", image])
+            else:
+                print("[litedav-soc] no --firmware: only the bitstream was written to flash")
+
+
+def timing_failures_from_log(log):
+    """nextpnr's "Max frequency for clock ... (FAIL at ... MHz)" lines of the last pass."""
+    if not os.path.isfile(log):
+        return []
+    lines = re.findall(r"Max frequency for clock\s+'([^']+)':\s*([\d.]+) MHz \(FAIL at ([\d.]+) MHz\)",
+                       open(log, errors="replace").read())
+    last = {}
+    for clock, achieved, target in lines:
+        last[clock] = f"{clock} reaches {achieved} MHz, needs {target} MHz"
+    return list(last.values())
+
+
+def check_timing(report):
+    """Clocks of nextpnr's --report JSON as {name: achieved/constraint MHz}; SystemExit when one
+    misses its constraint or the report lacks clocks (no constraints would mean no check)."""
+    if not os.path.isfile(report):
+        sys.exit(f"litedav-soc: nextpnr wrote no report {report}: cannot check timing")
+    fmax = json.load(open(report)).get("fmax", {})
+    if not fmax:
+        sys.exit(f"litedav-soc: {report} lists no constrained clock: timing unchecked")
+    clocks, failed = {}, []
+    for name, c in sorted(fmax.items()):
+        clocks[name] = {"achieved_mhz": round(c["achieved"], 2), "constraint_mhz": round(c["constraint"], 2)}
+        if c["achieved"] < c["constraint"]:
+            failed.append(f"{name} reaches {c['achieved']:.1f} MHz, needs {c['constraint']:.1f} MHz")
+    if failed:
+        sys.exit("litedav-soc: TIMING FAILED: " + "; ".join(failed))
+    return clocks
+
+
+def loader():
+    exe = shutil.which("openFPGALoader")
+    if exe is None:
+        sys.exit("litedav-soc: openFPGALoader not found (Debian package openfpgaloader; `make deps`)")
+    return exe
+
+
+def check_cable(board):
+    """SystemExit naming the cable when openFPGALoader finds no probe or no FPGA behind it."""
+    cmd = [loader(), "-c", board.LOADER_CABLE, "--detect"]
+    proc = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    if proc.returncode != 0 or "idcode" not in proc.stdout.lower():
+        detail = proc.stdout.strip().splitlines()[-1] if proc.stdout.strip() else f"exit {proc.returncode}"
+        sys.exit(f"litedav-soc: no board found on cable `{board.LOADER_CABLE}` "
+                 f"({' '.join(cmd[1:])}: {detail}). Expected: {board.LOADER_NOTE}.")
+
+
+def run_loader(board, extra):
+    cmd = [loader(), "-c", board.LOADER_CABLE, *extra]
+    print("[litedav-soc] " + " ".join(cmd), flush=True)
+    if subprocess.run(cmd).returncode != 0:
+        sys.exit(f"litedav-soc: openFPGALoader failed on cable `{board.LOADER_CABLE}`")
+
+
+def flash_boot_image(firmware, board, output_dir):
+    """The firmware as LiteX's flash boot image (length, CRC32, data; little-endian)."""
+    from litex.soc.software.crcfbigen import insert_crc
+    if not os.path.isfile(firmware):
+        sys.exit(f"litedav-soc: firmware image {firmware!r} not found")
+    size = os.path.getsize(firmware)
+    if size + 8 > board.FLASH_FIRMWARE_MAX:
+        sys.exit(f"litedav-soc: firmware ({size} bytes) exceeds the flash slot "
+                 f"({board.FLASH_FIRMWARE_MAX} bytes)")
+    image = os.path.join(output_dir, "firmware.fbi")
+    insert_crc(firmware, fbi_mode=True, o_filename=image, little_endian=True)
+    return image
 
 
 def _stage_sim_modules(dest):

@@ -21,44 +21,58 @@ SIM_FLASH_BASE = 0x90000000
 class LiteDAVSoC(SoCCore):
     def __init__(self, platform, sys_clk_freq, main_ram_size, firmware_words=None,
                  eth_rx_slots=8, eth_tx_slots=4, cpu_variant="standard", bus_bursting=True,
-                 nic="liteeth", sim_flash=True):
-        SoCCore.__init__(self, platform, clk_freq=int(sys_clk_freq),
-            ident                    = "LiteDAV",
-            cpu_type                 = "vexriscv",
-            cpu_variant              = cpu_variant,
+                 nic="liteeth", sim_flash=True, board=None):
+        """board: a board module (platforms/<board>.py) with soc_kwargs() and add_board(soc, f);
+        None for the simulator. On a board the BIOS in ROM boots the firmware from SPI flash
+        (firmware_words and main_ram_size are then unused: main RAM is the board's SDRAM)."""
+        kwargs = dict(
             cpu_reset_address        = MAIN_RAM_BASE,
             integrated_rom_size      = 0,
             integrated_sram_size     = 0,
             integrated_main_ram_size = main_ram_size,
             integrated_main_ram_init = firmware_words or [],
             uart_name                = "sim" if platform.name == "sim" else "serial",
+        )
+        if board is not None:
+            kwargs = board.soc_kwargs()
+        SoCCore.__init__(self, platform, clk_freq=int(sys_clk_freq),
+            ident                    = "LiteDAV",
+            cpu_type                 = "vexriscv",
+            cpu_variant              = cpu_variant,
             timer_uptime             = True,
             # Burst cycles let cache-line refills stream from RAM instead of
             # paying a full bus handshake per word.
             bus_bursting             = bus_bursting,
+            **kwargs,
         )
-        self.add_constant("LITEDAV_MAIN_RAM_SIZE", main_ram_size)
 
         if platform.name == "sim":
+            self.add_constant("LITEDAV_MAIN_RAM_SIZE", main_ram_size)
             self.crg = CRG(platform.request("sys_clk"))
             self.ethphy = SimPHY(platform.request("eth", 0))
             if sim_flash:
                 self.add_sim_flash()
+        elif board is not None:
+            self.ethphy = board.add_board(self, sys_clk_freq)
+            self.add_constant("LITEDAV_MAIN_RAM_SIZE", self.bus.regions["main_ram"].size)
         else:
-            raise ValueError(f"platform {platform.name!r} has no SoC recipe yet")
+            raise ValueError(f"platform {platform.name!r} has no SoC recipe (pass its board module)")
 
         if nic == "liteeth":
             self.add_ethernet(phy=self.ethphy, nrxslots=eth_rx_slots, ntxslots=eth_tx_slots)
         elif nic == "offload":
-            self.add_offload_nic()
+            self.add_offload_nic(with_sys_datapath=board is not None)
         else:
             raise ValueError(f"unknown NIC {nic!r}: liteeth or offload")
 
-    def add_offload_nic(self):
+    def add_offload_nic(self, with_sys_datapath=False):
         """The offload NIC (gateware/nic.py, docs/nic.md): DMA masters on the main bus, CSRs as
-        `nic_*`, one interrupt `nic`. The sim PHY carries bare frames (no preamble, no FCS)."""
+        `nic_*`, one interrupt `nic`. The sim PHY carries bare frames (no preamble, no FCS).
+        with_sys_datapath: the MAC's preamble/FCS/padding at 32 bits in sys_clk (boards: only the
+        PHY and the clock-domain crossing stay in the PHY's 125 MHz clocks)."""
         from litedav.gateware.nic import OffloadNIC
-        self.nic = OffloadNIC(self.ethphy, with_preamble_crc=self.platform.name != "sim")
+        self.nic = OffloadNIC(self.ethphy, with_preamble_crc=self.platform.name != "sim",
+                              with_sys_datapath=with_sys_datapath)
         self.bus.add_master(name="nic_rx", master=self.nic.rx_bus)
         self.bus.add_master(name="nic_tx", master=self.nic.tx_bus)
         self.irq.add("nic", use_loc_if_exists=True)

@@ -1,0 +1,141 @@
+#
+# This file is part of LiteDAV.
+#
+# SPDX-License-Identifier: BSD-2-Clause
+
+"""The `colorlight_i5` platform: Colorlight i5 v7.0 module (on its extension board).
+
+Board
+- FPGA: Lattice ECP5 LFE5U-25F-6BG381C (24k LUT4, 56 DP16KD block RAMs, speed grade 6).
+- Pins and IO standards come from litex-boards' platform module (pinned in requirements.txt),
+  imported, not copied: `litex_boards.platforms.colorlight_i5`, board "i5", revision "7.0".
+- Clock: 25 MHz oscillator on P3 (`clk25`). One ECP5 PLL makes sys_clk (default 75 MHz) and the
+  same frequency shifted by 180 degrees for the SDRAM clock pin (B9, driven through an ODDR).
+- Reset: `cpu_reset_n` (K18, pulled up) resets the PLL and with it the whole SoC.
+- UART: J17 (tx) / H18 (rx), 115200 baud, the console (the extension board's CMSIS-DAP probe
+  also offers it as a USB serial port).
+- SDRAM: 8 MiB, 32 bits (M12L64322A / EM638325 class) at sys_clk, 1:1, LiteDRAM GENSDRPHY:
+  main RAM at 0x40000000 (firmware, lwIP heap, the offload NIC's rings and buffers).
+- SPI flash: 2 MiB GD25Q16 (R2 cs_n, W2 mosi, V2 miso; its clock is the ECP5's configuration
+  clock, reached through the USRMCLK primitive), read at 1x; see FLASH_* below for its layout.
+- Ethernet: two Gigabit PHYs with RGMII; LiteDAV uses PHY 0: RX clock H2,
+  RX_CTL P2, RXD K2 L1 N1 P1; TX clock G1, TX_CTL K1, TXD G2 H1 J1 J3; MDC N5, MDIO P5, reset_n P4
+  (shared by both PHYs). RX and TX run at 125 MHz from the PHY's RX clock (LiteEth
+  LiteEthPHYRGMII: DDR inputs with a 2 ns input delay, TX clock forwarded without delay: the PHY
+  adds the TX skew). At 1 Gbit/s the wire moves one byte per 125 MHz cycle; the offload NIC's MAC
+  datapath runs in sys_clk at 32 bits (LiteEth `with_sys_datapath`), so only the PHY, the 8<->32
+  bit converters and the clock-domain FIFOs run at 125 MHz.
+
+Boot
+- The LiteX BIOS sits in on-chip ROM (block RAM); after the SDRAM is up it copies the firmware
+  image (length + CRC32 header, LiteX's flash boot image) from flash offset FLASH_FIRMWARE_OFFSET
+  into main RAM and jumps to it: the board boots into the CalDAV server without a host.
+
+Flash layout (2 MiB)
+    0x000000  bitstream (ECP5 loads it at power-up)
+    0x100000  firmware boot image (FLASH_FIRMWARE_OFFSET, up to 512 KiB)
+    0x180000  calendar store (FLASH_STORE_OFFSET, 512 KiB, 64 KiB blocks)
+
+Loading (openFPGALoader, Debian package `openfpgaloader`)
+- The extension board's USB port is a CMSIS-DAP (DAPLink) JTAG probe: openFPGALoader's board
+  name `colorlight-i5`, cable `cmsisdap`.
+"""
+
+from migen import ClockDomain, ClockSignal, Signal
+
+from litex.gen import LiteXModule
+from litex.build.io import DDROutput
+from litex.soc.cores.clock import ECP5PLL
+
+from litex_boards.platforms import colorlight_i5 as board
+
+NAME = "colorlight_i5"
+
+# Clocks and CPU.
+DEFAULT_SYS_CLK_FREQ = 75e6
+CPU_VARIANT          = "standard"
+ETH_CLK_FREQ         = 125e6   # RGMII at 1 Gbit/s.
+
+# SPI flash layout.
+FLASH_SIZE            = 2 * 1024 * 1024
+FLASH_FIRMWARE_OFFSET = 0x100000
+FLASH_FIRMWARE_MAX    = 0x080000
+FLASH_STORE_OFFSET    = 0x180000
+FLASH_STORE_SIZE      = 0x080000
+
+# openFPGALoader.
+LOADER_BOARD = "colorlight-i5"
+LOADER_CABLE = "cmsisdap"
+LOADER_NOTE = ("the extension board's USB port (a CMSIS-DAP / DAPLink probe, USB ID 0d28:0204) "
+               "connected to this machine")
+
+# Toolchain: the binaries LiteX calls (soc/toolchain.py puts wrappers for them on PATH).
+TOOLS = ("yosys", "nextpnr-ecp5", "ecppack")
+BITSTREAM_EXT = ".bit"
+
+
+class Platform(board.Platform):
+    name = NAME
+
+    def __init__(self):
+        board.Platform.__init__(self, board="i5", revision="7.0", toolchain="trellis")
+
+
+class CRG(LiteXModule):
+    """sys (and sys_ps for the SDRAM clock pin) from the 25 MHz oscillator through one PLL."""
+    def __init__(self, platform, sys_clk_freq):
+        self.rst       = Signal()
+        self.cd_sys    = ClockDomain()
+        self.cd_sys_ps = ClockDomain()
+
+        # # #
+
+        clk25   = platform.request("clk25")
+        reset_n = platform.request("cpu_reset_n")
+        self.pll = pll = ECP5PLL()
+        self.comb += pll.reset.eq(~reset_n | self.rst)
+        pll.register_clkin(clk25, 25e6)
+        pll.create_clkout(self.cd_sys,    sys_clk_freq)
+        # SDRAM clock: sys_clk inverted, so that the chip samples in the middle of the data eye.
+        pll.create_clkout(self.cd_sys_ps, sys_clk_freq, phase=180)
+        self.specials += DDROutput(1, 0, platform.request("sdram_clock"), ClockSignal("sys_ps"))
+
+
+def soc_kwargs():
+    """SoCCore arguments of this board: BIOS in ROM, SRAM for its stack, main RAM in SDRAM."""
+    return dict(
+        integrated_rom_size      = 0x8000,
+        integrated_sram_size     = 0x2000,
+        integrated_main_ram_size = 0,
+        uart_name                = "serial",
+        uart_baudrate            = 115200,
+    )
+
+
+def add_board(soc, sys_clk_freq):
+    """CRG, SDRAM, SPI flash and the RGMII PHY; returns the Ethernet PHY."""
+    from litedram.modules import M12L64322A
+    from litedram.phy import GENSDRPHY
+    from litespi.modules import GD25Q16
+    from litespi.opcodes import SpiNorFlashOpCodes
+    from liteeth.phy.ecp5rgmii import LiteEthPHYRGMII
+
+    platform = soc.platform
+    soc.crg = CRG(platform, sys_clk_freq)
+
+    soc.sdrphy = GENSDRPHY(platform.request("sdram"))
+    soc.add_sdram("sdram", phy=soc.sdrphy, module=M12L64322A(sys_clk_freq, "1:1"),
+                  l2_cache_size=8192)
+
+    soc.add_spi_flash(mode="1x", module=GD25Q16(SpiNorFlashOpCodes.READ_1_1_1))
+    flash_base = soc.bus.regions["spiflash"].origin
+    soc.add_constant("FLASH_BOOT_ADDRESS", flash_base + FLASH_FIRMWARE_OFFSET)
+    soc.add_constant("LITEDAV_FLASH_STORE_BASE", flash_base + FLASH_STORE_OFFSET)
+    soc.add_constant("LITEDAV_FLASH_STORE_SIZE", FLASH_STORE_SIZE)
+
+    ethphy = LiteEthPHYRGMII(
+        clock_pads = platform.request("eth_clocks", 0),
+        pads       = platform.request("eth", 0),
+        tx_delay   = 0)
+    platform.add_period_constraint(ethphy.crg.cd_eth_rx.clk, 1e9/ETH_CLK_FREQ)
+    return ethphy
