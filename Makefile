@@ -6,7 +6,7 @@ PORT   ?= 8080
 NIC    ?= liteeth
 BUILD  := build/sim
 
-.PHONY: help deps sim firmware demo demo-lm3s run host test bench resources fuzz clean
+.PHONY: help deps sim firmware demo demo-lm3s run host test bench resources bitstreams fuzz clean
 
 help:
 	@echo "make demo      install, build and run the simulated appliance on http://127.0.0.1:$(PORT)/"
@@ -19,6 +19,7 @@ help:
 	@echo "make run       run the already built simulator (PORT=$(PORT))"
 	@echo "make bench     plain LiteEth vs offload NIC: bulk GET/PUT, small GETs, latency at GMII and MII (bench/results/latest.*)"
 	@echo "make resources  ECP5 LUT4/FF/BRAM of the offload NIC cores (Yosys synth_ecp5)"
+	@echo "make bitstreams  every board's bitstream (build/<board>/), timing-checked, and its report (bench/results/fpga-<board>.*); slow"
 	@echo "make fuzz      long randomized runs: gateware (cocotb) and host fuzzers/torture (LITEDAV_FUZZ=1)"
 	@echo "make clean     remove build/"
 
@@ -53,6 +54,10 @@ bench: deps
 
 resources: deps
 	@$(PYTHON) -m litedav.bench.gateware_resources --json bench/results/gateware_resources.json
+
+BOARDS ?= colorlight_i5
+bitstreams: deps
+	@set -e; for board in $(BOARDS); do $(PYTHON) -m litedav.bench.fpga_report --board $$board; done
 
 fuzz: deps
 	@LITEDAV_FUZZ=1 $(PYTHON) -m pytest -ra -s $(wildcard cocotb_tests tests/test_host_*.py)
