@@ -141,20 +141,23 @@ def code_part(obj):
 
 
 PARTS = ("lwip", "app", "driver", "port", "libc", "other")
-TEXT_SECTION = re.compile(r"^ \.text(?:\.\S+)?\s+0x([0-9a-f]+)\s+0x([0-9a-f]+)\s+(\S+)$", re.M)
+TEXT_SECTION = re.compile(r"^ \.text(?:\.(\S+))?\s+0x([0-9a-f]+)\s+0x([0-9a-f]+)\s+(\S+)$", re.M)
+TOP_FUNCTIONS = 8
 
 
 def plugin_regions(elf):
-    """The plugin's region/mark lines: every code section of the linker map by part, the
-    SysTick and Ethernet interrupt entries, and the idle loop's WFI."""
+    """The plugin's region/mark lines: every code section of the linker map as PART:FUNCTION
+    (-ffunction-sections: a section per function; libgcc's assembly is named after its object),
+    the SysTick and Ethernet interrupt entries, and the idle loop's WFI."""
     map_path = os.path.splitext(elf)[0] + ".map"
     with open(map_path) as f:
         text = f.read()
     lines = []
-    for start, size, obj in TEXT_SECTION.findall(text):
+    for function, start, size, obj in TEXT_SECTION.findall(text):
         start, size = int(start, 16), int(size, 16)
         if size and start < 0x20000000:
-            lines.append(f"region {code_part(obj)} {start:x} {start + size:x}")
+            name = function or re.sub(r"^.*[(/]|\)$", "", obj)
+            lines.append(f"region {code_part(obj)}:{name[:40]} {start:x} {start + size:x}")
     if not lines:
         raise BenchError(f"no code sections found in {map_path}")
     nm = subprocess.run(["arm-none-eabi-nm", elf], capture_output=True, text=True, check=True).stdout
@@ -225,7 +228,7 @@ class Guest:
             data = b""
             while chunk := s.recv(4096):
                 data += chunk
-        return {name: int(value) for name, value in re.findall(r"^(\w+) (\d+)$", data.decode(), re.M)}
+        return {name: int(value) for name, value in re.findall(r"^(\S+) (\d+)$", data.decode(), re.M)}
 
     def connect(self):
         return http.client.HTTPConnection("127.0.0.1", self.port, timeout=HTTP_TIMEOUT)
@@ -371,7 +374,12 @@ def per_request(status_d, plugin_d, n, cost, idle_per_tick, insns_per_cycle):
         "busy_instructions": round(busy * insns_per_cycle / n),
         "all_instructions": round(plugin_d["total"] / n),
         "all_instructions_net": round((plugin_d["total"] - idle_share) / n),
-        "by_part": {part: round(plugin_d.get(part, 0) / n) for part in PARTS},
+        "by_part": {part: round(sum(v for k, v in plugin_d.items() if k.startswith(part + ":")
+                                    or (part == "other" and k == "unmapped")) / n)
+                    for part in PARTS},
+        "top_functions": {k: round(v / n) for k, v in sorted(
+            ((k, v) for k, v in plugin_d.items() if ":" in k and v > 0),
+            key=lambda kv: -kv[1])[:TOP_FUNCTIONS]},
         "systick_irqs": round(plugin_d["systick_irqs"] / n, 2),
         "ethernet_irqs": round(plugin_d["ethernet_irqs"] / n, 2),
         "wfi_sleeps": round(plugin_d["wfi_sleeps"] / n, 2),
@@ -431,6 +439,7 @@ def summarize(runs, shift, n):
             figures[f"{key}_spread"] = round(max(values) / min(values) - 1, 4) if min(values) > 0 else None
         figures["by_part"] = {part: round(statistics.mean(k["2n"]["by_part"][part] for k in per_run))
                               for part in PARTS}
+        figures["top_functions"] = per_run[0]["2n"]["top_functions"]
         for key in ("frames_in", "frames_out", "systick_irqs", "ethernet_irqs", "wfi_sleeps"):
             figures[key] = round(statistics.mean(k["2n"][key] for k in per_run), 2)
         figures["scaling_busy"] = [k["scaling_busy"] for k in per_run]

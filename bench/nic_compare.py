@@ -16,7 +16,9 @@ bench/README.md defines each figure.
 
     python3 -m litedav.bench.nic_compare [--phy gmii mii] [--requests N] [--out DIR]
 
-Writes DIR/latest.json, DIR/latest.md and DIR/latest.png (default bench/results/).
+Writes DIR/latest.json (section "soc"), DIR/latest.md and DIR/latest.png (default bench/results/),
+keeping the sections other benchmarks merged into latest.json and latest.md (`make bench` adds the
+LM3S9B95 port's instructions per request: litedav.bench.lm3s_instructions).
 """
 
 import argparse
@@ -282,6 +284,8 @@ def main(argv=None):
     if args.replot:
         with open(args.replot) as f:
             results = json.load(f)
+        if isinstance(results, dict):
+            results = results["soc"]
         write_reports(results, args.out, write_json=False)
         return
     for nic in args.nic:
@@ -298,11 +302,24 @@ def main(argv=None):
 def write_reports(results, out, write_json=True):
     table = markdown(results)
     print(table)
+    json_path, md_path = os.path.join(out, "latest.json"), os.path.join(out, "latest.md")
     if write_json:
-        with open(os.path.join(out, "latest.json"), "w") as f:
-            json.dump(results, f, indent=2)
-    with open(os.path.join(out, "latest.md"), "w") as f:
-        f.write(table)
+        data = {}
+        if os.path.exists(json_path):
+            with open(json_path) as f:
+                data = json.load(f)
+        # a list is the file before it had sections: the SoC rows alone, replaced here
+        data = data if isinstance(data, dict) else {}
+        data["soc"] = results
+        with open(json_path, "w") as f:
+            json.dump(data, f, indent=2)
+    others = ""
+    if os.path.exists(md_path):
+        with open(md_path) as f:
+            others = "".join(m.group(0) for m in re.finditer(r"<!-- (\w+) begin.*?<!-- \1 end -->\n?",
+                                                               f.read(), re.S))
+    with open(md_path, "w") as f:
+        f.write(table + ("\n" + others if others else ""))
     plot(results, os.path.join(out, "latest.png"))
     print(f"[bench] wrote {', '.join(['latest.json'] * write_json + ['latest.md', 'latest.png'])} in {out}")
 

@@ -6,7 +6,7 @@
  * FILE has one entry a line (addresses in hex):
  *   region NAME START END   instructions in [START, END) count towards NAME
  *   mark NAME ADDR          executions of the instruction at ADDR count as NAME
- * Instructions outside every region count as "other". Each connection to the
+ * Instructions outside every region count as "unmapped". Each connection to the
  * unix socket PATH gets the counters as "name value" lines ("total" first) and
  * is closed: the bench reads them before and after a batch of requests.
  *
@@ -46,9 +46,9 @@ void qemu_plugin_outs(const char *string);
 
 EXPORT int qemu_plugin_version = 1;
 
-#define MAX_COUNTERS 32
-#define MAX_RANGES 4096
-#define NAME_MAX_LEN 32
+#define MAX_COUNTERS 4096
+#define MAX_RANGES 8192
+#define NAME_MAX_LEN 64
 
 struct counter {
     char name[NAME_MAX_LEN];
@@ -60,7 +60,7 @@ struct range {
     struct counter *counter;
 };
 
-/* counters[0] is "total", counters[1] is "other"; the rest come from FILE */
+/* counters[0] is "total", counters[1] is "unmapped"; the rest come from FILE */
 static struct counter counters[MAX_COUNTERS];
 static unsigned n_counters;
 static struct range regions[MAX_RANGES], marks[MAX_RANGES];
@@ -104,7 +104,7 @@ static struct counter *lookup(const struct range *ranges, unsigned n, uint64_t a
 
 static int load_ranges(const char *path)
 {
-    char line[256], kind[16], name[64];
+    char line[256], kind[16], name[NAME_MAX_LEN];
     unsigned long long start, end;
     FILE *f = fopen(path, "r");
     if (!f)
@@ -163,9 +163,9 @@ static void on_translate(qemu_plugin_id_t id, struct qemu_plugin_tb *tb)
  * this runs on, so a value may be a few instructions old but never torn. */
 static void *serve(void *unused)
 {
+    static char out[MAX_COUNTERS * (NAME_MAX_LEN + 24)];
     for (;;) {
-        char out[MAX_COUNTERS * (NAME_MAX_LEN + 24)];
-        size_t len = 0;
+        size_t len = 0, sent = 0;
         unsigned i;
         int fd = accept(listen_fd, NULL, NULL);
         if (fd < 0)
@@ -174,8 +174,14 @@ static void *serve(void *unused)
             len += (size_t)snprintf(out + len, sizeof(out) - len, "%s %llu\n", counters[i].name,
                                     (unsigned long long)__atomic_load_n(&counters[i].value,
                                                                         __ATOMIC_RELAXED));
-        if (write(fd, out, len) < 0)
-            qemu_plugin_outs("insn_plugin: cannot answer a query\n");
+        while (sent < len) {
+            ssize_t n = write(fd, out + sent, len - sent);
+            if (n <= 0) {
+                qemu_plugin_outs("insn_plugin: cannot answer a query\n");
+                break;
+            }
+            sent += (size_t)n;
+        }
         close(fd);
     }
     return NULL;
@@ -204,7 +210,7 @@ EXPORT int qemu_plugin_install(qemu_plugin_id_t id, const void *info, int argc, 
         }
     }
     counter_named("total");
-    counter_named("other");
+    counter_named("unmapped");
     if (regions_file && load_ranges(regions_file) != 0) {
         fprintf(stderr, "insn_plugin: cannot read %s (region NAME START END / mark NAME ADDR lines, "
                 "at most %d names and %d of each)\n", regions_file, MAX_COUNTERS, MAX_RANGES);
