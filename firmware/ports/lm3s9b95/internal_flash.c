@@ -1,0 +1,216 @@
+/* Flash driver for the LM3S9B95's internal flash (flash.h), through the
+ * Stellaris flash controller. Register facts from the LM3S9B95 data sheet:
+ *
+ *   FMA    0x000  address of the word, erase block or 32-word buffer window
+ *   FMD    0x004  data for a single-word write
+ *   FMC    0x008  WRKEY (0xA442) in bits 31:16 with one of WRITE (bit 0),
+ *                 ERASE (bit 1), MERASE, COMT; the bit stays set until done
+ *   FCRIS  0x00C  ARIS (bit 0): a program/erase hit a protected block;
+ *                 PRIS (bit 1): a program/erase finished
+ *   FCMISC 0x014  write 1s to clear the FCRIS bits
+ *   FMC2   0x020  WRKEY with WRBUF (bit 0): program the write buffer
+ *   FWBVAL 0x030  one bit per FWBn written since the last buffered write;
+ *                 only those words are programmed
+ *   FWBn   0x100  32 buffer words for the 128-byte aligned window in FMA
+ *
+ * Erase blocks are 1 KiB, protection (FMPPEn) works on 2 KiB blocks, the
+ * Tempest-class LM3S9B9x times program/erase itself (no USECRL to set).
+ *
+ * NOR rules (flash.h): a program only clears bits. A program that covers part
+ * of a word reads the word and programs it with the new bytes, 0xFF
+ * elsewhere; in fact the driver programs only the bits that change (a 1 in
+ * the data leaves a cell alone), so a cell already at 0 is never pulsed
+ * again, and a word whose bits are all there already is not programmed.
+ * TI's driver library documents that a word should be programmed only once
+ * between erases; the store appends records at byte granularity, so the word
+ * where two records meet is programmed twice (the second time only its
+ * still-erased bytes). See README.md (LM3S9B95: the store on flash).
+ *
+ * Timing: the code runs from the same flash it programs. While a program or
+ * erase is in progress, every instruction fetch and literal load from flash
+ * stalls the CPU until the operation ends (a word: tens of microseconds; a
+ * 1 KiB erase: milliseconds), interrupt handlers included: SysTick ticks
+ * that fall into an erase collapse into one, and the Ethernet RX FIFO may
+ * overflow (TCP retransmits). That is accepted: the store erases a block
+ * only when it compacts. The polling loops are still needed when code runs
+ * from SRAM, and they bound the wait.
+ *
+ * On the host the same file is compiled with INTERNAL_FLASH_HOST_MODEL: the
+ * register accessors then go to a software model of the controller
+ * (tests/host/flash_ctrl_model.c). */
+#include "internal_flash.h"
+
+#include <string.h>
+
+#define FC_FMA    0x000u
+#define FC_FMD    0x004u
+#define FC_FMC    0x008u
+#define FC_FCRIS  0x00Cu
+#define FC_FCMISC 0x014u
+#define FC_FMC2   0x020u
+#define FC_FWB(n) (0x100u + 4u * (n))
+
+#define FC_KEY         0xA4420000u
+#define FC_FMC_WRITE   (1u << 0)
+#define FC_FMC_ERASE   (1u << 1)
+#define FC_FMC2_WRBUF  (1u << 0)
+#define FC_ARIS        (1u << 0)
+#define FC_PRIS        (1u << 1)
+
+#define PAGE_WORDS (INTERNAL_FLASH_PAGE / 4u)
+/* Polls before a program/erase counts as hung: far beyond the data sheet's
+ * erase time at 80 MHz, even without the fetch stall. */
+#define SPIN_LIMIT (1u << 24)
+
+#ifdef INTERNAL_FLASH_HOST_MODEL
+#include "flash_ctrl_model.h"
+#define FC_READ(off)      fcm_reg_read(off)
+#define FC_WRITE(off, v)  fcm_reg_write((off), (v))
+#define FLASH_WORD(addr)  fcm_word_read(addr)
+#define FLASH_BYTES(addr) (fcm_array() + (addr))
+#else
+#include "lm3s_regs.h"
+#define FLASH_CTRL_BASE   0x400FD000u
+#define FC_READ(off)      REG32(FLASH_CTRL_BASE + (off))
+#define FC_WRITE(off, v)  (REG32(FLASH_CTRL_BASE + (off)) = (v))
+#define FLASH_WORD(addr)  REG32(addr)
+#define FLASH_BYTES(addr) ((const uint8_t *)(uintptr_t)(addr))
+#endif
+
+static int wait_done(uint32_t reg, uint32_t busy_bit)
+{
+    uint32_t spins;
+    for (spins = 0; spins < SPIN_LIMIT; spins++)
+        if (!(FC_READ(reg) & busy_bit))
+            return FLASH_OK;
+    return FLASH_ERR_IO;
+}
+
+/* After an operation: a protection violation leaves flash untouched and
+ * sets ARIS. Both status bits are cleared for the next operation. */
+static int access_status(void)
+{
+    uint32_t raw = FC_READ(FC_FCRIS);
+    FC_WRITE(FC_FCMISC, FC_ARIS | FC_PRIS);
+    return raw & FC_ARIS ? FLASH_ERR_IO : FLASH_OK;
+}
+
+static int if_read(void *ctx, uint32_t addr, void *buf, uint32_t len)
+{
+    struct internal_flash *f = ctx;
+    if (addr > f->flash.geo.size || len > f->flash.geo.size - addr)
+        return FLASH_ERR_RANGE;
+    memcpy(buf, FLASH_BYTES(f->base + addr), len);
+    return FLASH_OK;
+}
+
+static int if_program(void *ctx, uint32_t addr, const void *buf, uint32_t len)
+{
+    struct internal_flash *f = ctx;
+    const uint8_t *src = buf;
+    uint32_t want[PAGE_WORDS], clear[PAGE_WORDS];
+    uint32_t dev, first, nwords, changed = 0, last_changed = 0, i, b;
+    int rc;
+
+    if (addr > f->flash.geo.size || len > f->flash.geo.size - addr)
+        return FLASH_ERR_RANGE;
+    if (!len)
+        return FLASH_OK;
+    if (addr / INTERNAL_FLASH_PAGE != (addr + len - 1) / INTERNAL_FLASH_PAGE)
+        return FLASH_ERR_PAGE;
+
+    /* the words the bytes fall in, and what each must become */
+    dev = f->base + addr;
+    first = dev & ~3u;
+    nwords = ((dev + len - 1) & ~3u) / 4u - first / 4u + 1u;
+    for (i = 0; i < nwords; i++) {
+        uint32_t w = first + 4u * i, old = FLASH_WORD(w), target = old;
+        for (b = 0; b < 4; b++) {
+            uint32_t a = w + b, shift = 8u * b;
+            uint8_t cur = (uint8_t)(old >> shift), v;
+            if (a < dev || a - dev >= len)
+                continue;
+            v = src[a - dev];
+            if (v & ~cur)
+                return FLASH_ERR_NOR;   /* checked for every byte before any is programmed */
+            target &= ~((uint32_t)(uint8_t)~v << shift);
+        }
+        want[i] = target;
+        clear[i] = old & ~target;       /* the cells this program pulses */
+        if (clear[i]) {
+            changed++;
+            last_changed = i;
+        }
+    }
+    if (!changed)
+        return FLASH_OK;
+
+    FC_WRITE(FC_FCMISC, FC_ARIS | FC_PRIS);
+    if (changed == 1) {
+        FC_WRITE(FC_FMA, first + 4u * last_changed);
+        FC_WRITE(FC_FMD, ~clear[last_changed]);
+        FC_WRITE(FC_FMC, FC_KEY | FC_FMC_WRITE);
+        rc = wait_done(FC_FMC, FC_FMC_WRITE);
+    } else {
+        /* One page is one buffer window: FWBn for the words that change. */
+        FC_WRITE(FC_FMA, dev & ~(INTERNAL_FLASH_PAGE - 1u));
+        for (i = 0; i < nwords; i++)
+            if (clear[i])
+                FC_WRITE(FC_FWB(((first + 4u * i) % INTERNAL_FLASH_PAGE) / 4u), ~clear[i]);
+        FC_WRITE(FC_FMC2, FC_KEY | FC_FMC2_WRBUF);
+        rc = wait_done(FC_FMC2, FC_FMC2_WRBUF);
+    }
+    if (rc != FLASH_OK)
+        return rc;
+    if ((rc = access_status()) != FLASH_OK)
+        return rc;
+    for (i = 0; i < nwords; i++)
+        if (FLASH_WORD(first + 4u * i) != want[i])
+            return FLASH_ERR_IO;
+    return FLASH_OK;
+}
+
+static int if_erase(void *ctx, uint32_t block)
+{
+    struct internal_flash *f = ctx;
+    uint32_t a, end;
+    int rc;
+
+    if (block >= f->flash.geo.size / INTERNAL_FLASH_BLOCK)
+        return FLASH_ERR_RANGE;
+    a = f->base + block * INTERNAL_FLASH_BLOCK;
+    FC_WRITE(FC_FCMISC, FC_ARIS | FC_PRIS);
+    FC_WRITE(FC_FMA, a);
+    FC_WRITE(FC_FMC, FC_KEY | FC_FMC_ERASE);
+    if ((rc = wait_done(FC_FMC, FC_FMC_ERASE)) != FLASH_OK)
+        return rc;
+    if ((rc = access_status()) != FLASH_OK)
+        return rc;
+    for (end = a + INTERNAL_FLASH_BLOCK; a < end; a += 4)
+        if (FLASH_WORD(a) != 0xFFFFFFFFu)
+            return FLASH_ERR_IO;
+    return FLASH_OK;
+}
+
+/* Every program and erase has completed (and was read back) on return. */
+static int if_sync(void *ctx)
+{
+    (void)ctx;
+    return FLASH_OK;
+}
+
+static const struct flash_ops internal_ops = {if_read, if_program, if_erase, if_sync};
+
+int internal_flash_init(struct internal_flash *f, uint32_t base, uint32_t size)
+{
+    if (!size || base % INTERNAL_FLASH_BLOCK || size % INTERNAL_FLASH_BLOCK ||
+        base > INTERNAL_FLASH_BYTES || size > INTERNAL_FLASH_BYTES - base)
+        return FLASH_ERR_RANGE;
+    f->flash.geo.size = size;
+    f->flash.geo.block_size = INTERNAL_FLASH_BLOCK;
+    f->flash.geo.page_size = INTERNAL_FLASH_PAGE;
+    f->flash.ops = &internal_ops;
+    f->flash.ctx = f;
+    f->base = base;
+    return FLASH_OK;
+}
