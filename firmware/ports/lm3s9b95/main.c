@@ -2,7 +2,9 @@
  * lwIP (NO_SYS) on the on-chip Ethernet MAC, served from a polled main loop
  * that sleeps in WFI when there is nothing to do. */
 #include <inttypes.h>
+#include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #include "lwip/etharp.h"
 #include "lwip/init.h"
@@ -14,6 +16,7 @@
 #include "dav.h"
 #include "flash_ram.h"
 #include "httpd.h"
+#include "internal_flash.h"
 #include "lm3s_port.h"
 #include "port.h"
 #include "routes.h"
@@ -26,9 +29,12 @@
 #define HTTP_PORT 80
 #define LINK_POLL_MS 500u
 
-/* The store lives in a RAM flash (lost at reset) until the internal-flash
- * driver lands: QEMU does not emulate flash programming anyway. 512-byte
- * blocks keep the compaction reserve (a few blocks) small. */
+/* The store: on the real chip, the upper 128 KiB of the internal flash
+ * (lm3s9b95.ld's STORE region, internal_flash.c), so it survives a reset and
+ * a power cut. QEMU does not emulate flash programming: the QEMU build keeps
+ * the store in a RAM flash instead, lost at reset; 512-byte blocks keep the
+ * compaction reserve (a few blocks) small. */
+#ifdef LM3S_QEMU
 #ifndef RAM_STORE_BYTES
 #define RAM_STORE_BYTES (16u * 512u)
 #endif
@@ -39,28 +45,56 @@ static struct flash_ram ram_store;
 
 const struct flash *port_flash(void) { return NULL; }
 
+static const struct flash *store_flash(char *where, size_t cap)
+{
+    snprintf(where, cap, "in RAM (%u bytes)", (unsigned)sizeof(ram_store_mem));
+    if (flash_ram_init(&ram_store, ram_store_mem, sizeof(ram_store_mem), RAM_STORE_BLOCK,
+                       RAM_STORE_PAGE) != FLASH_OK)
+        return NULL;
+    return &ram_store.flash;
+}
+#else
+extern const uint8_t __store_start[], __store_size[];   /* lm3s9b95.ld */
+static struct internal_flash store_region;
+
+const struct flash *port_flash(void)
+{
+    if (!store_region.flash.ops &&
+        internal_flash_init(&store_region, (uint32_t)(uintptr_t)__store_start,
+                            (uint32_t)(uintptr_t)__store_size) != FLASH_OK)
+        return NULL;
+    return &store_region.flash;
+}
+
+static const struct flash *store_flash(char *where, size_t cap)
+{
+    snprintf(where, cap, "in internal flash at 0x%05" PRIx32 " (%" PRIu32 " KiB)",
+             (uint32_t)(uintptr_t)__store_start, (uint32_t)(uintptr_t)__store_size / 1024u);
+    return port_flash();
+}
+#endif
+
 /* No RAM to spare for /bulk (APP_BULK_SIZE is 0 here). */
 uint8_t *port_bulk_buffer(uint32_t size) { return NULL; }
 
 static void mount_store(void)
 {
     struct store_mount_stats stats;
-    int rc = flash_ram_init(&ram_store, ram_store_mem, sizeof(ram_store_mem), RAM_STORE_BLOCK,
-                            RAM_STORE_PAGE);
-    if (rc != FLASH_OK) {
-        lm3s_console_printf("store: bad RAM flash geometry\n");
+    char where[64];
+    const struct flash *f = store_flash(where, sizeof(where));
+    int rc;
+    if (!f) {
+        lm3s_console_printf("store: %s: bad flash geometry\n", where);
         return;
     }
-    rc = dav_mount(&ram_store.flash, &stats);
+    rc = dav_mount(f, &stats);
     if (rc != STORE_OK) {
         /* the status page and static files still work; /dav/ answers 503 */
-        lm3s_console_printf("store: %s\n", store_strerror(rc));
+        lm3s_console_printf("store: %s: %s\n", where, store_strerror(rc));
         return;
     }
-    lm3s_console_printf("store: in RAM (%u bytes), %" PRIu32 " collections, %" PRIu32
-                        " objects, %" PRIu32 " users\n",
-                        (unsigned)sizeof(ram_store_mem), stats.collections, stats.objects,
-                        stats.users);
+    lm3s_console_printf("store: %s, %" PRIu32 " collections, %" PRIu32 " objects, %" PRIu32
+                        " users\n", where, stats.collections, stats.objects, stats.users);
 }
 
 static int work_pending(void) { return stellaris_eth_rx_pending(); }
