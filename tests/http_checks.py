@@ -26,6 +26,11 @@ class Target:
     cycles_hz: int  # what its status page reports as sys_clk_hz
     timeout: float  # wall seconds allowed for one exchange
     parallel_clients: int = 20  # keep-alive clients it can hold at once (its TCP connection limit)
+    # What its CalDAV app was built with (app_config.h; caldav_checks.py reads these):
+    max_resource_size: int = 65536  # DAV_MAX_RESOURCE_SIZE, the CALDAV:max-resource-size
+    xml_body_max: int = 16384  # DAV_XML_MAX: longer XML request bodies get 413
+    dav_requests_max: int = 8  # DAV_CTX_MAX: /dav/ requests at once; more get 503 + Retry-After
+    quick: bool = False  # a slow target (the simulator): fewer rounds in the long checks
 
     def connection(self):
         return http.client.HTTPConnection("127.0.0.1", self.port, timeout=self.timeout)
