@@ -12,6 +12,8 @@ help:
 	@echo "make demo      install, build and run the simulated appliance on http://127.0.0.1:$(PORT)/"
 	@echo "make demo NIC=offload  the same with the offload NIC (DMA rings, checksum offload; build/sim-offload)"
 	@echo "make demo-lm3s the LM3S9B95 (Cortex-M3) port in QEMU's lm3s6965evb on http://127.0.0.1:8081/"
+	@echo "make flash-lm3s9b95  build the LM3S9B95 image and flash a real board (FLASHER=openocd|lm4flash,"
+	@echo "               ADAPTER=ek-lm3s9b9x|stellaris-eval|ti-icdi, ERASE_STORE=1; scripts/flash_lm3s9b95.sh --help)"
 	@echo "make host      build and run the firmware natively on Linux (lwIP + libslirp) on http://127.0.0.1:$(PORT)/"
 	@echo "make test      install, build and run every fast test"
 	@echo "make deps      install Debian packages, lwIP sources and Python packages (idempotent)"
@@ -38,6 +40,12 @@ demo: deps
 
 demo-lm3s: deps
 	@$(MAKE) --no-print-directory -C firmware/ports/lm3s9b95 qemu PORT=8081
+
+# The real-chip image (build/lm3s9b95/lm3s9b95/litedav.bin) onto a board on USB.
+LM3S_IMAGE := $(CURDIR)/build/lm3s9b95/lm3s9b95/litedav.bin
+flash-lm3s9b95: deps
+	@$(MAKE) --no-print-directory -C firmware/ports/lm3s9b95 $(LM3S_IMAGE)
+	@FLASHER=$(FLASHER) ADAPTER=$(ADAPTER) ERASE_STORE=$(ERASE_STORE) scripts/flash_lm3s9b95.sh $(LM3S_IMAGE)
 
 run:
 	@$(PYTHON) -m litedav.sim.run run --nic $(NIC) --port $(PORT)
