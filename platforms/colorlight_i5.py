@@ -137,5 +137,6 @@ def add_board(soc, sys_clk_freq):
         clock_pads = platform.request("eth_clocks", 0),
         pads       = platform.request("eth", 0),
         tx_delay   = 0)
-    platform.add_period_constraint(ethphy.crg.cd_eth_rx.clk, 1e9/ETH_CLK_FREQ)
+    # Clock constraints: litex-boards' platform constrains clk25 (25 MHz) and both PHYs' RX clock
+    # pins (125 MHz) when they are requested; nextpnr derives the PLL outputs from clk25.
     return ethphy
