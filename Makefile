@@ -6,7 +6,7 @@ PORT   ?= 8080
 NIC    ?= liteeth
 BUILD  := build/sim
 
-.PHONY: help deps sim firmware demo demo-lm3s run host test bench resources bitstreams fuzz clean
+.PHONY: help deps sim firmware demo demo-lm3s flash-lm3s9b95 run host test bench resources bitstreams fuzz clean
 
 help:
 	@echo "make demo      install, build and run the simulated appliance on http://127.0.0.1:$(PORT)/"
