@@ -460,10 +460,23 @@ def test_caldav_put_preconditions(target):
         assert precondition(r) == [tag("C", "max-resource-size")]
         assert dav("GET", cal + "big.ics").status == 404
 
-        # XML request bodies beyond the build's limit: 413 before anything is parsed
+        # XML request bodies beyond the build's limit: 413 before anything is parsed, saying
+        # what the limit is
         padding = "<D:prop/>" * (target.xml_body_max // 9 + 1)
         r = dav("REPORT", cal, f'<D:sync-collection xmlns:D="DAV:">{padding}</D:sync-collection>')
-        assert r.status == 413, (r.status, r.data)
+        assert r.status == 413 and f" {target.xml_body_max} bytes" in r.data.decode(), (r.status, r.data)
         r = dav("REPORT", cal, '<D:expand-property xmlns:D="DAV:"/>')
         assert precondition(r) == [tag("D", "supported-report")]
         assert dav("DELETE", cal + "e.ics").status == 204
+
+    # outside calendars (a plain WebDAV collection) a resource over the limit is a plain 413
+    plain = f"{HOME}plain-{secrets.token_hex(3)}/"
+    assert dav("MKCOL", plain).status == 201
+    try:
+        r = dav("PUT", plain + "x.bin", b"x" * (target.max_resource_size + 1))
+        assert r.status == 413 and f" {target.max_resource_size} bytes" in r.data.decode(), \
+            (r.status, r.data)
+        assert dav("GET", plain + "x.bin").status == 404
+    finally:
+        assert dav("DELETE", plain).status == 204
+    dav.close()

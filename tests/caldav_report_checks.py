@@ -251,7 +251,8 @@ def test_dav_requests_beyond_the_contexts_get_503(target):
                 assert read_response(s)[0] == "HTTP/1.1 100 Continue"
             r = dav.once("PROPFIND", HOME, None, {"Depth": "0", "Authorization": dav.auth})
             assert r.status == 503, (r.status, r.data)
-            assert r.getheader("Retry-After") == "1", r.getheaders()
+            retry_after = r.getheader("Retry-After") or ""
+            assert retry_after.isdigit() and int(retry_after) >= 1, r.getheaders()
             anonymous = target.connection()
             anonymous.request("GET", "/")
             assert anonymous.getresponse().status == 200

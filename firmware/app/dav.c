@@ -1602,6 +1602,14 @@ static void do_get(struct dav_ctx *c)
 
 /* ---- PUT (RFC 9110 section 9.3.4) --------------------------------------------- */
 
+/* 413 naming this build's limit (app_config.h: ports set their own) */
+static void too_large(struct http_exchange *x, const char *what, unsigned long limit)
+{
+    char detail[48];
+    snprintf(detail, sizeof(detail), "%s %lu bytes.", what, limit);
+    httpd_respond_error(x, 413, detail, NULL);
+}
+
 static int put_too_large(struct dav_ctx *c)
 {
     if (c->target.calendar) {
@@ -1609,7 +1617,7 @@ static int put_too_large(struct dav_ctx *c)
         dav_respond_precondition(c, 403, "C", "max-resource-size");
         return 403;
     }
-    httpd_respond_error(c->x, 413, "The limit is 65536 bytes.", NULL);
+    too_large(c->x, "The limit is", DAV_MAX_RESOURCE_SIZE);
     return 413;
 }
 
@@ -1759,7 +1767,7 @@ static int dav_begin(struct http_exchange *x)
     if (req->method == HTTP_REPORT && c->depth < 0)
         c->depth = 0; /* RFC 3253 section 3.6 */
     if (takes_xml(req->method) && req->has_content_length && req->content_length > DAV_XML_MAX) {
-        httpd_respond_error(x, 413, "XML bodies are limited to 16384 bytes.", NULL);
+        too_large(x, "XML bodies are limited to", DAV_XML_MAX);
         ctx_free(c);
         return 413;
     }
