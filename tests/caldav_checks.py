@@ -14,6 +14,7 @@ import base64
 import contextlib
 import http.client
 import itertools
+import os
 import re
 import secrets
 import time
@@ -90,6 +91,27 @@ def ics_of_size(uid, size, seed=""):
     body = ics(uid, extra="".join(comments))
     assert len(body.encode()) == size, (len(body), size)
     return body
+
+
+TOP = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+APP_CONFIG = os.path.join(TOP, "firmware", "app", "app_config.h")
+
+
+def app_limits(port_config=None):
+    """The CalDAV limits a build has, as Target fields: the app_config.h defaults, overridden
+    by a port's header (app_port_config.h) when given. Values are plain C integer expressions."""
+    names = {"DAV_MAX_RESOURCE_SIZE": "max_resource_size", "DAV_XML_MAX": "xml_body_max",
+             "DAV_CTX_MAX": "dav_requests_max"}
+    limits = {}
+    for header in filter(None, (port_config, APP_CONFIG)):
+        text = re.sub(r"/\*.*?\*/", "", open(header).read(), flags=re.S)
+        for name, value in re.findall(r"^\s*#define\s+(DAV_\w+)[ \t]+(.+?)\s*$", text, re.M):
+            if name in names and names[name] not in limits:
+                expr = re.sub(r"(\d+)[uUlL]+\b", r"\1", value)
+                assert re.fullmatch(r"[\d\s()*+]+", expr), f"{header}: {name} {value}"
+                limits[names[name]] = eval(expr)  # digits, spaces, ( ) * + only
+    assert len(limits) == len(names), f"{APP_CONFIG} lacks some of {sorted(names)}"
+    return limits
 
 
 def tag(ns, name):

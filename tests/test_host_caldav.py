@@ -6,7 +6,7 @@ the command line, office data loaded and read back, and a restart on the same
 """
 import pytest
 
-from caldav_checks import HOME, Dav, ics, propfind, put, responses, multistatus, tag
+from caldav_checks import HOME, Dav, app_limits, ics, propfind, put, tag
 from caldav_report_checks import report, sync
 from caldav_suite import *  # noqa: F401,F403  (the shared CalDAV checks, run against this target)
 from http_checks import Target
@@ -41,7 +41,7 @@ def server(host_build, store_file):
 
 @pytest.fixture(scope="module")
 def target(server):
-    return Target(port=server.port, cycles_hz=HOST_CYCLES_HZ, timeout=TIMEOUT)
+    return Target(port=server.port, cycles_hz=HOST_CYCLES_HZ, timeout=TIMEOUT, **app_limits())
 
 
 def test_users_from_the_command_line(target):
@@ -112,7 +112,7 @@ def test_restart_keeps_everything(server, store_file, target):
     assert code == 0 and not SANITIZER_REPORT.search(out), out[-4000:]
     again = start(store_file)
     try:
-        dav = Dav(Target(port=again.port, cycles_hz=HOST_CYCLES_HZ, timeout=TIMEOUT))
+        dav = Dav(Target(port=again.port, cycles_hz=HOST_CYCLES_HZ, timeout=TIMEOUT, **app_limits()))
         assert etags(propfind(dav, KEEP, ["D:getetag"], depth="1")) == etags(listing)
         for n in range(3):
             assert dav("GET", f"{KEEP}{n}.ics").data.decode() == ics(f"keep-{n}")

@@ -17,7 +17,8 @@ import pytest
 
 from http_checks import TOP, Target, apachebench, status
 from http_suite import *  # noqa: F401,F403  (the shared checks, run against this target)
-from caldav_suite import *  # noqa: F401,F403  (the shared CalDAV checks, within the limits below)
+from caldav_suite import *  # noqa: F401,F403  (the shared CalDAV checks, within the port's limits)
+from caldav_checks import app_limits
 from console_process import ConsoleProcess
 from litedav.sim.run import free_port
 
@@ -77,10 +78,8 @@ def target(qemu):
     port = int(re.search(r"hostfwd=tcp:127\.0\.0\.1:(\d+)-", " ".join(qemu.proc.args)).group(1))
     # The 64 KiB build holds 4 TCP connections (app_port_config.h); more keep-alive clients than
     # that wait on SYN retries with backoff, which says nothing about keep-alive itself.
-    # The CalDAV limits are app_port_config.h's: one /dav/ request at a time, objects up to 2 KiB,
-    # XML bodies up to 1.5 KiB.
     return Target(port=port, cycles_hz=CORE_HZ, timeout=TIMEOUT, parallel_clients=4,
-                  max_resource_size=2048, xml_body_max=1536, dav_requests_max=1)
+                  **app_limits(os.path.join(PORT_DIR, "app_port_config.h")))  # CalDAV limits
 
 
 def test_console_reports_store_and_target(qemu):
