@@ -31,6 +31,7 @@ _eth_stream = [
     *_stream_pair(8),
     Subsignal("source_last", Pins(1)),
     Subsignal("sink_last",   Pins(1)),
+    Subsignal("sink_error",  Pins(1)),  # with sink_last: the frame's FCS was bad
 ]
 
 _flash_bridge = [

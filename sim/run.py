@@ -13,6 +13,12 @@
                                or one byte per sys_clk with TX not paced
   --pcap FILE                  trace every frame both ways, timestamped in simulated
                                time (nanosecond pcap: wireshark, tcpdump -r)
+  --faults drop=R,...          a lossy link between slirp and the PHY, both directions
+                               (--faults-to-soc / --faults-from-soc: one direction):
+                               drop, duplicate, reorder, bad_fcs, bad_checksum,
+                               truncate, each a probability per frame; seeded and
+                               deterministic (--fault-seed, --fault-mode); counters
+                               printed at exit and kept in --fault-stats FILE (JSON)
 
 No root is needed: the SoC's Ethernet is bridged to libslirp (user-mode
 networking), which forwards a TCP port on 127.0.0.1 to the appliance.
@@ -40,6 +46,48 @@ def default_build_dir(nic="liteeth"):
     """build/sim for LiteEth's MAC, build/sim-<nic> for another NIC."""
     return DEFAULT_BUILD if nic == "liteeth" else f"{DEFAULT_BUILD}-{nic}"
 READY_MARK = "listening on http://"
+
+
+FAULT_KINDS = ("drop", "duplicate", "reorder", "bad_fcs", "bad_checksum", "truncate")
+FAULT_DIRECTIONS = ("to_soc", "from_soc")
+FAULT_MODES = ("random", "spread")
+
+
+def parse_faults(spec):
+    """'drop=0.05,reorder=0.01' -> {"drop": 0.05, "reorder": 0.01}; ValueError on bad input."""
+    rates = {}
+    for item in filter(None, (part.strip() for part in spec.split(","))):
+        name, sep, value = item.partition("=")
+        name = name.strip().replace("-", "_")
+        if not sep or name not in FAULT_KINDS:
+            raise ValueError(f"{item!r}: expected KIND=RATE with KIND one of {', '.join(FAULT_KINDS)}")
+        try:
+            rate = float(value)
+        except ValueError:
+            raise ValueError(f"{item!r}: the rate must be a number (a probability per frame)") from None
+        if not 0 <= rate <= 1:
+            raise ValueError(f"{item!r}: the rate must be between 0 and 1")
+        rates[name] = rate
+    return rates
+
+
+def fault_config(faults, seed=1, mode="random", stats=None):
+    """The slirp_ethernet module's `faults` argument. faults: rates for both directions
+    ({"drop": 0.05, ...}) or per direction ({"to_soc": {...}, "from_soc": {...}})."""
+    if mode not in FAULT_MODES:
+        raise ValueError(f"unknown fault mode {mode!r}: one of {', '.join(FAULT_MODES)}")
+    if set(faults) <= set(FAULT_DIRECTIONS):
+        per_direction = {d: dict(faults.get(d) or {}) for d in FAULT_DIRECTIONS}
+    else:
+        per_direction = {d: dict(faults) for d in FAULT_DIRECTIONS}
+    for rates in per_direction.values():
+        for name, rate in rates.items():
+            if name not in FAULT_KINDS:
+                raise ValueError(f"unknown fault {name!r}: one of {', '.join(FAULT_KINDS)}")
+            if not 0 <= float(rate) <= 1:
+                raise ValueError(f"fault rate {name}={rate}: expected 0..1")
+            rates[name] = float(rate)
+    return {"seed": int(seed), "mode": mode, **per_direction, "stats": stats or ""}
 
 
 def free_port():
@@ -131,13 +179,19 @@ class Simulator:
 
     def __init__(self, build_dir=DEFAULT_BUILD, port=8080, echo=True, gap_cycles=20,
                  flash=None, fresh_flash=False, flash_size=None, flash_timing=None,
-                 phy="gmii", pcap=None):
+                 phy="gmii", pcap=None, faults=None, fault_seed=1, fault_mode="random",
+                 fault_stats=None):
         """flash: the NOR image file (default: flash.bin in the run directory, kept across
         runs of the same port); fresh_flash: erase it before booting; flash_timing: busy
         cycles for the flash_file module (sim/modules/flash_file/flash_file.c);
         phy: Ethernet wire rate, gmii (1000 Mbit/s), mii (100 Mbit/s) or model (one byte
         per sys_clk, TX not paced; gap_cycles between frames into the SoC);
-        pcap: file to trace every frame to (simulated-time timestamps), None for none."""
+        pcap: file to trace every frame to (simulated-time timestamps), None for none;
+        faults: a lossy link (FAULT_KINDS -> probability per frame, for both directions, or
+        {"to_soc": {...}, "from_soc": {...}}), None for a clean one; fault_seed, fault_mode
+        (random: independent per frame; spread: one fault of a kind in every 1/rate frames);
+        fault_stats: JSON file of the fault counters (default faults.json in the run
+        directory when faults are on; rewritten as they change and at exit: fault_counters())."""
         from litedav.soc.build import DEFAULT_FLASH_SIZE, PHY_RATES
         if phy not in PHY_RATES:
             raise ValueError(f"unknown PHY {phy!r}: one of {', '.join(PHY_RATES)}")
@@ -151,6 +205,11 @@ class Simulator:
         self.fresh_flash = fresh_flash
         self.flash_size = flash_size or DEFAULT_FLASH_SIZE
         self.flash_timing = flash_timing
+        self.faults = None
+        if faults:
+            self.fault_stats = os.path.abspath(fault_stats) if fault_stats else os.path.join(
+                self.run_dir, "faults.json")
+            self.faults = fault_config(faults, fault_seed, fault_mode, self.fault_stats)
         self.proc = None
         self.console = []
         self.ready = threading.Event()
@@ -185,6 +244,12 @@ class Simulator:
         config = sim_config(self._sys_clk_hz(gateware), self.port, self.gap_cycles,
                             flash_file=self.flash, flash_size=self.flash_size,
                             flash_timing=self.flash_timing, phy=self.phy, pcap=self.pcap)
+        if self.faults:
+            if os.path.exists(self.fault_stats):
+                os.remove(self.fault_stats)  # counters of this run only
+            for module in config.modules:
+                if module["module"] == "slirp_ethernet":
+                    module["args"]["faults"] = self.faults
         with open(os.path.join(run_dir, "sim_config.js"), "w") as f:
             f.write(config.get_json())
         return run_dir, vsim
@@ -248,6 +313,15 @@ class Simulator:
                 self.proc.kill()
                 self.proc.wait()
 
+    def fault_counters(self):
+        """The fault injector's counters ({"to_soc": {"frames": N, "drop": N, ...}, "from_soc":
+        ...}) as last written by the module (as they change, and at exit), or None."""
+        import json
+        if not self.faults or not os.path.exists(self.fault_stats):
+            return None
+        with open(self.fault_stats) as f:
+            return json.load(f)
+
     def __enter__(self):
         return self.start()
 
@@ -256,7 +330,7 @@ class Simulator:
 
 
 def run(build_dir, port, gap_cycles, flash=None, fresh_flash=False, flash_size=None, phy="gmii",
-        pcap=None):
+        pcap=None, faults=None, fault_seed=1, fault_mode="random", fault_stats=None):
     from litedav.soc.build import describe_phy
     if not os.path.exists(os.path.join(build_dir, "gateware", "obj_dir", "Vsim")):
         sys.exit(f"litedav-sim: no simulator in {build_dir}: run `litedav-sim build` (same --nic) first")
@@ -270,10 +344,13 @@ def run(build_dir, port, gap_cycles, flash=None, fresh_flash=False, flash_size=N
         import termios
         saved_tty = termios.tcgetattr(sys.stdin.fileno())
     sim = Simulator(build_dir, port, echo=True, gap_cycles=gap_cycles, flash=flash,
-                    fresh_flash=fresh_flash, flash_size=flash_size, phy=phy, pcap=pcap)
+                    fresh_flash=fresh_flash, flash_size=flash_size, phy=phy, pcap=pcap, faults=faults,
+                    fault_seed=fault_seed, fault_mode=fault_mode, fault_stats=fault_stats)
     log(f"flash image: {sim.flash}{' (erased first)' if fresh_flash else ''}")
     if sim.pcap:
         log(f"pcap trace: {sim.pcap} (timestamps in simulated time)")
+    if sim.faults:
+        log(f"fault injection on, counters in {sim.fault_stats}")
     log(f"booting the simulated appliance (sys_clk {sys_clk_hz / 1e6:g} MHz, PHY {phy_text})")
     try:
         sim.start(stdin=sys.stdin if saved_tty else subprocess.DEVNULL)
@@ -311,6 +388,23 @@ def main(argv=None):
     parser.add_argument("--pcap", default=None, metavar="FILE",
                         help="write every frame, both directions, to a nanosecond pcap timestamped in "
                              "simulated time (cycles / sys_clk)")
+    parser.add_argument("--faults", default=None, metavar="KIND=RATE,...",
+                        help="fault-injecting link between slirp and the PHY, both directions: "
+                             f"{', '.join(FAULT_KINDS)}, each a probability per frame (e.g. "
+                             "drop=0.05,reorder=0.01,duplicate=0.01,bad_fcs=0.0025,bad_checksum=0.0025); "
+                             "bad_fcs: the SoC's MAC (or, out of the SoC, the receiving end) drops the "
+                             "frame; bad_checksum: the FCS is good, the IP/TCP checksum check must drop it")
+    parser.add_argument("--faults-to-soc", default=None, metavar="KIND=RATE,...",
+                        help="faults on frames into the SoC only (replaces --faults for that direction)")
+    parser.add_argument("--faults-from-soc", default=None, metavar="KIND=RATE,...",
+                        help="faults on frames out of the SoC only (replaces --faults for that direction)")
+    parser.add_argument("--fault-seed", type=int, default=1,
+                        help="seed of the fault injector (the same frames get the same faults)")
+    parser.add_argument("--fault-mode", default="random", choices=FAULT_MODES,
+                        help="random: each frame drawn independently; spread: exactly one fault of a kind "
+                             "at a random place in every block of 1/rate frames")
+    parser.add_argument("--fault-stats", default=None, metavar="FILE",
+                        help="JSON file of the fault counters (default: faults.json in the run directory)")
     parser.add_argument("--gap-cycles", type=int, default=20,
                         help="--phy model: idle sys_clk cycles between frames into the SoC")
     parser.add_argument("--flash", default=None, metavar="FILE",
@@ -327,12 +421,22 @@ def main(argv=None):
         flash_size = parse_size(args.flash_size)
         if flash_size <= 0 or flash_size % (64 * 1024) or flash_size > 16 * 1024 * 1024:
             parser.error("--flash-size must be a multiple of 64 KiB, at most 16 MiB")
+    faults = None
+    try:
+        both = parse_faults(args.faults) if args.faults else {}
+        to_soc = parse_faults(args.faults_to_soc) if args.faults_to_soc is not None else both
+        from_soc = parse_faults(args.faults_from_soc) if args.faults_from_soc is not None else both
+    except ValueError as e:
+        parser.error(f"faults: {e}")
+    if to_soc or from_soc:
+        faults = {"to_soc": to_soc, "from_soc": from_soc}
     build_dir = os.path.abspath(args.build_dir or default_build_dir(args.nic))
     if args.command in ("build", "demo"):
         build(build_dir, nic=args.nic, phy=args.phy)
     if args.command in ("run", "demo"):
         sys.exit(run(build_dir, args.port, args.gap_cycles, args.flash, args.fresh_flash, flash_size,
-                     phy=args.phy, pcap=args.pcap))
+                     phy=args.phy, pcap=args.pcap, faults=faults, fault_seed=args.fault_seed,
+                     fault_mode=args.fault_mode, fault_stats=args.fault_stats))
 
 
 if __name__ == "__main__":

@@ -4,7 +4,8 @@
 LiteEth's own LiteEthPHYModel ties TX `ready` to 1 and derives RX `last` from `valid`
 dropping, so neither direction can leave a gap inside a frame. Here the sim module drives
 TX `ready` (pad `source_ready`) and both directions carry an explicit `last`
-(`source_last` out of the SoC, `sink_last` into it): a byte may wait any number of cycles,
+(`source_last` out of the SoC, `sink_last` into it, with `sink_error` flagging a frame whose
+FCS was bad on the wire): a byte may wait any number of cycles,
 as on a real MII PHY, without ending its frame. The MAC's RX path (padding checker, last_be,
 stride converter, clock-domain FIFO, SRAM writer / RxDMA) only acts on beats with `valid`,
 so gaps inside an RX frame are harmless.
@@ -44,4 +45,7 @@ class SimPHY(LiteXModule):
             source.valid.eq(pads.sink_valid),
             source.data.eq(pads.sink_data),
             source.last.eq(pads.sink_valid & pads.sink_last),
+            # The module's fault injector marks a frame whose FCS the receiver would find bad on
+            # its last byte, as LiteEth's FCS checker does: the MAC's RX path drops the frame.
+            source.error.eq(pads.sink_valid & pads.sink_last & pads.sink_error),
         ]

@@ -39,6 +39,26 @@
  * 10:e2:d5:00:00:01 (firmware), slirp's gateway 52:55:0a:00:02:02. The file
  * is flushed every poll of the host sockets and at exit.
  *
+ * Clock: libslirp's clock (clock_get_ns) and its timers run in simulated time,
+ * cycles since start-up / sys_clk_hz, like lwIP's in the firmware: slirp's TCP
+ * retransmission, delayed-ACK and TIME_WAIT timers then tick at the rate the
+ * SoC's own timers do, however slowly the simulator runs. The host sockets
+ * are still polled every `poll_cycles` cycles without blocking, so host
+ * clients are served at the simulator's speed. The simulation never stops
+ * while the SoC idles (its clock runs on), so a pending timer always fires.
+ *
+ * Faults (argument `faults`, faults.c): a seeded, deterministic fault
+ * injector between slirp and the PHY, in either or both directions: drop,
+ * duplicate, reorder, bad FCS, bad IP/TCP checksum with a good FCS,
+ * truncation. The PHY interface carries no FCS, so a frame "with a bad FCS"
+ * into the SoC crosses it corrupted with the PHY's `error` flag set on its
+ * last byte (pad sink_error), which is what LiteEth's FCS checker would hand
+ * the MAC's RX path: LiteEth's SRAM writer and the offload NIC's RX DMA drop
+ * it. Out of the SoC, the receiving end (slirp has no MAC) checks the FCS
+ * the module computed before corrupting and drops the frame. The pcap shows
+ * frames into the SoC as delivered (after faults) and frames out of it as
+ * the SoC sent them (before faults).
+ *
  * Exit: LiteX's sim main never calls a module's close(), and SIGINT/SIGTERM
  * would end the process at once, so this module catches them, prints its
  * counters, completes the pcap and re-raises the signal (the exit status stays
@@ -49,12 +69,13 @@
  *   guest_port  TCP port of the appliance (default 80)
  *   guest_ip    address of the appliance (default 10.0.2.15)
  *   phy         model, gmii or mii (default model)
- *   sys_clk_hz  the SoC's clock (needed by gmii, mii and pcap)
+ *   sys_clk_hz  the SoC's clock (required: slirp's clock, gmii/mii pacing, pcap)
  *   gap_cycles  phy model: idle sys_clk cycles between frames into the SoC
  *               (default 20: 12-byte IFG + 8-byte preamble at one byte per cycle)
  *   pcap        file to write the trace to (absent or empty: none)
  *   poll_cycles sys_clk cycles between polls of the host sockets (default 2048)
  *   rx_queue    frames held for the SoC before new ones are dropped (default 256)
+ *   faults      fault injection (faults.h), absent: a clean link
  */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -63,13 +84,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include <json-c/json.h>
 #include <slirp/libslirp.h>
 
 #include "error.h"
 #include "modules.h"
+#include "faults.h"
 #include "slirp_backlog.h"
 
 #define MAX_FRAME 2048
@@ -83,18 +104,12 @@
 
 enum { TO_SOC, FROM_SOC };
 
-struct frame {
-    struct frame *next;
-    size_t len;
-    uint64_t cycle; /* pcap records: cycle of the first byte */
-    uint8_t data[];
-};
 
 struct slirp_timer {
     struct slirp_timer *next;
     SlirpTimerCb cb;
     void *cb_opaque;
-    int64_t expire_ms; /* -1: not armed */
+    int64_t expire_ms; /* simulated time; -1: not armed */
 };
 
 /* One direction of the link. Time is in units where a sys_clk cycle is
@@ -114,6 +129,7 @@ struct session {
     char *to_soc_valid, *to_soc_last;
     uint8_t *from_soc_data;
     char *from_soc_valid, *from_soc_ready, *from_soc_last;
+    char *to_soc_error;
     clk_edge_state_t edge;
 
     Slirp *slirp;
@@ -141,8 +157,12 @@ struct session {
     uint64_t sys_clk_hz;
     uint64_t cycles, next_poll;
 
+    struct fault_link faults[2];
+    int faulty;
+
     FILE *pcap;
     char *pcap_path;
+    const char *fault_stats; /* JSON file of the fault counters; NULL: none */
     int pcap_dirty;
     int finished;
 
@@ -153,36 +173,65 @@ struct session {
 static struct session *the_session; /* for atexit and the signal path */
 static volatile sig_atomic_t stop_signal;
 
-static int64_t monotonic_ms(void)
+/* libslirp treats a timestamp of 0 as "never" (e.g. its delayed-ACK timer's
+ * start), so its clock starts at 1 s rather than at 0. */
+#define SLIRP_CLOCK_START_NS 1000000000LL
+
+/* simulated time since start-up, in ns: cycles / sys_clk_hz */
+static int64_t sim_time_ns(const struct session *s)
 {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+    uint64_t sec = s->cycles / s->sys_clk_hz, rem = s->cycles % s->sys_clk_hz;
+    return (int64_t)(sec * 1000000000ull + rem * 1000000000ull / s->sys_clk_hz);
+}
+
+static int64_t slirp_now_ns(const struct session *s)
+{
+    return SLIRP_CLOCK_START_NS + sim_time_ns(s);
 }
 
 /* libslirp callbacks ------------------------------------------------------ */
 
-static ssize_t cb_send_packet(const void *buf, size_t len, void *opaque)
+/* host -> SoC: a frame (after the fault link) joins the queue for the wire */
+static void queue_to_soc(const uint8_t *data, size_t len, int flags, void *opaque)
 {
     struct session *s = opaque;
     struct frame *f;
-    size_t padded = len < MIN_FRAME ? MIN_FRAME : len; /* as a host MAC pads */
+    /* as a host MAC pads (a frame cut short on the wire stays short) */
+    size_t padded = len < MIN_FRAME && !(flags & FRAME_TRUNCATED) ? MIN_FRAME : len;
 
     if (len > MAX_FRAME || s->rx_queued >= s->rx_queue_max) {
         s->wire[TO_SOC].dropped++;
-        return len; /* TCP recovers; slirp documents dropping as allowed */
+        return; /* TCP recovers; slirp documents dropping as allowed */
     }
     f = calloc(1, sizeof(*f) + padded);
-    if (!f)
-        return -1;
-    memcpy(f->data, buf, len);
+    if (!f) {
+        s->wire[TO_SOC].dropped++;
+        return;
+    }
+    memcpy(f->data, data, len);
     f->len = padded;
+    f->flags = flags;
     if (s->rx_tail)
         s->rx_tail->next = f;
     else
         s->rx_head = f;
     s->rx_tail = f;
     s->rx_queued++;
+}
+
+/* SoC -> host: a frame (after the fault link) reaches slirp, unless the
+ * receiving end found its FCS bad */
+static void deliver_to_slirp(const uint8_t *data, size_t len, int flags, void *opaque)
+{
+    struct session *s = opaque;
+    if (!(flags & FRAME_BAD_FCS))
+        slirp_input(s->slirp, data, (int)len); /* may queue frames to the SoC at once */
+}
+
+static ssize_t cb_send_packet(const void *buf, size_t len, void *opaque)
+{
+    struct session *s = opaque;
+    fault_link_pass(&s->faults[TO_SOC], buf, len, s->cycles);
     return len;
 }
 
@@ -193,9 +242,7 @@ static void cb_guest_error(const char *msg, void *opaque)
 
 static int64_t cb_clock_get_ns(void *opaque)
 {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (int64_t)ts.tv_sec * 1000000000LL + ts.tv_nsec;
+    return slirp_now_ns(opaque);
 }
 
 static void *cb_timer_new(SlirpTimerCb cb, void *cb_opaque, void *opaque)
@@ -277,7 +324,7 @@ static void poll_host(struct session *s)
 {
     uint32_t timeout = 0;
     struct slirp_timer *t;
-    int64_t now = monotonic_ms();
+    int64_t now = slirp_now_ns(s) / 1000000;
     int rc;
 
     for (t = s->timers; t; t = t->next) {
@@ -286,6 +333,7 @@ static void poll_host(struct session *s)
             t->cb(t->cb_opaque);
         }
     }
+    /* host sockets: never wait (wall time), the simulation goes on */
     s->npollfds = 0;
     slirp_pollfds_fill(s->slirp, &timeout, add_poll, s);
     rc = poll(s->pollfds, s->npollfds, 0);
@@ -421,6 +469,10 @@ static void finish(struct session *s)
             (unsigned long long)s->wire[TO_SOC].frames, (unsigned long long)s->wire[TO_SOC].bytes,
             (unsigned long long)s->wire[TO_SOC].dropped, (unsigned long long)s->wire[FROM_SOC].frames,
             (unsigned long long)s->wire[FROM_SOC].bytes, (unsigned long long)s->wire[FROM_SOC].dropped);
+    if (s->faulty) {
+        fault_link_report(s->faults, stderr);
+        fault_link_write_stats(s->faults, s->fault_stats);
+    }
     if (s->pcap) {
         pcap_drain(s, 1); /* frames cut off mid-wire are not written */
         fclose(s->pcap);
@@ -521,6 +573,7 @@ static int slirp_ethernet_new(void **sess, char *args)
     struct in_addr host_addr, guest_addr;
     unsigned host_port, guest_port;
     const char *guest_ip, *pcap;
+    json_object *jfaults;
     struct sigaction sa;
 
     s = calloc(1, sizeof(*s));
@@ -535,13 +588,28 @@ static int slirp_ethernet_new(void **sess, char *args)
     s->sys_clk_hz = arg_u64(jargs, "sys_clk_hz", 0);
     if (s->poll_cycles == 0)
         s->poll_cycles = 1;
+    if (!s->sys_clk_hz) {
+        fprintf(stderr, "[slirp_ethernet] the sys_clk_hz argument is needed (slirp's clock runs "
+                "in simulated time)\n");
+        exit(1);
+    }
     setup_link(s, arg_str(jargs, "phy", "model"));
-    pcap = arg_str(jargs, "pcap", "");
-    if (*pcap) {
-        if (!s->sys_clk_hz) {
-            fprintf(stderr, "[slirp_ethernet] pcap needs the sys_clk_hz argument (timestamps)\n");
+    fault_link_init(&s->faults[TO_SOC], "to_soc", queue_to_soc, s);
+    fault_link_init(&s->faults[FROM_SOC], "from_soc", deliver_to_slirp, s);
+    if (jargs && json_object_object_get_ex(jargs, "faults", &jfaults) &&
+        !json_object_is_type(jfaults, json_type_null)) {
+        char err[256];
+        json_object *stats;
+        if (fault_link_configure(s->faults, jfaults, err, sizeof(err)) != 0) {
+            fprintf(stderr, "[slirp_ethernet] faults: %s\n", err);
             exit(1);
         }
+        if (json_object_object_get_ex(jfaults, "stats", &stats))
+            s->fault_stats = strdup(json_object_get_string(stats));
+        s->faulty = fault_link_active(&s->faults[TO_SOC]) || fault_link_active(&s->faults[FROM_SOC]);
+    }
+    pcap = arg_str(jargs, "pcap", "");
+    if (*pcap) {
         s->pcap_path = strdup(pcap);
         if (pcap_open(s, pcap) != 0) {
             fprintf(stderr, "[slirp_ethernet] cannot write pcap %s: %s\n", pcap, strerror(errno));
@@ -586,7 +654,22 @@ static int slirp_ethernet_new(void **sess, char *args)
         printf(" (%.4g sys_clk cycles per byte)", (double)s->unit_byte / (double)s->unit_cycle);
     if (s->pcap)
         printf(", pcap %s", s->pcap_path);
-    printf("\n");
+    printf(", slirp clock in simulated time\n");
+    if (s->faulty) {
+        int i, k;
+        printf("[slirp_ethernet] fault injection (seed %llu, %s):", (unsigned long long)s->faults[0].seed,
+               s->faults[0].spread ? "spread" : "random");
+        for (i = 0; i < 2; i++) {
+            if (!fault_link_active(&s->faults[i]))
+                continue;
+            printf(" %s", s->faults[i].name);
+            for (k = 0; k < FAULT_KINDS; k++)
+                if (s->faults[i].rate[k] > 0)
+                    printf(" %s=%g", fault_names[k], s->faults[i].rate[k]);
+            printf(";");
+        }
+        printf(" counters: %s\n", s->fault_stats ? s->fault_stats : "printed at exit");
+    }
     fflush(stdout);
     if (jargs)
         json_object_put(jargs);
@@ -615,6 +698,7 @@ static int slirp_ethernet_add_pads(void *sess, struct pad_list_s *plist)
             if (!strcmp(p->name, "sink_data")) s->to_soc_data = (uint8_t *)p->signal;
             if (!strcmp(p->name, "sink_valid")) s->to_soc_valid = p->signal;
             if (!strcmp(p->name, "sink_last")) s->to_soc_last = p->signal;
+            if (!strcmp(p->name, "sink_error")) s->to_soc_error = p->signal;
             if (!strcmp(p->name, "source_data")) s->from_soc_data = (uint8_t *)p->signal;
             if (!strcmp(p->name, "source_valid")) s->from_soc_valid = p->signal;
             if (!strcmp(p->name, "source_ready")) s->from_soc_ready = p->signal;
@@ -624,10 +708,10 @@ static int slirp_ethernet_add_pads(void *sess, struct pad_list_s *plist)
             s->sys_clk = p->signal;
     }
     if (!strcmp(plist->name, "eth") &&
-        (!s->to_soc_data || !s->to_soc_valid || !s->to_soc_last || !s->from_soc_data ||
+        (!s->to_soc_data || !s->to_soc_valid || !s->to_soc_last || !s->to_soc_error || !s->from_soc_data ||
          !s->from_soc_valid || !s->from_soc_ready || !s->from_soc_last)) {
-        fprintf(stderr, "[slirp_ethernet] the SoC's eth pads lack source_last/sink_last/source_ready "
-                "(soc/sim_phy.py): rebuild the simulator\n");
+        fprintf(stderr, "[slirp_ethernet] the SoC's eth pads lack source_last/sink_last/sink_error/"
+                "source_ready (soc/sim_phy.py): rebuild the simulator\n");
         return RC_INVARG;
     }
     return RC_OK;
@@ -680,7 +764,7 @@ static void sample_from_soc(struct session *s)
         w->bytes += len;
         s->tx_len = 0;
         pcap_add(s, FROM_SOC, s->tx_buf, len, w->start_cycle);
-        slirp_input(s->slirp, s->tx_buf, (int)len); /* may queue frames to the SoC at once */
+        fault_link_pass(&s->faults[FROM_SOC], s->tx_buf, len, s->cycles);
     }
     s->tx_len = 0;
     s->tx_overflow = 0;
@@ -695,6 +779,7 @@ static void tick_to_soc(struct session *s)
 
     *s->to_soc_valid = 0;
     *s->to_soc_last = 0;
+    *s->to_soc_error = 0;
     if (!s->rx_cur && s->rx_head) {
         s->rx_cur = s->rx_head;
         s->rx_head = s->rx_head->next;
@@ -717,6 +802,7 @@ static void tick_to_soc(struct session *s)
         return;
 
     *s->to_soc_last = 1;
+    *s->to_soc_error = (f->flags & FRAME_BAD_FCS) != 0; /* as the MAC's FCS checker flags it */
     wire_frame_end(s, w, f->len);
     w->frames++;
     w->bytes += f->len;
@@ -761,6 +847,12 @@ static int slirp_ethernet_tick(void *sess, uint64_t time_ps)
     if (s->cycles >= s->next_poll) {
         s->next_poll = s->cycles + s->poll_cycles;
         poll_host(s);
+        if (s->faulty) {
+            fault_link_tick(&s->faults[TO_SOC], s->cycles);
+            fault_link_tick(&s->faults[FROM_SOC], s->cycles);
+            if (s->faults[TO_SOC].changed || s->faults[FROM_SOC].changed)
+                fault_link_write_stats(s->faults, s->fault_stats); /* tests read it live */
+        }
         if (s->pcap_dirty) { /* readable even after SIGKILL */
             fflush(s->pcap);
             s->pcap_dirty = 0;
