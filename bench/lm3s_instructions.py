@@ -499,6 +499,15 @@ def markdown(result):
         lines.append(f"| {k['what']} | {k['busy_instructions']} | {k['all_instructions']} "
                      f"({k['all_instructions_net']}) | {parts} | {k['frames_in']} / {k['frames_out']} "
                      f"| {', '.join(f'{s:.2f}' for s in k['scaling_busy'])} | {spread} |")
+    host = result.get("host_callgrind")
+    if host:
+        lines += ["", f"For comparison, the same requests on the host build ({host['target']}), "
+                  "x86-64 instructions per request by source:", "",
+                  "| request | app (firmware/app) | lwIP | libc | host port, libslirp, other | all |",
+                  "|---|---|---|---|---|---|"]
+        for k in host["kinds"].values():
+            lines.append(f"| {k['what']} | {k['app']} | {k['lwip']} | {k['libc']} "
+                         f"| {k['port']}, {k['slirp']}, {k['other']} | {k['all']} |")
     lines += ["", MD_END]
     return "\n".join(lines) + "\n"
 
@@ -548,6 +557,9 @@ def main(argv=None):
     parser.add_argument("--shift", type=int, default=2, choices=range(0, 11), metavar="N",
                         help="-icount shift: 2^N ns of guest time per instruction (default 2: 5 "
                              "instructions per 50 MHz cycle)")
+    parser.add_argument("--no-host", action="store_true",
+                        help="skip the comparison with the host build under valgrind's callgrind "
+                             "(bench/host_callgrind.py; builds litedav-host into BUILD_DIR/host)")
     args = parser.parse_args(argv)
     if args.requests < 1 or args.runs < 1:
         parser.error("--requests and --runs must be at least 1")
@@ -573,6 +585,10 @@ def main(argv=None):
             log(f"run {i + 1}/{args.runs}: {args.requests} and {2 * args.requests} requests of each kind")
             runs.append(measure_run(elf, plugin, args.shift, args.requests, args.kinds, log))
         result = summarize(runs, args.shift, args.requests)
+        if not args.no_host:
+            from litedav.bench import host_callgrind
+            log(f"host build under callgrind: {args.requests} requests of each kind")
+            result["host_callgrind"] = host_callgrind.measure(build_dir, args.requests, args.kinds, log)
         table = merge_reports(result, args.out)
     except BenchError as e:
         sys.exit(f"lm3s_instructions: {e}")

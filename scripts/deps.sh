@@ -13,7 +13,7 @@ apt_packages=(
   libevent-dev libjson-c-dev zlib1g-dev libslirp-dev
   apache2-utils curl dpkg-dev xz-utils
   clang libclang-rt-dev litmus
-  gcc-arm-none-eabi libnewlib-arm-none-eabi qemu-system-arm
+  gcc-arm-none-eabi libnewlib-arm-none-eabi qemu-system-arm valgrind
   lm4flash openocd
   openfpgaloader
 )

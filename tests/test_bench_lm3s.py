@@ -28,7 +28,7 @@ def result(tmp_path_factory):
     # what nic_compare leaves there: the sections must survive the merge
     (out / "latest.json").write_text(json.dumps({"soc": SOC_ROWS}))
     (out / "latest.md").write_text(SOC_TABLE)
-    bench.main(["--out", str(out), "--requests", "4", "--runs", "1", "--build-dir", BUILD,
+    bench.main(["--out", str(out), "--requests", "4", "--runs", "1", "--build-dir", BUILD, "--no-host",
                 "--kinds", "get_keep_alive", "propfind_home"])
     return out, json.loads((out / "latest.json").read_text())
 
@@ -91,3 +91,46 @@ def test_bad_arguments_are_refused(capsys):
     assert "at least 1" in capsys.readouterr().err
     with pytest.raises(SystemExit, match="does not exist"):
         bench.main(["--elf", "/nonexistent/litedav.elf", "--out", "/nonexistent"])
+
+
+CALLGRIND_DUMP = """\
+version: 1
+creator: callgrind-3.19.0
+events: Ir
+ob=(1) /usr/lib/x86_64-linux-gnu/libc.so.6
+fl=(1) ./string/../sysdeps/x86_64/multiarch/strlen-avx2.S
+fn=(1) __strlen_avx2
+10 100
+ob=(2) /src/build/host/litedav-host
+fl=(2) /src/firmware/app/ical.c
+fn=(2) ical_parse
+5 1000
+cob=(1)
+cfi=(1)
+cfn=(1)
+calls=3 0
+7 300
++1 50
+fi=(3) /src/build/lwip/src/include/lwip/def.h
++2 7
+fe=(2)
+-1 3
+fl=(4) /src/build/lwip/src/core/tcp_in.c
+fn=(3) tcp_input
+1 200
+fl=(2)
+fn=(2)
+9 5
+"""
+
+
+def test_callgrind_self_costs_by_part(tmp_path):
+    """The host comparison's parser: name compression per kind (ob/fl/fn ids overlap), a call's
+    inclusive cost left to the callee, inlined code (fi=/fe=) counted by its own file."""
+    from litedav.bench.host_callgrind import self_costs
+    dump = tmp_path / "callgrind.out.1"
+    dump.write_text(CALLGRIND_DUMP)
+    totals, functions = self_costs(str(dump))
+    assert totals == {"app": 1058, "lwip": 207, "port": 0, "libc": 100, "slirp": 0, "other": 0}
+    assert functions == {"libc:__strlen_avx2": 100, "app:ical_parse": 1058, "lwip:ical_parse": 7,
+                         "lwip:tcp_input": 200}
