@@ -26,7 +26,7 @@ from litex.soc.integration.soc_core import get_mem_data
 
 from litedav.soc.litedav_soc import LiteDAVSoC
 
-PLATFORMS = ("sim", "colorlight_i5")
+PLATFORMS = ("sim", "colorlight_i5", "arty_a7")
 BOARDS = tuple(p for p in PLATFORMS if p != "sim")
 
 LOAD_HELP = """\
@@ -231,6 +231,11 @@ def board_main(args):
     output_dir = os.path.abspath(args.output_dir or os.path.join("build", args.platform))
     if args.load and args.flash:
         sys.exit("litedav-soc: --load and --flash exclude each other (SRAM or SPI flash)")
+    vendor_tool = getattr(board, "VENDOR_TOOL", None)
+    if args.build and vendor_tool and shutil.which(vendor_tool) is None:
+        sys.exit(f"litedav-soc: {args.platform} needs {vendor_tool} on PATH for --build (not a registry "
+                 f"package, not installed here); without --build litedav-soc writes the project "
+                 f"for it into {output_dir}/gateware")
     if args.load or args.flash:
         # Ask the cable first: without a board there is nothing to build for.
         check_cable(board)
@@ -246,11 +251,17 @@ def board_main(args):
         cpu_variant    = args.cpu_variant or board.CPU_VARIANT,
         nic            = args.nic or "offload",
         board          = board)
-    builder = Builder(soc, output_dir=output_dir, compile_software=args.build,
+    # A vendor tool's project (Vivado) is the deliverable here: it gets the BIOS in its ROM.
+    builder = Builder(soc, output_dir=output_dir, compile_software=args.build or bool(vendor_tool),
                       compile_gateware=args.build, bios_lto=True, bios_console="lite")
     gateware_dir = builder.gateware_dir
     bitstream = os.path.join(gateware_dir, platform.name + board.BITSTREAM_EXT)
-    if args.build:
+    if args.build and vendor_tool:
+        start = time.monotonic()
+        builder.build()
+        print(f"[litedav-soc] bitstream {bitstream} ({time.monotonic() - start:.0f} s; timing: "
+              f"see {vendor_tool}'s reports in {gateware_dir})")
+    elif args.build:
         from litedav.soc.toolchain import install_wrappers
         install_wrappers(board.TOOLS)
         report = os.path.join(gateware_dir, f"{platform.name}_report.json")
