@@ -42,6 +42,14 @@ static int all_ff(const uint8_t *p, size_t n)
     return 1;
 }
 
+/* A byte as the driver shows it (a held word included). */
+static uint8_t logical(uint32_t addr)
+{
+    uint8_t b = 0;
+    CHECK(flash_read(&ifl.flash, addr, &b, 1) == FLASH_OK);
+    return b;
+}
+
 static void fresh(void)
 {
     fcm_reset();
@@ -86,18 +94,45 @@ static void test_basic(void)
     CHECK(flash_program(f, 0x100, "XYZ", 3) == FLASH_OK);
     CHECK(memcmp(region() + 0x100, "XYZabcde", 8) == 0);
     CHECK(flash_read(f, 0x100, buf, 8) == FLASH_OK && memcmp(buf, "XYZabcde", 8) == 0);
-    /* one byte: a single-word write through FMD/FMC */
+    /* one byte before erased bytes: held in RAM, readable, programmed by sync
+     * as a single-word write through FMD/FMC */
     before = *fcm_stats();
-    CHECK(flash_program(f, 0x201, "q", 1) == FLASH_OK && region()[0x201] == 'q');
+    CHECK(flash_program(f, 0x201, "q", 1) == FLASH_OK && logical(0x201) == 'q');
+    CHECK(region()[0x201] == 0xFF && fcm_stats()->words_programmed == before.words_programmed);
+    /* clearing more bits of programmed bytes is allowed (NOR) */
+    CHECK(flash_program(f, 0x201, "\x01", 1) == FLASH_OK && logical(0x201) == ('q' & 1));
+    CHECK(flash_sync(f) == FLASH_OK && region()[0x201] == ('q' & 1));
     CHECK(fcm_stats()->word_writes == before.word_writes + 1);
     CHECK(all_ff(region() + 0x200, 1) && all_ff(region() + 0x202, 2));
-
-    /* clearing more bits of programmed bytes is allowed (NOR) */
-    CHECK(flash_program(f, 0x201, "\x01", 1) == FLASH_OK && region()[0x201] == ('q' & 1));
     /* the same bytes again: nothing to program, the controller is not used */
     before = *fcm_stats();
     CHECK(flash_program(f, 0x100, "XYZabcde", 8) == FLASH_OK);
     CHECK(fcm_stats()->words_programmed == before.words_programmed);
+
+    /* pieces appended one after the other (as the store streams a record):
+     * each word is programmed once, the last one by sync */
+    before = *fcm_stats();
+    {
+        static const char text[] = "BEGIN:VEVENT\r\nSUMMARY:held words\r\nEND:VEVENT\r\n";
+        uint32_t off = 0, piece = 1, at = 0x403;
+        while (off < sizeof(text) - 1) {
+            uint32_t n = sizeof(text) - 1 - off < piece ? (uint32_t)(sizeof(text) - 1 - off) : piece;
+            CHECK(flash_program(f, at + off, text + off, n) == FLASH_OK);
+            off += n;
+            piece = piece % 5 + 1;
+        }
+        CHECK(flash_read(f, at, buf, 16) == FLASH_OK && memcmp(buf, text, 16) == 0);
+        CHECK(flash_sync(f) == FLASH_OK && memcmp(region() + at, text, sizeof(text) - 1) == 0);
+        CHECK(fcm_stats()->reprogrammed_words == before.reprogrammed_words);
+        CHECK(fcm_stats()->words_programmed - before.words_programmed == (at + sizeof(text) - 1 + 3) / 4 - at / 4);
+    }
+    /* a held word is programmed before a program elsewhere (order) and
+     * dropped by the erase of its block */
+    CHECK(flash_program(f, 0x501, "h", 1) == FLASH_OK && region()[0x501] == 0xFF);
+    CHECK(flash_program(f, 0x600, "next", 4) == FLASH_OK && region()[0x501] == 'h');
+    CHECK(flash_program(f, 0x201 + 4 * KIB, "e", 1) == FLASH_OK && logical(0x201 + 4 * KIB) == 'e');
+    CHECK(flash_erase(f, 4) == FLASH_OK && logical(0x201 + 4 * KIB) == 0xFF);
+    CHECK(flash_sync(f) == FLASH_OK && all_ff(region() + 4 * KIB, KIB));
 
     /* errors, each leaving flash as it was */
     before = *fcm_stats();
@@ -128,7 +163,7 @@ static void test_basic(void)
     CHECK(flash_erase(f, 0) == FLASH_OK && all_ff(region(), KIB));
     CHECK(region()[KIB - 1] == 0xFF && all_ff(fcm_array(), REGION_BASE));
     CHECK(flash_program(f, 0x100, "XYZ", 3) == FLASH_OK);   /* programmable again */
-    CHECK(flash_sync(f) == FLASH_OK);
+    CHECK(flash_sync(f) == FLASH_OK && memcmp(region() + 0x100, "XYZ", 3) == 0);
 
     CHECK(fcm_stats()->violations == 0 && fcm_stats()->wrong_key == 0);
     CHECK(fcm_stats()->repulsed_cells == 0);
@@ -143,16 +178,19 @@ static void test_protected(void)
 
     fresh();
     memset(page, 0, sizeof(page));
-    CHECK(flash_program(f, 6 * KIB, "\x11\x22", 2) == FLASH_OK);
+    CHECK(flash_program(f, 6 * KIB, "\x11\x22\x33\x44", 4) == FLASH_OK);
     fcm_protect(REGION_BASE + 6 * KIB);   /* blocks 6 and 7 of the region */
-    CHECK(flash_program(f, 6 * KIB + 100, "x", 1) == FLASH_ERR_IO);
+    CHECK(flash_program(f, 6 * KIB + 100, "x", 1) == FLASH_OK);   /* held in RAM */
+    CHECK(flash_sync(f) == FLASH_ERR_IO);                         /* refused */
+    CHECK(flash_program(f, 6 * KIB + 100, "wxyz", 4) == FLASH_ERR_IO);
     CHECK(flash_program(f, 7 * KIB, page, 128) == FLASH_ERR_IO);
     CHECK(flash_erase(f, 6) == FLASH_ERR_IO);
     CHECK(flash_erase(f, 7) == FLASH_ERR_IO);
-    CHECK(region()[6 * KIB] == 0x11 && region()[6 * KIB + 1] == 0x22);
-    CHECK(all_ff(region() + 6 * KIB + 2, 2 * KIB - 2));
-    CHECK(fcm_stats()->access_errors == 4);
-    CHECK(flash_program(f, 8 * KIB, "ok", 2) == FLASH_OK && memcmp(region() + 8 * KIB, "ok", 2) == 0);
+    CHECK(region()[6 * KIB] == 0x11 && region()[6 * KIB + 3] == 0x44);
+    CHECK(all_ff(region() + 6 * KIB + 4, 2 * KIB - 4));
+    CHECK(fcm_stats()->access_errors == 5);
+    CHECK(flash_program(f, 8 * KIB, "ok", 2) == FLASH_OK && flash_sync(f) == FLASH_OK);
+    CHECK(memcmp(region() + 8 * KIB, "ok", 2) == 0);
     CHECK(flash_erase(f, 5) == FLASH_OK);
     CHECK(fcm_reg_read(0x00C) == 0);   /* FCRIS: ARIS and PRIS cleared by the driver */
     CHECK(fcm_stats()->violations == 0 && fcm_stats()->wrong_key == 0);
@@ -195,7 +233,7 @@ static void test_random(uint64_t seed, unsigned ops)
 {
     const struct flash *f = &ifl.flash, *g = &ref.flash;
     unsigned i, mismatches = 0, programs_ok = 0;
-    uint8_t data[160];
+    static uint8_t data[160], view[KIB];
 
     rng_seed(seed);
     fresh();
@@ -223,16 +261,19 @@ static void test_random(uint64_t seed, unsigned ops)
             b = flash_program(g, addr, data, len);
             programs_ok += a == FLASH_OK;
         }
-        if (a != b || memcmp(region() + block * KIB, ram_mem + block * KIB, KIB) ||
+        if (chance(5))
+            a |= flash_sync(f);
+        if (a != b || flash_read(f, block * KIB, view, KIB) ||
+            memcmp(view, ram_mem + block * KIB, KIB) ||
             (addr + len > (block + 1) * KIB &&
-             memcmp(region() + addr, ram_mem + addr, len))) {
+             (flash_read(f, addr, view, len) || memcmp(view, ram_mem + addr, len)))) {
             if (mismatches++ < 5)
                 fprintf(stderr, "op %u: addr %u len %u: driver %d, RAM flash %d or contents differ\n",
                         i, (unsigned)addr, (unsigned)len, a, b);
         }
     }
     CHECKF(mismatches == 0, "%u of %u operations differ from the RAM flash", mismatches, ops);
-    CHECK(memcmp(region(), ram_mem, REGION_SIZE) == 0);
+    CHECK(flash_sync(f) == FLASH_OK && memcmp(region(), ram_mem, REGION_SIZE) == 0);
     CHECK(programs_ok > ops / 2);
     CHECK(fcm_stats()->violations == 0 && fcm_stats()->wrong_key == 0 &&
           fcm_stats()->access_errors == 0);
@@ -326,6 +367,7 @@ static void test_store(uint64_t seed, unsigned ops)
     CHECKF(ps.mismatches == 0, "%u store results differ between the driver and the RAM flash",
            ps.mismatches);
     CHECK(ps.puts + ps.streamed > ops / 2 && ps.deletes > 0 && ps.streamed > 0);
+    CHECK(!ifl.held);   /* every store write ends with sync */
     CHECK(memcmp(region(), ram_mem, REGION_SIZE) == 0);
     CHECK(st_if.compactions > 0);
     CHECK(store_digest(&st_if, &d_if, users, 2) == 0 && store_digest(&st_ref, &d_ref, users, 2) == 0);

@@ -22,9 +22,14 @@
  * the data leaves a cell alone), so a cell already at 0 is never pulsed
  * again, and a word whose bits are all there already is not programmed.
  * TI's driver library documents that a word should be programmed only once
- * between erases; the store appends records at byte granularity, so the word
- * where two records meet is programmed twice (the second time only its
- * still-erased bytes). See README.md (LM3S9B95: the store on flash).
+ * between erases. The store appends records at byte granularity, in pieces
+ * (prefix, name, body as it arrives, 128-byte copies when compacting): a
+ * program that ends inside a word before erased bytes leaves that word held
+ * in RAM (struct internal_flash), and the next piece, which continues it,
+ * completes it, so inside a record every word is programmed once. Where two
+ * records meet, or a header meets its payload, a word is still programmed a
+ * second time (its still-erased bytes only): records would have to start on
+ * word boundaries to avoid that (README.md, LM3S9B95 on a real board).
  *
  * Timing: the code runs from the same flash it programs. While a program or
  * erase is in progress, every instruction fetch and literal load from flash
@@ -95,12 +100,73 @@ static int access_status(void)
     return raw & FC_ARIS ? FLASH_ERR_IO : FLASH_OK;
 }
 
+/* The word as the store sees it: the held word's value, or the flash. */
+static uint32_t logical_word(const struct internal_flash *f, uint32_t w)
+{
+    return f->held && f->held_addr == w ? f->held_word : FLASH_WORD(w);
+}
+
+/* Make the n words from first (inside one 128-byte window) equal want[],
+ * which only clears bits: only the cells that change are programmed (a 1 in
+ * the data leaves a cell alone), through FMD/FMC for one word, the write
+ * buffer for more; then every word is read back. */
+static int program_words(uint32_t first, uint32_t n, const uint32_t *want)
+{
+    uint32_t clear[PAGE_WORDS], changed = 0, last = 0, i;
+    int rc;
+
+    for (i = 0; i < n; i++) {
+        clear[i] = FLASH_WORD(first + 4u * i) & ~want[i];
+        if (clear[i]) {
+            changed++;
+            last = i;
+        }
+    }
+    if (changed) {
+        FC_WRITE(FC_FCMISC, FC_ARIS | FC_PRIS);
+        if (changed == 1) {
+            FC_WRITE(FC_FMA, first + 4u * last);
+            FC_WRITE(FC_FMD, ~clear[last]);
+            FC_WRITE(FC_FMC, FC_KEY | FC_FMC_WRITE);
+            rc = wait_done(FC_FMC, FC_FMC_WRITE);
+        } else {
+            FC_WRITE(FC_FMA, first & ~(INTERNAL_FLASH_PAGE - 1u));
+            for (i = 0; i < n; i++)
+                if (clear[i])
+                    FC_WRITE(FC_FWB(((first + 4u * i) % INTERNAL_FLASH_PAGE) / 4u), ~clear[i]);
+            FC_WRITE(FC_FMC2, FC_KEY | FC_FMC2_WRBUF);
+            rc = wait_done(FC_FMC2, FC_FMC2_WRBUF);
+        }
+        if (rc != FLASH_OK)
+            return rc;
+        if ((rc = access_status()) != FLASH_OK)
+            return rc;
+    }
+    for (i = 0; i < n; i++)
+        if (FLASH_WORD(first + 4u * i) != want[i])
+            return FLASH_ERR_IO;
+    return FLASH_OK;
+}
+
+static int flush_held(struct internal_flash *f)
+{
+    if (!f->held)
+        return FLASH_OK;
+    f->held = 0;
+    return program_words(f->held_addr, 1, &f->held_word);
+}
+
 static int if_read(void *ctx, uint32_t addr, void *buf, uint32_t len)
 {
     struct internal_flash *f = ctx;
+    uint32_t dev = f->base + addr, b;
     if (addr > f->flash.geo.size || len > f->flash.geo.size - addr)
         return FLASH_ERR_RANGE;
-    memcpy(buf, FLASH_BYTES(f->base + addr), len);
+    memcpy(buf, FLASH_BYTES(dev), len);
+    if (f->held)
+        for (b = 0; b < 4; b++)
+            if (f->held_addr + b >= dev && f->held_addr + b - dev < len)
+                ((uint8_t *)buf)[f->held_addr + b - dev] = (uint8_t)(f->held_word >> (8u * b));
     return FLASH_OK;
 }
 
@@ -108,9 +174,9 @@ static int if_program(void *ctx, uint32_t addr, const void *buf, uint32_t len)
 {
     struct internal_flash *f = ctx;
     const uint8_t *src = buf;
-    uint32_t want[PAGE_WORDS], clear[PAGE_WORDS];
-    uint32_t dev, first, nwords, changed = 0, last_changed = 0, i, b;
-    int rc;
+    uint32_t want[PAGE_WORDS];
+    uint32_t dev, first, nwords, nprog, tail, i, b;
+    int rc, hold;
 
     if (addr > f->flash.geo.size || len > f->flash.geo.size - addr)
         return FLASH_ERR_RANGE;
@@ -124,49 +190,36 @@ static int if_program(void *ctx, uint32_t addr, const void *buf, uint32_t len)
     first = dev & ~3u;
     nwords = ((dev + len - 1) & ~3u) / 4u - first / 4u + 1u;
     for (i = 0; i < nwords; i++) {
-        uint32_t w = first + 4u * i, old = FLASH_WORD(w), target = old;
+        uint32_t w = first + 4u * i, old = logical_word(f, w), target = old;
         for (b = 0; b < 4; b++) {
             uint32_t a = w + b, shift = 8u * b;
-            uint8_t cur = (uint8_t)(old >> shift), v;
+            uint8_t v;
             if (a < dev || a - dev >= len)
                 continue;
             v = src[a - dev];
-            if (v & ~cur)
+            if (v & ~(uint8_t)(old >> shift))
                 return FLASH_ERR_NOR;   /* checked for every byte before any is programmed */
             target &= ~((uint32_t)(uint8_t)~v << shift);
         }
         want[i] = target;
-        clear[i] = old & ~target;       /* the cells this program pulses */
-        if (clear[i]) {
-            changed++;
-            last_changed = i;
-        }
     }
-    if (!changed)
-        return FLASH_OK;
 
-    FC_WRITE(FC_FCMISC, FC_ARIS | FC_PRIS);
-    if (changed == 1) {
-        FC_WRITE(FC_FMA, first + 4u * last_changed);
-        FC_WRITE(FC_FMD, ~clear[last_changed]);
-        FC_WRITE(FC_FMC, FC_KEY | FC_FMC_WRITE);
-        rc = wait_done(FC_FMC, FC_FMC_WRITE);
-    } else {
-        /* One page is one buffer window: FWBn for the words that change. */
-        FC_WRITE(FC_FMA, dev & ~(INTERNAL_FLASH_PAGE - 1u));
-        for (i = 0; i < nwords; i++)
-            if (clear[i])
-                FC_WRITE(FC_FWB(((first + 4u * i) % INTERNAL_FLASH_PAGE) / 4u), ~clear[i]);
-        FC_WRITE(FC_FMC2, FC_KEY | FC_FMC2_WRBUF);
-        rc = wait_done(FC_FMC2, FC_FMC2_WRBUF);
+    /* A held word goes first unless this program continues it. */
+    if (f->held && f->held_addr != first && (rc = flush_held(f)) != FLASH_OK)
+        return rc;
+    f->held = 0;
+    /* Hold the last word when the program ends inside it, before erased bytes. */
+    tail = (dev + len) % 4u;
+    hold = tail && (want[nwords - 1] | (0xFFFFFFFFu >> (8u * (4u - tail)))) == 0xFFFFFFFFu &&
+           want[nwords - 1] != FLASH_WORD(first + 4u * (nwords - 1));
+    nprog = hold ? nwords - 1 : nwords;
+    if (nprog && (rc = program_words(first, nprog, want)) != FLASH_OK)
+        return rc;
+    if (hold) {
+        f->held = 1;
+        f->held_addr = first + 4u * (nwords - 1);
+        f->held_word = want[nwords - 1];
     }
-    if (rc != FLASH_OK)
-        return rc;
-    if ((rc = access_status()) != FLASH_OK)
-        return rc;
-    for (i = 0; i < nwords; i++)
-        if (FLASH_WORD(first + 4u * i) != want[i])
-            return FLASH_ERR_IO;
     return FLASH_OK;
 }
 
@@ -179,6 +232,10 @@ static int if_erase(void *ctx, uint32_t block)
     if (block >= f->flash.geo.size / INTERNAL_FLASH_BLOCK)
         return FLASH_ERR_RANGE;
     a = f->base + block * INTERNAL_FLASH_BLOCK;
+    if (f->held && f->held_addr - a < INTERNAL_FLASH_BLOCK)
+        f->held = 0;   /* the erase clears it anyway */
+    else if ((rc = flush_held(f)) != FLASH_OK)
+        return rc;
     FC_WRITE(FC_FCMISC, FC_ARIS | FC_PRIS);
     FC_WRITE(FC_FMA, a);
     FC_WRITE(FC_FMC, FC_KEY | FC_FMC_ERASE);
@@ -192,11 +249,10 @@ static int if_erase(void *ctx, uint32_t block)
     return FLASH_OK;
 }
 
-/* Every program and erase has completed (and was read back) on return. */
+/* Everything else has completed (and was read back) on return already. */
 static int if_sync(void *ctx)
 {
-    (void)ctx;
-    return FLASH_OK;
+    return flush_held(ctx);
 }
 
 static const struct flash_ops internal_ops = {if_read, if_program, if_erase, if_sync};
@@ -212,5 +268,6 @@ int internal_flash_init(struct internal_flash *f, uint32_t base, uint32_t size)
     f->flash.ops = &internal_ops;
     f->flash.ctx = f;
     f->base = base;
+    f->held = 0;
     return FLASH_OK;
 }

@@ -8,7 +8,8 @@
  *
  * Programming and erasing go through the flash controller (FMA/FMD/FMC,
  * FMC2 + FWBn, FCRIS/FCMISC); every operation has finished and been read back
- * before the call returns, so sync() has nothing left to do. */
+ * before the call returns. sync() programs the one word a program may leave
+ * held in RAM (below). */
 #ifndef LITEDAV_INTERNAL_FLASH_H
 #define LITEDAV_INTERNAL_FLASH_H
 
@@ -23,6 +24,14 @@
 struct internal_flash {
     struct flash flash;   /* hand &f->flash to the store */
     uint32_t base;        /* address of the region in the chip's flash */
+    /* A program that ends inside a word whose remaining bytes are still
+     * erased leaves that word here instead of programming it: the next
+     * program usually continues it (the store appends), and the word is
+     * then programmed once. Reads see it; sync(), an erase or a program
+     * elsewhere programs it first, so operations still land in order. */
+    uint32_t held_addr;   /* chip address of the held word */
+    uint32_t held_word;   /* its value once programmed */
+    int held;
 };
 
 /* The region [base, base + size) of the chip's flash: both multiples of the
