@@ -22,12 +22,15 @@ Two counts for each (bench/README.md defines them):
                        map), including the idle loop's turns on SysTick wake-ups; "net" takes
                        those wake-ups off at the rate measured on the idle guest.
 
+For comparison it then runs the same requests against the host build under valgrind's
+callgrind (bench/host_callgrind.py; --no-host skips it).
+
 Checks of the method, written beside the figures: every request is measured N and 2N times in
 the same boot (the counts should double), and --runs boots QEMU more than once (guest time is
 deterministic, network arrival is not: the counts should agree within a few per cent).
 
     python3 -m litedav.bench.lm3s_instructions [--out DIR] [--requests N] [--runs R]
-                                               [--build-dir DIR | --elf FILE] [--shift N]
+                                               [--build-dir DIR | --elf FILE] [--shift N] [--no-host]
 
 Merges into DIR/latest.json (section "lm3s9b95_qemu") and DIR/latest.md (a section between
 marker comments), leaving the rest of both files as they were; `make bench` runs it after the
