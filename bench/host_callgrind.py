@@ -12,6 +12,7 @@ Run by `python3 -m litedav.bench.lm3s_instructions` (unless --no-host): written 
 of latest.json under "host_callgrind" and as a second table in latest.md.
 """
 
+import http.client
 import os
 import re
 import shutil
@@ -147,7 +148,6 @@ class HostServer:
         shutil.rmtree(self.tmp, ignore_errors=True)
 
     def connect(self):
-        import http.client
         return http.client.HTTPConnection("127.0.0.1", self.port, timeout=120)
 
     def control(self, *args):
