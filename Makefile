@@ -6,7 +6,7 @@ PORT   ?= 8080
 NIC    ?= liteeth
 BUILD  := build/sim
 
-.PHONY: help deps sim firmware demo demo-lm3s flash-lm3s9b95 run host test bench resources bitstreams fuzz clean
+.PHONY: help deps sim firmware demo demo-lm3s flash-lm3s9b95 run host test soak bench resources bitstreams fuzz clean
 
 help:
 	@echo "make demo      install, build and run the simulated appliance on http://127.0.0.1:$(PORT)/"
@@ -22,6 +22,7 @@ help:
 	@echo "make bench     plain LiteEth vs offload NIC: bulk GET/PUT, small GETs, latency at GMII and MII; LM3S port in QEMU: instructions per request (bench/results/latest.*)"
 	@echo "make resources  ECP5 LUT4/FF/BRAM of the offload NIC cores (Yosys synth_ecp5)"
 	@echo "make bitstreams  every board's bitstream (build/<board>/), timing-checked, and its report (bench/results/fpga-<board>.*); slow"
+	@echo "make soak      long reliability runs: 1,000 CalDAV transactions by 20 clients over a lossy link (bench/results/reliability.*); hours"
 	@echo "make fuzz      long randomized runs: gateware (cocotb) and host fuzzers/torture (LITEDAV_FUZZ=1)"
 	@echo "make clean     remove build/"
 
@@ -67,6 +68,12 @@ resources: deps
 BOARDS ?= colorlight_i5
 bitstreams: deps
 	@set -e; for board in $(BOARDS); do $(PYTHON) -m litedav.bench.fpga_report --board $$board; done
+
+# The long variant of tests/test_sim_faults.py; figures in bench/results/reliability.{json,md}.
+soak: deps
+	@LITEDAV_FAULT_TRANSACTIONS=1000 LITEDAV_FAULT_CLIENTS=20 \
+	 LITEDAV_FAULT_REPORT=$(CURDIR)/bench/results/reliability.json \
+	 $(PYTHON) -m pytest -ra -s tests/test_sim_faults.py -k lossy_link
 
 fuzz: deps
 	@LITEDAV_FUZZ=1 $(PYTHON) -m pytest -ra -s $(wildcard cocotb_tests tests/test_host_*.py)

@@ -71,9 +71,10 @@ def parse_faults(spec):
     return rates
 
 
-def fault_config(faults, seed=1, mode="random", stats=None):
+def fault_config(faults, seed=1, mode="random", stats=None, spare_syn=False):
     """The slirp_ethernet module's `faults` argument. faults: rates for both directions
-    ({"drop": 0.05, ...}) or per direction ({"to_soc": {...}, "from_soc": {...}})."""
+    ({"drop": 0.05, ...}) or per direction ({"to_soc": {...}, "from_soc": {...}});
+    spare_syn: TCP segments with SYN pass untouched (connection setup off the faults)."""
     if mode not in FAULT_MODES:
         raise ValueError(f"unknown fault mode {mode!r}: one of {', '.join(FAULT_MODES)}")
     if set(faults) <= set(FAULT_DIRECTIONS):
@@ -87,7 +88,8 @@ def fault_config(faults, seed=1, mode="random", stats=None):
             if not 0 <= float(rate) <= 1:
                 raise ValueError(f"fault rate {name}={rate}: expected 0..1")
             rates[name] = float(rate)
-    return {"seed": int(seed), "mode": mode, **per_direction, "stats": stats or ""}
+    return {"seed": int(seed), "mode": mode, "spare_syn": bool(spare_syn), **per_direction,
+            "stats": stats or ""}
 
 
 def free_port():
@@ -180,7 +182,7 @@ class Simulator:
     def __init__(self, build_dir=DEFAULT_BUILD, port=8080, echo=True, gap_cycles=20,
                  flash=None, fresh_flash=False, flash_size=None, flash_timing=None,
                  phy="gmii", pcap=None, faults=None, fault_seed=1, fault_mode="random",
-                 fault_stats=None):
+                 fault_stats=None, fault_spare_syn=False):
         """flash: the NOR image file (default: flash.bin in the run directory, kept across
         runs of the same port); fresh_flash: erase it before booting; flash_timing: busy
         cycles for the flash_file module (sim/modules/flash_file/flash_file.c);
@@ -190,6 +192,7 @@ class Simulator:
         faults: a lossy link (FAULT_KINDS -> probability per frame, for both directions, or
         {"to_soc": {...}, "from_soc": {...}}), None for a clean one; fault_seed, fault_mode
         (random: independent per frame; spread: one fault of a kind in every 1/rate frames);
+        fault_spare_syn: SYN segments pass untouched (a lost SYN costs seconds of simulated time);
         fault_stats: JSON file of the fault counters (default faults.json in the run
         directory when faults are on; rewritten as they change and at exit: fault_counters())."""
         from litedav.soc.build import DEFAULT_FLASH_SIZE, PHY_RATES
@@ -209,7 +212,7 @@ class Simulator:
         if faults:
             self.fault_stats = os.path.abspath(fault_stats) if fault_stats else os.path.join(
                 self.run_dir, "faults.json")
-            self.faults = fault_config(faults, fault_seed, fault_mode, self.fault_stats)
+            self.faults = fault_config(faults, fault_seed, fault_mode, self.fault_stats, fault_spare_syn)
         self.proc = None
         self.console = []
         self.ready = threading.Event()
@@ -330,7 +333,8 @@ class Simulator:
 
 
 def run(build_dir, port, gap_cycles, flash=None, fresh_flash=False, flash_size=None, phy="gmii",
-        pcap=None, faults=None, fault_seed=1, fault_mode="random", fault_stats=None):
+        pcap=None, faults=None, fault_seed=1, fault_mode="random", fault_stats=None,
+        fault_spare_syn=False):
     from litedav.soc.build import describe_phy
     if not os.path.exists(os.path.join(build_dir, "gateware", "obj_dir", "Vsim")):
         sys.exit(f"litedav-sim: no simulator in {build_dir}: run `litedav-sim build` (same --nic) first")
@@ -345,7 +349,8 @@ def run(build_dir, port, gap_cycles, flash=None, fresh_flash=False, flash_size=N
         saved_tty = termios.tcgetattr(sys.stdin.fileno())
     sim = Simulator(build_dir, port, echo=True, gap_cycles=gap_cycles, flash=flash,
                     fresh_flash=fresh_flash, flash_size=flash_size, phy=phy, pcap=pcap, faults=faults,
-                    fault_seed=fault_seed, fault_mode=fault_mode, fault_stats=fault_stats)
+                    fault_seed=fault_seed, fault_mode=fault_mode, fault_stats=fault_stats,
+                    fault_spare_syn=fault_spare_syn)
     log(f"flash image: {sim.flash}{' (erased first)' if fresh_flash else ''}")
     if sim.pcap:
         log(f"pcap trace: {sim.pcap} (timestamps in simulated time)")
@@ -403,6 +408,9 @@ def main(argv=None):
     parser.add_argument("--fault-mode", default="random", choices=FAULT_MODES,
                         help="random: each frame drawn independently; spread: exactly one fault of a kind "
                              "at a random place in every block of 1/rate frames")
+    parser.add_argument("--fault-spare-syn", action="store_true",
+                        help="TCP segments with SYN pass untouched: faults hit the data path, not "
+                             "connection setup (a lost SYN costs slirp's 6 s initial timeout: hours of wall time)")
     parser.add_argument("--fault-stats", default=None, metavar="FILE",
                         help="JSON file of the fault counters (default: faults.json in the run directory)")
     parser.add_argument("--gap-cycles", type=int, default=20,
@@ -436,7 +444,8 @@ def main(argv=None):
     if args.command in ("run", "demo"):
         sys.exit(run(build_dir, args.port, args.gap_cycles, args.flash, args.fresh_flash, flash_size,
                      phy=args.phy, pcap=args.pcap, faults=faults, fault_seed=args.fault_seed,
-                     fault_mode=args.fault_mode, fault_stats=args.fault_stats))
+                     fault_mode=args.fault_mode, fault_stats=args.fault_stats,
+                     fault_spare_syn=args.fault_spare_syn))
 
 
 if __name__ == "__main__":

@@ -4,7 +4,7 @@
  *   fault_link_driver CONFIG_JSON FRAMES STATS_JSON
  *
  * Frame i is an ARP request every 7th frame, else an IPv4 TCP segment with
- * correct checksums and i in its sequence number. Before passing frame i the
+ * correct checksums and i in its sequence number (a SYN-ACK every 13th). Before passing frame i the
  * driver prints "pass i"; every frame the link delivers is printed as
  * "out FLAGS HEX". After the last frame it advances time so that a held
  * frame is released, then writes the counters to STATS_JSON. */
@@ -66,7 +66,7 @@ static size_t make_frame(uint8_t *f, unsigned i)
     f[24] = (uint8_t)(~sum >> 8), f[25] = (uint8_t)~sum;
     f[34] = 0xc0, f[35] = 0x01, f[36] = 0, f[37] = 80;               /* ports */
     f[38] = i >> 24, f[39] = i >> 16, f[40] = i >> 8, f[41] = i & 255; /* seq */
-    f[46] = 0x50, f[47] = 0x18;                                      /* offset 5, PSH ACK */
+    f[46] = 0x50, f[47] = i % 13 == 12 ? 0x12 : 0x18; /* offset 5, SYN ACK or PSH ACK */
     f[48] = 0x20;                                                    /* window */
     for (k = 0; k < payload; k++)
         f[54 + k] = (uint8_t)(i + k * 7);

@@ -96,7 +96,7 @@ static int configure_rates(struct fault_link *l, json_object *rates, char *err, 
 int fault_link_configure(struct fault_link links[2], json_object *cfg, char *err, size_t err_len)
 {
     uint64_t seed = 1, hold = links[0].reorder_hold_cycles;
-    int spread = 0, i;
+    int spread = 0, spare_syn = 0, i;
 
     if (!json_object_is_type(cfg, json_type_object)) {
         snprintf(err, err_len, "the faults argument must be an object");
@@ -113,6 +113,8 @@ int fault_link_configure(struct fault_link links[2], json_object *cfg, char *err
                 snprintf(err, err_len, "mode \"%s\": expected random or spread", mode);
                 return -1;
             }
+        } else if (!strcmp(key, "spare_syn")) {
+            spare_syn = json_object_get_boolean(value);
         } else if (!strcmp(key, "reorder_hold_cycles")) {
             hold = (uint64_t)json_object_get_int64(value);
         } else if (!strcmp(key, links[0].name) || !strcmp(key, links[1].name)) {
@@ -124,7 +126,7 @@ int fault_link_configure(struct fault_link links[2], json_object *cfg, char *err
             if (configure_rates(l, value, err, err_len))
                 return -1;
         } else if (strcmp(key, "stats")) {
-            snprintf(err, err_len, "unknown key \"%s\" (seed, mode, reorder_hold_cycles, %s, %s, stats)",
+            snprintf(err, err_len, "unknown key \"%s\" (seed, mode, spare_syn, reorder_hold_cycles, %s, %s, stats)",
                      key, links[0].name, links[1].name);
             return -1;
         }
@@ -138,6 +140,7 @@ int fault_link_configure(struct fault_link links[2], json_object *cfg, char *err
         l->rng = (z ^ (z >> 31)) | 1;
         l->seed = seed;
         l->spread = spread;
+        l->spare_syn = spare_syn;
         l->reorder_hold_cycles = hold;
     }
     return 0;
@@ -174,6 +177,14 @@ static int ipv4_bounds(const uint8_t *d, size_t len, size_t *l4, size_t *end, in
     *end = ETH_HEADER + total < len ? ETH_HEADER + total : len;
     *proto = d[23];
     return *l4 <= *end;
+}
+
+static int is_tcp_syn(const uint8_t *d, size_t len)
+{
+    size_t l4, end;
+    int proto;
+    return ipv4_bounds(d, len, &l4, &end, &proto) && proto == IPPROTO_TCP_ && l4 + 14 <= end &&
+           (d[l4 + 13] & 0x02);
 }
 
 static void flip_bit(struct fault_link *l, uint8_t *data, size_t from, size_t to)
@@ -240,6 +251,14 @@ void fault_link_pass(struct fault_link *l, const uint8_t *data, size_t len, uint
     uint8_t buf[MAX_FAULT_FRAME];
     int k, fault = -1, flags = 0;
 
+    if (l->spare_syn && is_tcp_syn(data, len)) {
+        l->spared++;
+        l->changed = 1;
+        l->sink(data, len, 0, l->opaque);
+        if (l->held)
+            release_held(l);
+        return;
+    }
     l->frames++;
     if (len > sizeof(buf)) { /* the wire refuses it anyway */
         l->sink(data, len, 0, l->opaque);
@@ -293,7 +312,8 @@ void fault_link_report(const struct fault_link links[2], FILE *out)
         const struct fault_link *l = &links[i];
         if (!fault_link_active(l))
             continue;
-        fprintf(out, "[slirp_ethernet] faults %s: %llu frames", l->name, (unsigned long long)l->frames);
+        fprintf(out, "[slirp_ethernet] faults %s: %llu frames (%llu SYN spared)", l->name,
+                (unsigned long long)l->frames, (unsigned long long)l->spared);
         for (k = 0; k < FAULT_KINDS; k++)
             fprintf(out, ", %s %llu", fault_names[k], (unsigned long long)l->count[k]);
         fprintf(out, "\n");
@@ -312,11 +332,12 @@ int fault_link_write_stats(struct fault_link links[2], const char *path)
     f = fopen(tmp, "w");
     if (!f)
         return -1;
-    fprintf(f, "{\"seed\": %llu, \"mode\": \"%s\"", (unsigned long long)links[0].seed,
-            links[0].spread ? "spread" : "random");
+    fprintf(f, "{\"seed\": %llu, \"mode\": \"%s\", \"spare_syn\": %s", (unsigned long long)links[0].seed,
+            links[0].spread ? "spread" : "random", links[0].spare_syn ? "true" : "false");
     for (i = 0; i < 2; i++) {
         struct fault_link *l = &links[i];
-        fprintf(f, ", \"%s\": {\"frames\": %llu", l->name, (unsigned long long)l->frames);
+        fprintf(f, ", \"%s\": {\"frames\": %llu, \"spared_syn\": %llu", l->name,
+                (unsigned long long)l->frames, (unsigned long long)l->spared);
         for (k = 0; k < FAULT_KINDS; k++)
             fprintf(f, ", \"%s\": %llu", fault_names[k], (unsigned long long)l->count[k]);
         fprintf(f, ", \"rates\": {");

@@ -25,6 +25,12 @@
  * is already held, any fault on a dropped frame) waits for the next frame it
  * fits, so the rates hold on average.
  *
+ * With `spare_syn`, TCP segments carrying SYN pass untouched (and count as
+ * spared, not as frames drawn on): a lost SYN costs slirp's initial
+ * retransmission timeout of 6 s (lwIP's is 3 s for a SYN-ACK), which is
+ * hours of wall time in the simulator; tests that want faults on the data
+ * path, not on connection setup, turn it on.
+ *
  * Modes: "random" decides every kind independently for every frame
  * (Bernoulli); "spread" places exactly one fault of a kind at a random
  * position in every block of round(1/rate) frames, so that each kind
@@ -71,13 +77,14 @@ struct fault_link {
     frame_sink sink;
     void *opaque;
 
-    int spread;
+    int spread, spare_syn;
     uint64_t seed, rng;
     double rate[FAULT_KINDS];
     uint64_t block_len[FAULT_KINDS], block_pos[FAULT_KINDS], block_hit[FAULT_KINDS];
     unsigned pending[FAULT_KINDS];
 
     uint64_t frames;             /* frames offered to the link */
+    uint64_t spared;             /* SYN segments passed untouched (spare_syn) */
     uint64_t count[FAULT_KINDS]; /* faults applied */
 
     struct frame *held; /* reorder */
@@ -89,7 +96,7 @@ struct fault_link {
 void fault_link_init(struct fault_link *l, const char *name, frame_sink sink, void *opaque);
 
 /* Configure from the module's `faults` argument:
- *   {"seed": N, "mode": "random"|"spread", "reorder_hold_cycles": N,
+ *   {"seed": N, "mode": "random"|"spread", "reorder_hold_cycles": N, "spare_syn": bool,
  *    "to_soc": {"drop": r, "duplicate": r, ...}, "from_soc": {...}}
  * Returns 0, or -1 with a message in err. */
 int fault_link_configure(struct fault_link links[2], json_object *cfg, char *err, size_t err_len);
