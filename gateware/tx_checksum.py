@@ -172,10 +172,15 @@ class TxChecksum(LiteXModule):
             ),
         ]
 
+        # Zero is tested on ~l4_sum, not on l4_checksum itself: Migen's combinational blocks use
+        # non-blocking assignments, so reading l4_checksum there was a combinational loop
+        # (simulators settle it; nextpnr's timing analysis refuses it).
+        l4_inverted = Signal(16)
         l4_checksum = Signal(16)
         self.comb += [
-            l4_checksum.eq(~p.l4_sum),
-            If(p.is_udp & (l4_checksum == 0), l4_checksum.eq(0xffff)), # RFC 768.
+            l4_inverted.eq(~p.l4_sum),
+            l4_checksum.eq(l4_inverted),
+            If(p.is_udp & (l4_inverted == 0), l4_checksum.eq(0xffff)), # RFC 768.
             results.sink.valid.eq(early_push | (finished & ~early_sent)),
             If(~early_push,
                 results.sink.payload.eq(entry),

@@ -61,20 +61,27 @@ class LiteDAVSoC(SoCCore):
         if nic == "liteeth":
             self.add_ethernet(phy=self.ethphy, nrxslots=eth_rx_slots, ntxslots=eth_tx_slots)
         elif nic == "offload":
-            self.add_offload_nic(with_sys_datapath=board is not None)
+            self.add_offload_nic(with_sys_datapath=board is not None, bus_slices=board is not None)
         else:
             raise ValueError(f"unknown NIC {nic!r}: liteeth or offload")
 
-    def add_offload_nic(self, with_sys_datapath=False):
+    def add_offload_nic(self, with_sys_datapath=False, bus_slices=False):
         """The offload NIC (gateware/nic.py, docs/nic.md): DMA masters on the main bus, CSRs as
         `nic_*`, one interrupt `nic`. The sim PHY carries bare frames (no preamble, no FCS).
         with_sys_datapath: the MAC's preamble/FCS/padding at 32 bits in sys_clk (boards: only the
-        PHY and the clock-domain crossing stay in the PHY's 125 MHz clocks)."""
+        PHY and the clock-domain crossing stay in the PHY's 125 MHz clocks). bus_slices: the DMA
+        masters reach the bus through register slices (soc/bus_slice.py; boards, for timing)."""
         from litedav.gateware.nic import OffloadNIC
         self.nic = OffloadNIC(self.ethphy, with_preamble_crc=self.platform.name != "sim",
                               with_sys_datapath=with_sys_datapath)
-        self.bus.add_master(name="nic_rx", master=self.nic.rx_bus)
-        self.bus.add_master(name="nic_tx", master=self.nic.tx_bus)
+        rx_bus, tx_bus = self.nic.rx_bus, self.nic.tx_bus
+        if bus_slices:
+            from litedav.soc.bus_slice import WishboneRegisterSlice
+            self.nic_rx_slice = WishboneRegisterSlice(rx_bus)
+            self.nic_tx_slice = WishboneRegisterSlice(tx_bus)
+            rx_bus, tx_bus = self.nic_rx_slice.bus, self.nic_tx_slice.bus
+        self.bus.add_master(name="nic_rx", master=rx_bus)
+        self.bus.add_master(name="nic_tx", master=tx_bus)
         self.irq.add("nic", use_loc_if_exists=True)
         self.add_constant("LITEDAV_NIC_OFFLOAD")
 
