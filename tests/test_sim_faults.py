@@ -9,11 +9,12 @@
    transaction must succeed with every body byte-exact, and the module's counters must show
    that every fault kind happened in each direction.
 
-The fast variant here is small because each lost frame costs a TCP retransmission timeout
-(lwIP's and slirp's, about a second of simulated time, i.e. minutes of wall time at the
-simulator's speed; both stacks run in simulated time). LITEDAV_FAULT_TRANSACTIONS and
-LITEDAV_FAULT_CLIENTS size it (`make soak` runs 1,000 transactions by 20 clients and
-LITEDAV_FAULT_REPORT names a JSON file for its figures). TCP segments with SYN are spared: a lost
+Part 2 is slow: every frame lost that TCP's fast retransmission cannot recover costs a
+retransmission timeout, 1-1.5 s of simulated time for slirp and up to 3 s for lwIP on a young
+connection (both stacks run in simulated time), i.e. 125-375 M cycles, several minutes of wall
+time each at the simulator's speed. It therefore runs only when LITEDAV_FAULT_TRANSACTIONS is
+set (with LITEDAV_FAULT_CLIENTS; `make soak` runs 1,000 transactions by 20 clients and
+LITEDAV_FAULT_REPORT names a JSON file for its figures); `make test` runs part 1. TCP segments with SYN are spared: a lost
 SYN waits out slirp's initial retransmission timeout of 6 s of simulated time.
 """
 import base64
@@ -25,6 +26,7 @@ import shutil
 import subprocess
 import threading
 import time
+import traceback
 import xml.etree.ElementTree as ET
 
 import pytest
@@ -247,15 +249,17 @@ class Client:
             self.conn = None
 
 
-def run_client(port, calendar, index, transactions, seed, results):
-    """PUT / GET / REPORT / DELETE cycles on the client's own objects; results[index] gets the
-    count of each kind of transaction done, or the exception that stopped it."""
+def run_client(port, calendar, index, transactions, seed, results, more=lambda: False, extra=0):
+    """PUT / GET / REPORT / DELETE cycles on the client's own objects, `transactions` of them,
+    then up to `extra` more while more() says so; results[index] gets the count of each kind of
+    transaction done, or the traceback that stopped it."""
     rng = random.Random(seed * 1000 + index)
     client = Client(port)
     live = {}  # href -> (body, etag)
     done = dict.fromkeys(("PUT", "GET", "REPORT", "DELETE"), 0)
     try:
-        for n in range(transactions):
+        n = 0
+        while n < transactions or (n < transactions + extra and more()):
             choices = ["PUT"] + (["GET", "REPORT", "DELETE"] if live else [])
             op = rng.choice(choices)
             if op == "PUT":
@@ -269,7 +273,7 @@ def run_client(port, calendar, index, transactions, seed, results):
                 href = rng.choice(sorted(live))
                 status, headers, data = client.request("GET", href)
                 assert status == 200 and data == live[href][0].encode(), (op, href, status)
-                assert headers["ETag"] == live[href][1]
+                assert headers["ETag"] == live[href][1], (op, href, headers["ETag"], live[href][1])
             elif op == "REPORT":
                 href = rng.choice(sorted(live))
                 status, _, data = client.request("REPORT", calendar, MULTIGET.format(href=href),
@@ -278,20 +282,22 @@ def run_client(port, calendar, index, transactions, seed, results):
                 tree = ET.fromstring(data)
                 got = tree.find(".//{urn:ietf:params:xml:ns:caldav}calendar-data").text
                 etag = tree.find(".//{DAV:}getetag").text
-                # XML normalizes CR LF to LF; the object itself is checked byte for byte by GET
-                assert got == live[href][0].replace("\r\n", "\n") and etag == live[href][1]
+                # XML parsers turn CR LF into LF; GET checks the object byte for byte
+                assert got.replace("\r\n", "\n") == live[href][0].replace("\r\n", "\n"), (op, href)
+                assert etag == live[href][1], (op, href, etag, live[href][1])
             else:
                 href = rng.choice(sorted(live))
                 status, _, _ = client.request("DELETE", href, headers={"If-Match": live[href][1]})
                 assert status == 204, (op, href, status)
                 del live[href]
             done[op] += 1
+            n += 1
         for href, (body, _) in sorted(live.items()):  # what is left is intact
             status, _, data = client.request("GET", href)
             assert status == 200 and data == body.encode(), ("final GET", href, status)
         results[index] = done
-    except Exception as e:  # reported by the main thread
-        results[index] = e
+    except Exception:  # reported by the main thread
+        results[index] = f"client {index}: {traceback.format_exc()}"
     finally:
         client.close()
 
@@ -327,10 +333,13 @@ def write_report(path, figures):
         f.write("\n".join(lines))
 
 
+@pytest.mark.skipif(not os.environ.get("LITEDAV_FAULT_TRANSACTIONS"),
+                    reason="minutes of wall time per lost frame: set LITEDAV_FAULT_TRANSACTIONS "
+                           "(e.g. 24, with LITEDAV_FAULT_CLIENTS=8), or make soak")
 def test_caldav_transactions_survive_a_lossy_link(sim_build, tmp_path):
     from litedav.sim.run import Simulator, free_port
-    transactions = int(os.environ.get("LITEDAV_FAULT_TRANSACTIONS", 48))
-    clients = int(os.environ.get("LITEDAV_FAULT_CLIENTS", 6))
+    transactions = int(os.environ.get("LITEDAV_FAULT_TRANSACTIONS", 24))
+    clients = int(os.environ.get("LITEDAV_FAULT_CLIENTS", 8))
     seed = int(os.environ.get("LITEDAV_FAULT_SEED", 1))
     # spread: every kind is certain to happen within 1/rate frames of each direction;
     # spare_syn: connection setup is spared (a lost SYN waits out slirp's 6 s initial timeout)
@@ -346,8 +355,14 @@ def test_caldav_transactions_survive_a_lossy_link(sim_build, tmp_path):
         before = status_page(sim.port)
         results = [None] * clients
         per_client = [transactions // clients + (i < transactions % clients) for i in range(clients)]
+        # until every fault kind has happened both ways (spread mode makes that certain within
+        # 1/rate frames of each direction), the clients go on, up to as many transactions again
+        def more():
+            counters = sim.fault_counters()
+            return counters is None or not all(counters[d][k] for d in ("to_soc", "from_soc") for k in KINDS)
         threads = [threading.Thread(target=run_client,
-                                    args=(sim.port, calendar, i, per_client[i], seed, results))
+                                    args=(sim.port, calendar, i, per_client[i], seed, results, more,
+                                          per_client[i] + 8))
                    for i in range(clients)]
         t0 = time.time()
         for t in threads:
@@ -356,17 +371,7 @@ def test_caldav_transactions_survive_a_lossy_link(sim_build, tmp_path):
             t.join()
         wall = time.time() - t0
         failures = [r for r in results if not isinstance(r, dict)]
-        assert not failures, failures
-        # top up with GETs until every fault kind has happened both ways (spread mode bounds this)
-        extra = 0
-        while True:
-            counters = sim.fault_counters()
-            missing = [(d, k) for d in ("to_soc", "from_soc") for k in KINDS if counters[d][k] == 0]
-            if not missing or extra >= 400:
-                break
-            status, _, data = setup.request("GET", "/static/task.ics")
-            assert status == 200
-            extra += 1
+        assert not failures, "\n".join(failures)
         after = status_page(sim.port)
         setup.close()
     finally:
@@ -375,7 +380,7 @@ def test_caldav_transactions_survive_a_lossy_link(sim_build, tmp_path):
     done = {op: sum(r[op] for r in results) for op in ("PUT", "GET", "REPORT", "DELETE")}
     cycles = int(after["uptime_cycles"]) - int(before["uptime_cycles"])
     figures = {"transactions": sum(done.values()), "clients": clients, "by_method": done,
-               "failures": 0, "seed": seed, "rates": RATES, "top_up_gets": extra,
+               "failures": 0, "seed": seed, "rates": RATES,
                "simulated_seconds": round(cycles / SIM_CLOCK_HZ, 3), "wall_seconds": round(wall),
                "faults": {d: {k: counters[d][k] for k in ("frames", "spared_syn", *KINDS)}
                           for d in ("to_soc", "from_soc")},
@@ -383,7 +388,7 @@ def test_caldav_transactions_survive_a_lossy_link(sim_build, tmp_path):
     print(json.dumps(figures, indent=1))
     if os.environ.get("LITEDAV_FAULT_REPORT"):
         write_report(os.environ["LITEDAV_FAULT_REPORT"], figures)
-    assert figures["transactions"] == transactions
+    assert figures["transactions"] >= transactions
     for direction in ("to_soc", "from_soc"):
         for kind in KINDS:
             assert counters[direction][kind] > 0, f"no {kind} fault {direction}: {counters}"
