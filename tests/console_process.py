@@ -8,14 +8,14 @@ from litedav.sim.run import die_with_parent
 
 
 class ConsoleProcess:
-    def __init__(self, cmd, ready_line, what):
+    def __init__(self, cmd, ready_line, what, env=None):
         self.what = what
         self.ready_line = ready_line
         self.console = []
         self.ready = threading.Event()
         self.proc = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
                                      stderr=subprocess.STDOUT, text=True, errors="replace",
-                                     preexec_fn=die_with_parent)
+                                     preexec_fn=die_with_parent, env=env)
         self.reader = threading.Thread(target=self._reader, daemon=True)
         self.reader.start()
 

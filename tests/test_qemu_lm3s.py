@@ -12,6 +12,7 @@ import os
 import re
 import shutil
 import subprocess
+import time
 
 import pytest
 
@@ -30,6 +31,7 @@ READY = re.compile(r"^listening on http://10\.0\.2\.15:80/")
 CORE_HZ = 50_000_000   # LM3S_CORE_HZ of the QEMU build (lm3s_port.h)
 TIMEOUT = 30
 BOOT_TIMEOUT = 30
+HEAP_SLACK = 64
 
 
 class Qemu(ConsoleProcess):
@@ -39,7 +41,10 @@ class Qemu(ConsoleProcess):
         super().__init__(["qemu-system-arm", "-M", "lm3s6965evb", "-nographic", "-monitor", "none",
                           "-serial", "stdio", "-kernel", ELF, "-nic",
                           f"user,id=n0,model=stellaris,hostfwd=tcp:127.0.0.1:{port}-10.0.2.15:80"],
-                         READY, "the LM3S image in QEMU")
+                         READY, "the LM3S image in QEMU",
+                         # the port's shim: QEMU's slirp listens with a backlog of 1, so a wave
+                         # of 100 connects would wait on the host kernel's SYN retries
+                         env={**os.environ, "LD_PRELOAD": os.path.join(OUT, "listen_backlog.so")})
 
     def stop(self):
         if self.proc.poll() is None:
@@ -76,8 +81,8 @@ def qemu(firmware, request):
 @pytest.fixture(scope="module")
 def target(qemu):
     port = int(re.search(r"hostfwd=tcp:127\.0\.0\.1:(\d+)-", " ".join(qemu.proc.args)).group(1))
-    # The 64 KiB build holds 4 TCP connections (app_port_config.h); more keep-alive clients than
-    # that wait on SYN retries with backoff, which says nothing about keep-alive itself.
+    # The 64 KiB build has 2 connection states (HTTPD_CONNS_MAX, app_port_config.h), held only
+    # while a request is in progress: 4 keep-alive clients take turns on them.
     return Target(port=port, cycles_hz=CORE_HZ, timeout=TIMEOUT, parallel_clients=4,
                   **app_limits(os.path.join(PORT_DIR, "app_port_config.h")))  # CalDAV limits
 
@@ -95,10 +100,29 @@ def test_status_page_counts_in_64_bits(target):
     assert first["bytes_out"] > 0 and first["frames_in"] > 0
 
 
-@pytest.mark.xfail(reason="known gap (issue 6): only 4 TCP connections fit in the QEMU build's 64 KiB, "
-                   "refused SYNs are retried by QEMU's slirp with backoff, and some exceed ab's 30 s "
-                   "timeout after ~400 of 500 requests", strict=False)
 def test_apachebench_500_requests_100_concurrent(target, qemu):
-    """The original experiment's exact test: ab -n 500 -c 100, 0 failed."""
-    apachebench(target, requests=500, concurrency=100)
+    """The original experiment's exact test: ab -n 500 -c 100, 0 failed. 100 clients at once are
+    far more than the 2 connection states and 24 PCBs of the 64 KiB build: the excess waits (SYNs
+    in syn_queue.c, accepted connections in httpd) instead of being dropped, and everything it
+    held is given back afterwards."""
+    before = status(target)
+    for _ in range(2):
+        apachebench(target, requests=500, concurrency=100)
     assert qemu.proc.poll() is None, "\n".join(qemu.console)
+    deadline = time.monotonic() + 10   # the last connections finish closing
+    while True:
+        after = status(target)
+        if after["heap_used"] <= before["heap_used"] + HEAP_SLACK or time.monotonic() > deadline:
+            break
+        time.sleep(0.5)
+    waited = (after["conns_waited"] - before["conns_waited"]) + \
+        (after["syn_held_total"] - before["syn_held_total"])
+    assert waited > 0, "the wave never exceeded the build's connections: the test proves nothing"
+    assert after["syn_expired"] == before["syn_expired"] and after["syn_overflow"] == before["syn_overflow"]
+    assert after["conns_refused"] == before["conns_refused"]
+    assert after["syn_held"] == 0 and after["conns_waiting"] == 0
+    assert after["conns_open"] == 1   # the status request itself
+    # lwIP keeps a few dozen bytes while its TIME-WAIT PCBs (2 MSL) are around; anything held
+    # per connection would be kilobytes after 1,000 of them
+    assert after["heap_used"] <= before["heap_used"] + HEAP_SLACK, \
+        " ".join(f"{k}={before[k]}->{after[k]}" for k in before if k.startswith(("heap", "conns", "tcp", "syn")))

@@ -47,8 +47,19 @@
 #ifndef HTTPD_SCRATCH_MAX
 #define HTTPD_SCRATCH_MAX 2048        /* rendered bodies, handler buffers */
 #endif
+#ifndef HTTPD_CONNS_MAX
+#define HTTPD_CONNS_MAX 0             /* connection states, a static pool (0: from the heap, as */
+#endif                                /* many as it holds); clients beyond wait (httpd.c conn_wait) */
 #ifndef HTTPD_STAGE_MAX
 #define HTTPD_STAGE_MAX 1024          /* response heads and produced body pieces */
+#endif
+
+/* ---- syn_queue.c: SYNs held while every TCP PCB is taken ---------------- */
+#ifndef SYN_QUEUE_LEN
+#define SYN_QUEUE_LEN 256             /* 20 bytes each; 0: none (lwIP drops such SYNs) */
+#endif
+#ifndef SYN_QUEUE_HOLD_MS
+#define SYN_QUEUE_HOLD_MS 75000u      /* a peer's connect has timed out by then */
 #endif
 
 /* ---- bulk.c: the /bulk throughput-test resource ------------------------- */

@@ -57,6 +57,8 @@ struct conn {
     uint8_t peer_closed;        /* FIN received */
     uint8_t close_after;        /* close once the current response is queued */
     uint8_t in_process;         /* process() is running: handlers are called from it */
+    uint8_t in_use;             /* HTTPD_CONNS_MAX pool: taken */
+    uint8_t write_stalled;      /* a write found lwIP's segments or heap exhausted */
 
     /* the request in progress */
     const struct http_handler *handler;
@@ -91,7 +93,11 @@ struct conn {
 
 struct httpd_stats httpd_stats;
 
-enum conn_fate { CONN_ALIVE, CONN_CLOSED, CONN_ABORTED };
+/* connections accepted without a struct conn yet, oldest first (see conn_wait) */
+static struct waiting *waiting_head, *waiting_tail;
+
+/* CONN_DETACHED: the connection went on waiting without its struct conn */
+enum conn_fate { CONN_ALIVE, CONN_CLOSED, CONN_ABORTED, CONN_DETACHED };
 
 static struct conn *conn_of(struct http_exchange *x)
 {
@@ -106,6 +112,62 @@ static void handler_abort(struct conn *c)
     c->accepted = 0;
 }
 
+/* With HTTPD_CONNS_MAX set, connection states come from a static pool: a
+ * few KiB each out of a small heap that also holds send data and waiting
+ * clients' copies would soon find no hole big enough. Otherwise from the
+ * heap, as many as it holds. */
+static enum conn_fate process(struct conn *c);
+
+#if HTTPD_CONNS_MAX
+static struct conn conn_pool[HTTPD_CONNS_MAX];
+static struct conn *conn_unused[HTTPD_CONNS_MAX];
+static unsigned conn_unused_count, conn_pool_ready;
+
+static struct conn *conn_alloc(void)
+{
+    if (!conn_pool_ready) {
+        for (conn_unused_count = 0; conn_unused_count < HTTPD_CONNS_MAX; conn_unused_count++)
+            conn_unused[conn_unused_count] = &conn_pool[conn_unused_count];
+        conn_pool_ready = 1;
+    }
+    if (!conn_unused_count)
+        return NULL;
+    conn_unused[--conn_unused_count]->in_use = 1;
+    return conn_unused[conn_unused_count];
+}
+
+static void conn_release(struct conn *c)
+{
+    c->in_use = 0;
+    conn_unused[conn_unused_count++] = c;
+}
+
+/* Writes that found lwIP out of segments or heap go on as soon as the main
+ * loop comes round, not a poll interval later: with a small pool the
+ * memory is back within a few ACKs. */
+static void retry_stalled_writes(void)
+{
+    unsigned i;
+    for (i = 0; i < HTTPD_CONNS_MAX; i++)
+        if (conn_pool[i].in_use && conn_pool[i].write_stalled && !conn_pool[i].in_process)
+            process(&conn_pool[i]);
+}
+#else
+static struct conn *conn_alloc(void)
+{
+    return mem_malloc(sizeof(struct conn));
+}
+
+static void conn_release(struct conn *c)
+{
+    mem_free(c);
+}
+
+static void retry_stalled_writes(void)
+{
+}
+#endif
+
 static void conn_free(struct conn *c)
 {
     handler_abort(c);
@@ -118,7 +180,7 @@ static void conn_free(struct conn *c)
     }
     if (c->rx)
         pbuf_free(c->rx);
-    mem_free(c);
+    conn_release(c);
     httpd_stats.conns_open--;
 }
 
@@ -201,8 +263,10 @@ static int queue_bytes(struct conn *c, const void *ptr, uint32_t len, int copy, 
     if (n < len || more)
         flags |= TCP_WRITE_FLAG_MORE;
     err = tcp_write(c->pcb, ptr, n, flags);
-    if (err == ERR_MEM)
-        return 0; /* retried from tcp_sent or tcp_poll */
+    if (err == ERR_MEM) {
+        c->write_stalled = 1;
+        return 0; /* retried from tcp_sent or tcp_poll (and httpd_poll) */
+    }
     return err == ERR_OK ? n : -1;
 }
 
@@ -366,6 +430,8 @@ int httpd_respond(struct http_exchange *x, const struct http_response *resp)
         c->tx_chunked = 1; /* RFC 9112 section 7.1 */
     else if (has_body && length == HTTPD_LENGTH_UNKNOWN)
         c->close_after = 1; /* HTTP/1.0: the close delimits the body (section 6.3) */
+    if (waiting_head && !HTTPD_CONNS_MAX)
+        c->close_after = 1; /* hand this connection's state to a waiting client */
     keep_alive = req->keep_alive && !c->close_after;
 
     put_str(&w, "HTTP/1.1 ");
@@ -643,11 +709,13 @@ static int head_step(struct conn *c)
 /* Work through received bytes until everything waits for send room, more
  * input, or a handler. */
 static enum conn_fate process_loop(struct conn *c);
+static enum conn_fate conn_detach(struct conn *c);
 
 static enum conn_fate process(struct conn *c)
 {
     enum conn_fate fate;
     c->in_process = 1;
+    c->write_stalled = 0;
     fate = process_loop(c);
     if (fate == CONN_ALIVE) {
         c->in_process = 0;
@@ -676,6 +744,8 @@ static enum conn_fate process_loop(struct conn *c)
             if (c->close_after || c->peer_closed)
                 return conn_close(c);
             request_reset(c);
+            if (conn_detach(c) == CONN_DETACHED)
+                return CONN_DETACHED;
             progress = 1;
         }
         if (c->rx_state == RX_HEAD && !response_pending(c)) {
@@ -770,19 +840,10 @@ static void on_err(void *arg, err_t err)
     }
 }
 
-static err_t on_accept(void *arg, struct tcp_pcb *pcb, err_t err)
+static void conn_attach(struct conn *c, struct tcp_pcb *pcb)
 {
-    struct conn *c;
-
-    if (err != ERR_OK || !pcb)
-        return ERR_VAL;
-    c = mem_malloc(sizeof(*c));
-    if (!c) {
-        httpd_stats.conns_refused++;
-        tcp_abort(pcb);
-        return ERR_ABRT;
-    }
     memset(c, 0, offsetof(struct conn, stage));
+    c->in_use = 1;
     c->pcb = pcb;
     request_reset(c);
     httpd_stats.conns_open++;
@@ -796,6 +857,213 @@ static err_t on_accept(void *arg, struct tcp_pcb *pcb, err_t err)
     tcp_sent(pcb, on_sent);
     tcp_err(pcb, on_err);
     tcp_poll(pcb, on_poll, POLL_INTERVAL);
+}
+
+/* ---- connections waiting for their state -------------------------------
+ * A connection without a struct conn waits as a small record: one accepted
+ * while the heap has no room for a struct conn, and with HTTPD_CONNS_MAX (a
+ * small build with a few states) every connection between requests. Once
+ * it has sent something it queues, oldest first, and httpd_poll() gives it
+ * a state as soon as one is free. A wave of clients larger than the states
+ * is then served in turn instead of reset, and a client that connects and
+ * says nothing holds no state. Without HTTPD_CONNS_MAX, connections keep
+ * their state between requests, so while any wait, responses say
+ * "Connection: close": a few persistent clients cannot hold every state. */
+#ifndef HTTPD_WAIT_RX_MAX
+#define HTTPD_WAIT_RX_MAX HEAD_MAX   /* copied while waiting; more stays with lwIP */
+#endif
+
+struct waiting {
+    struct tcp_pcb *pcb;
+    struct pbuf *rx;            /* heap copies of what arrived, in order */
+    struct waiting *prev, *next;
+    uint8_t queued;             /* has sent something: in the waiting_head list */
+    uint8_t peer_closed;
+    uint8_t idle_polls;
+};
+
+static void waiting_enqueue(struct waiting *w)
+{
+    httpd_stats.conns_idle--;
+    httpd_stats.conns_waiting++;
+    httpd_stats.conns_waited++;
+    w->queued = 1;
+    w->next = NULL;
+    w->prev = waiting_tail;
+    if (waiting_tail)
+        waiting_tail->next = w;
+    else
+        waiting_head = w;
+    waiting_tail = w;
+}
+
+static void waiting_unlink(struct waiting *w)
+{
+    if (!w->queued)
+        return;
+    httpd_stats.conns_waiting--;
+    httpd_stats.conns_idle++;
+    if (w->prev)
+        w->prev->next = w->next;
+    else
+        waiting_head = w->next;
+    if (w->next)
+        w->next->prev = w->prev;
+    else
+        waiting_tail = w->prev;
+    w->queued = 0;
+}
+
+/* Forget w; its pcb (if any) is left to the caller. */
+static void waiting_free(struct waiting *w)
+{
+    waiting_unlink(w);
+    if (w->pcb) {
+        tcp_arg(w->pcb, NULL);
+        tcp_recv(w->pcb, NULL);
+        tcp_sent(w->pcb, NULL);
+        tcp_err(w->pcb, NULL);
+        tcp_poll(w->pcb, NULL, 0);
+    }
+    if (w->rx)
+        pbuf_free(w->rx);
+    mem_free(w);
+    httpd_stats.conns_idle--;
+}
+
+static err_t waiting_close(struct waiting *w)
+{
+    struct tcp_pcb *pcb = w->pcb;
+    window_give(pcb, w->rx ? w->rx->tot_len : 0);
+    waiting_free(w);
+    if (tcp_close(pcb) == ERR_OK)
+        return ERR_OK;
+    tcp_abort(pcb);
+    return ERR_ABRT;
+}
+
+static err_t waiting_on_recv(void *arg, struct tcp_pcb *pcb, struct pbuf *p, err_t err)
+{
+    struct waiting *w = arg;
+    struct pbuf *copy;
+
+    if (!p) {
+        w->peer_closed = 1;
+        if (!w->rx)
+            return waiting_close(w);   /* nothing asked: nothing to answer */
+        return ERR_OK;
+    }
+    if (err != ERR_OK) {
+        pbuf_free(p);
+        return err;
+    }
+    /* beyond the limit, or without heap for a copy, lwIP keeps the data
+     * (refused) and offers it again later, to the real connection by then */
+    if ((w->rx ? w->rx->tot_len : 0) + p->tot_len > HTTPD_WAIT_RX_MAX)
+        return ERR_MEM;
+    /* a heap copy frees the receive pool for connections being served */
+    copy = pbuf_clone(PBUF_RAW, PBUF_RAM, p);
+    if (!copy)
+        return ERR_MEM;
+    pbuf_free(p);
+    w->idle_polls = 0;
+    if (w->rx)
+        pbuf_cat(w->rx, copy);
+    else
+        w->rx = copy;
+    if (!w->queued)
+        waiting_enqueue(w);
+    return ERR_OK;
+}
+
+static err_t waiting_on_poll(void *arg, struct tcp_pcb *pcb)
+{
+    struct waiting *w = arg;
+    if (++w->idle_polls > IDLE_TIMEOUT_POLLS)
+        return waiting_close(w);
+    return ERR_OK;
+}
+
+static void waiting_on_err(void *arg, err_t err)
+{
+    struct waiting *w = arg;
+    w->pcb = NULL; /* lwIP has freed it already */
+    waiting_free(w);
+}
+
+/* pcb waits for a state (with what it sent, rx); -1 without heap for that. */
+static int conn_wait(struct tcp_pcb *pcb, struct pbuf *rx)
+{
+    struct waiting *w = mem_malloc(sizeof(*w));
+    if (!w)
+        return -1;
+    memset(w, 0, sizeof(*w));
+    w->pcb = pcb;
+    w->rx = rx;
+    httpd_stats.conns_idle++;
+    if (rx)
+        waiting_enqueue(w);
+    tcp_arg(pcb, w);
+    tcp_recv(pcb, waiting_on_recv);
+    tcp_sent(pcb, NULL);
+    tcp_err(pcb, waiting_on_err);
+    tcp_poll(pcb, waiting_on_poll, POLL_INTERVAL);
+    return 0;
+}
+
+/* Between requests, give the state back and wait like a new connection
+ * (HTTPD_CONNS_MAX builds): an idle keep-alive client holds no state. */
+static enum conn_fate conn_detach(struct conn *c)
+{
+    struct tcp_pcb *pcb = c->pcb;
+
+    if (!HTTPD_CONNS_MAX || c->rx || c->peer_closed || conn_wait(pcb, NULL) != 0)
+        return CONN_ALIVE;
+    window_give(pcb, c->recved_owed);
+    c->recved_owed = 0;
+    c->pcb = NULL;          /* the pcb's callbacks are the waiting record's now */
+    conn_free(c);
+    return CONN_DETACHED;
+}
+
+void httpd_poll(void)
+{
+    retry_stalled_writes();
+    while (waiting_head) {
+        struct waiting *w = waiting_head;
+        struct tcp_pcb *pcb = w->pcb;
+        struct pbuf *rx = w->rx;
+        uint8_t peer_closed = w->peer_closed;
+        struct conn *c = conn_alloc();
+
+        if (!c)
+            return;
+        w->rx = NULL;
+        w->pcb = NULL;
+        waiting_free(w);
+        conn_attach(c, pcb);
+        c->rx = rx;
+        c->peer_closed = peer_closed;
+        process(c);
+    }
+}
+
+static err_t on_accept(void *arg, struct tcp_pcb *pcb, err_t err)
+{
+    struct conn *c;
+
+    if (err != ERR_OK || !pcb)
+        return ERR_VAL;
+    /* first come, first served; with few states, one only once it asks */
+    c = waiting_head || HTTPD_CONNS_MAX ? NULL : conn_alloc();
+    if (!c) {
+        if (conn_wait(pcb, NULL) == 0)
+            return ERR_OK;
+        httpd_stats.conns_refused++;
+        tcp_abort(pcb);
+        return ERR_ABRT;
+    }
+    conn_attach(c, pcb);
     return ERR_OK;
 }
 

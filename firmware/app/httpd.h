@@ -102,11 +102,18 @@ struct httpd_stats {
     uint32_t conns_open;
     uint32_t conns_max_open;
     uint64_t conns_total;
-    uint64_t conns_refused;   /* no memory for connection state */
+    uint64_t conns_refused;   /* no memory even to wait for connection state: reset */
+    uint32_t conns_waiting;   /* asked something, waiting for a connection state (httpd_poll) */
+    uint32_t conns_idle;      /* open without a state, silent (HTTPD_CONNS_MAX: between requests) */
+    uint64_t conns_waited;    /* times a connection went through the wait, since boot */
     uint64_t requests;
     uint64_t responses_4xx, responses_5xx;
 };
 extern struct httpd_stats httpd_stats;
+
+/* Give waiting connections the state freed since the last call: call it
+ * from the main loop. */
+void httpd_poll(void);
 
 /* Listen on the given TCP port. Returns 0 on success. */
 int httpd_init(uint16_t port);

@@ -7,6 +7,7 @@
 #include "bulk.h"
 #include "dav.h"
 #include "static_files.h"
+#include "syn_queue.h"
 #include "wellknown.h"
 
 #define READ_METHODS \
@@ -135,7 +136,12 @@ static const struct http_route routes[] = {
 #endif
 };
 
-void app_poll(void) { dav_poll(); }
+void app_poll(void)
+{
+    syn_queue_poll();
+    httpd_poll();
+    dav_poll();
+}
 
 #define ROUTES_COUNT (sizeof(routes) / sizeof(routes[0]))
 

@@ -1,11 +1,13 @@
 #include <inttypes.h>
 #include <stdio.h>
 
+#include "lwip/priv/tcp_priv.h"
 #include "lwip/stats.h"
 
 #include "httpd.h"
 #include "port.h"
 #include "routes.h"
+#include "syn_queue.h"
 
 /* Each section is rendered straight into the response's send staging, so
  * the page needs no buffer of its own and can grow past any one buffer. */
@@ -51,24 +53,62 @@ static int render_http(char *out, size_t size)
         "conns_max_open: %" PRIu32 "\n"
         "conns_total: %" PRIu64 "\n"
         "conns_refused: %" PRIu64 "\n"
+        "conns_waiting: %" PRIu32 "\n"
+        "conns_idle: %" PRIu32 "\n"
+        "conns_waited: %" PRIu64 "\n"
+        "syn_held: %" PRIu32 "\n"
+        "syn_held_total: %" PRIu64 "\n"
+        "syn_expired: %" PRIu64 "\n"
+        "syn_overflow: %" PRIu64 "\n"
+        "syn_time_wait_reopened: %" PRIu64 "\n"
         "requests: %" PRIu64 "\n"
         "responses_4xx: %" PRIu64 "\n"
         "responses_5xx: %" PRIu64 "\n",
         httpd_stats.conns_open, httpd_stats.conns_max_open,
         httpd_stats.conns_total, httpd_stats.conns_refused,
+        httpd_stats.conns_waiting, httpd_stats.conns_idle, httpd_stats.conns_waited,
+        syn_queue_stats.held, syn_queue_stats.held_total, syn_queue_stats.expired,
+        syn_queue_stats.overflow, syn_queue_stats.time_wait_reopened,
         httpd_stats.requests, httpd_stats.responses_4xx, httpd_stats.responses_5xx);
 }
 
 static int render_heap(char *out, size_t size)
 {
 #if LWIP_STATS && MEM_STATS
-    return snprintf(out, size, "heap_used: %lu\nheap_max: %lu\n",
-                    (unsigned long)lwip_stats.mem.used, (unsigned long)lwip_stats.mem.max);
+    return snprintf(out, size, "heap_used: %lu\nheap_max: %lu\nheap_err: %lu\n",
+                    (unsigned long)lwip_stats.mem.used, (unsigned long)lwip_stats.mem.max,
+                    (unsigned long)lwip_stats.mem.err);
 #else
     (void)out;
     (void)size;
     return 0;
 #endif
+}
+
+/* TCP connections by state, and how many hold segments waiting to be sent
+ * or acknowledged: where a stuck or leaking connection sits. The walk is
+ * over every PCB, which is fine for a diagnostic page. */
+static int render_tcp_states(char *out, size_t size)
+{
+    unsigned long syn_rcvd = 0, established = 0, closing = 0, time_wait = 0, queued = 0;
+    const struct tcp_pcb *pcb;
+
+    for (pcb = tcp_active_pcbs; pcb; pcb = pcb->next) {
+        if (pcb->state == SYN_RCVD)
+            syn_rcvd++;
+        else if (pcb->state == ESTABLISHED)
+            established++;
+        else
+            closing++;
+        if (pcb->unsent || pcb->unacked)
+            queued++;
+    }
+    for (pcb = tcp_tw_pcbs; pcb; pcb = pcb->next)
+        time_wait++;
+    return snprintf(out, size,
+                    "tcp_syn_rcvd: %lu\ntcp_established: %lu\ntcp_closing: %lu\n"
+                    "tcp_time_wait: %lu\ntcp_pcbs_sending: %lu\n",
+                    syn_rcvd, established, closing, time_wait, queued);
 }
 
 /* lwIP's pools: what is in use now and at most, so a leak shows as a level
@@ -92,7 +132,7 @@ static int render_pools(char *out, size_t size)
 }
 
 static int (*const sections[])(char *out, size_t size) = {
-    render_clock, render_network, render_http, render_heap, render_pools,
+    render_clock, render_network, render_http, render_heap, render_pools, render_tcp_states,
 };
 
 size_t status_section(unsigned index, char *out, size_t size)

@@ -14,6 +14,12 @@
 #define DAV_STORE_COLL_SLOTS 8
 #define DAV_STORE_USER_SLOTS 4
 
+#ifdef LM3S_QEMU                      /* 64 KiB of SRAM */
+#define HTTPD_CONNS_MAX 2             /* clients served at once; more wait (lwipopts.h) */
+#else                                 /* the LM3S9B95's 96 KiB */
+#define HTTPD_CONNS_MAX 4
+#endif
+#define SYN_QUEUE_LEN 100             /* ab -c 100 at once: 20 bytes each */
 #define HTTPD_HEAD_MAX 1024
 #define HTTPD_SCRATCH_MAX 1024
 #define HTTPD_STAGE_MAX 512

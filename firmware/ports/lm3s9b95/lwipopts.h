@@ -21,19 +21,29 @@
 #define LWIP_NETIF_LINK_CALLBACK    0
 
 #define MEM_ALIGNMENT               4
-/* Every TCP PCB must find its httpd connection (about 3.2 KiB with
- * app_port_config.h) and its send data in the heap: httpd answers a failed
- * allocation with a reset, while a SYN that finds no free PCB is dropped
- * silently and retried by the client. So MEM_SIZE follows MEMP_NUM_TCP_PCB. */
-#ifndef MEMP_NUM_TCP_PCB
-#define MEMP_NUM_TCP_PCB            4
+/* How many clients are served at once is HTTPD_CONNS_MAX
+ * (app_port_config.h): httpd's static pool of connection states (about
+ * 3.2 KiB each). The heap holds their send data and the clients that wait.
+ * PCBs (about 160 bytes) are more: a client accepted while every state is
+ * taken waits in httpd with a heap copy of its request head, and a SYN that
+ * finds every PCB taken waits in syn_queue.c, instead of being dropped and
+ * retried by the peer only seconds later (QEMU's user-mode network: 6 s, 18 s,
+ * 42 s). */
+#ifdef LM3S_QEMU                     /* 64 KiB of SRAM */
+#define LM3S_TCP_PCBS               24
+#else                                 /* the LM3S9B95's 96 KiB */
+#define LM3S_TCP_PCBS               40
 #endif
-#ifndef MEM_SIZE
-#define MEM_SIZE                    (MEMP_NUM_TCP_PCB * (3300 + TCP_SND_BUF) + 1024)
-#endif
+#define MEMP_NUM_TCP_PCB            LM3S_TCP_PCBS
+/* per PCB, room for a waiting client's record and a copy of a small request
+ * head (about 170 bytes for a 100-byte GET), or for the unacknowledged end
+ * of a response sent just before the close */
+#define MEM_SIZE                    (HTTPD_CONNS_MAX * (TCP_SND_BUF + 256) + \
+                                     LM3S_TCP_PCBS * 192 + 1024)
 #define MEMP_NUM_PBUF               16
 #define MEMP_NUM_TCP_PCB_LISTEN     1
-#define MEMP_NUM_TCP_SEG            24
+/* each closing PCB holds its response's segments until they are ACKed */
+#define MEMP_NUM_TCP_SEG            48
 #define MEMP_NUM_UDP_PCB            1
 #define MEMP_NUM_RAW_PCB            0
 #define MEMP_NUM_SYS_TIMEOUT        6
@@ -51,7 +61,7 @@
 #define TCP_SND_BUF                 (2 * TCP_MSS)
 #define TCP_SND_QUEUELEN            (4 * TCP_SND_BUF / TCP_MSS)
 #define TCP_LISTEN_BACKLOG          1
-#define TCP_DEFAULT_LISTEN_BACKLOG  4
+#define TCP_DEFAULT_LISTEN_BACKLOG  MEMP_NUM_TCP_PCB
 #define LWIP_TCP_KEEPALIVE          0
 #define TCP_OVERSIZE                0
 
@@ -67,5 +77,11 @@
 #define LWIP_CHKSUM_ALGORITHM       3
 #define LWIP_NETIF_HOSTNAME         0
 #define LWIP_SINGLE_NETIF           1
+
+/* SYNs that find every PCB taken wait in syn_queue.c (app_port_config.h
+ * sizes it) instead of being dropped */
+#define LWIP_HOOK_FILENAME          "syn_queue.h"
+#define LWIP_HOOK_TCP_INPACKET_PCB(pcb, hdr, optlen, opt1len, opt2, p) \
+    syn_queue_input_hook(pcb, hdr, optlen, opt1len, opt2)
 
 #endif

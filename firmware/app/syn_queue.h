@@ -1,0 +1,43 @@
+/* Connection requests (SYNs) lwIP would turn away, kept and handed back to
+ * it once they can succeed. Turned away, the peer retries only after its
+ * backoff (seconds: QEMU's user-mode network waits 6 s, then 18 s, then
+ * 42 s), so a wave of clients sees connect timeouts:
+ *   - a SYN arriving while every TCP PCB is taken (lwIP drops it);
+ *   - a SYN reusing the addresses and ports of a connection in TIME-WAIT
+ *     (lwIP answers with an ACK of the old connection; clients reuse ports
+ *     soon, and the server, which closes first, holds TIME-WAIT for 2 MSL).
+ * Held here (a few bytes each: address, port, sequence number, MSS), a SYN
+ * goes back to lwIP as soon as a PCB is free, oldest first.
+ *
+ * A port enables it in its lwipopts.h:
+ *   #define LWIP_HOOK_FILENAME "syn_queue.h"
+ *   #define LWIP_HOOK_TCP_INPACKET_PCB(pcb, hdr, optlen, opt1len, opt2, p) \
+ *       syn_queue_input_hook(pcb, hdr, optlen, opt1len, opt2)
+ * and its main loop calls app_poll() (which calls syn_queue_poll()). */
+#ifndef LITEDAV_SYN_QUEUE_H
+#define LITEDAV_SYN_QUEUE_H
+
+#include <stdint.h>
+
+#include "lwip/err.h"
+
+struct tcp_pcb;
+struct tcp_hdr;
+
+/* ERR_OK: lwIP handles the segment; anything else: the queue took it. */
+err_t syn_queue_input_hook(struct tcp_pcb *pcb, struct tcp_hdr *hdr, uint16_t optlen,
+                           uint16_t opt1len, uint8_t *opt2);
+
+/* Hand held SYNs back to lwIP while PCBs are free; from the main loop. */
+void syn_queue_poll(void);
+
+struct syn_queue_stats {
+    uint32_t held;        /* SYNs waiting now */
+    uint64_t held_total;  /* SYNs that had to wait, since boot */
+    uint64_t expired;     /* given up after SYN_QUEUE_HOLD_MS */
+    uint64_t overflow;    /* queue full: left to lwIP, which dropped them */
+    uint64_t time_wait_reopened;  /* SYNs that replaced a connection in TIME-WAIT */
+};
+extern struct syn_queue_stats syn_queue_stats;
+
+#endif
