@@ -20,8 +20,11 @@
                                deterministic (--fault-seed, --fault-mode); counters
                                printed at exit and kept in --fault-stats FILE (JSON)
 
+  --slirp-clock-scale N        libslirp's clock = simulated time x N (default 32)
+
 No root is needed: the SoC's Ethernet is bridged to libslirp (user-mode
-networking), which forwards a TCP port on 127.0.0.1 to the appliance.
+networking), which forwards a TCP port on 127.0.0.1 to the appliance. Its clock
+follows the simulated cycle count, never wall time.
 """
 
 import argparse
@@ -47,6 +50,12 @@ def default_build_dir(nic="liteeth"):
     return DEFAULT_BUILD if nic == "liteeth" else f"{DEFAULT_BUILD}-{nic}"
 READY_MARK = "listening on http://"
 
+
+# libslirp's clock (its TCP timers toward the SoC) = simulated time x this. Its BSD timers tick
+# every 500 ms with a 1 s minimum and a 6 s initial retransmission timeout: in simulated time
+# itself (1) every frame the SoC drops in a burst costs 125-750 M cycles, minutes to hours of wall
+# time, and wall-time clients give up; x32 brings them to 31-190 ms (bench/README.md, waves).
+SLIRP_CLOCK_SCALE = 32
 
 FAULT_KINDS = ("drop", "duplicate", "reorder", "bad_fcs", "bad_checksum", "truncate")
 FAULT_DIRECTIONS = ("to_soc", "from_soc")
@@ -182,7 +191,7 @@ class Simulator:
     def __init__(self, build_dir=DEFAULT_BUILD, port=8080, echo=True, gap_cycles=20,
                  flash=None, fresh_flash=False, flash_size=None, flash_timing=None,
                  phy="gmii", pcap=None, faults=None, fault_seed=1, fault_mode="random",
-                 fault_stats=None, fault_spare_syn=False):
+                 fault_stats=None, fault_spare_syn=False, slirp_clock_scale=None):
         """flash: the NOR image file (default: flash.bin in the run directory, kept across
         runs of the same port); fresh_flash: erase it before booting; flash_timing: busy
         cycles for the flash_file module (sim/modules/flash_file/flash_file.c);
@@ -193,6 +202,8 @@ class Simulator:
         {"to_soc": {...}, "from_soc": {...}}), None for a clean one; fault_seed, fault_mode
         (random: independent per frame; spread: one fault of a kind in every 1/rate frames);
         fault_spare_syn: SYN segments pass untouched (a lost SYN costs seconds of simulated time);
+        slirp_clock_scale: libslirp's clock runs this many times faster than simulated time
+        (SLIRP_CLOCK_SCALE by default; 1: simulated time itself);
         fault_stats: JSON file of the fault counters (default faults.json in the run
         directory when faults are on; rewritten as they change and at exit: fault_counters())."""
         from litedav.soc.build import DEFAULT_FLASH_SIZE, PHY_RATES
@@ -208,6 +219,11 @@ class Simulator:
         self.fresh_flash = fresh_flash
         self.flash_size = flash_size or DEFAULT_FLASH_SIZE
         self.flash_timing = flash_timing
+        if slirp_clock_scale is None:
+            slirp_clock_scale = SLIRP_CLOCK_SCALE
+        if not 1 <= int(slirp_clock_scale) <= 1000:
+            raise ValueError(f"slirp_clock_scale {slirp_clock_scale}: expected 1..1000")
+        self.slirp_clock_scale = int(slirp_clock_scale)
         self.faults = None
         if faults:
             self.fault_stats = os.path.abspath(fault_stats) if fault_stats else os.path.join(
@@ -247,11 +263,12 @@ class Simulator:
         config = sim_config(self._sys_clk_hz(gateware), self.port, self.gap_cycles,
                             flash_file=self.flash, flash_size=self.flash_size,
                             flash_timing=self.flash_timing, phy=self.phy, pcap=self.pcap)
-        if self.faults:
-            if os.path.exists(self.fault_stats):
-                os.remove(self.fault_stats)  # counters of this run only
-            for module in config.modules:
-                if module["module"] == "slirp_ethernet":
+        if self.faults and os.path.exists(self.fault_stats):
+            os.remove(self.fault_stats)  # counters of this run only
+        for module in config.modules:
+            if module["module"] == "slirp_ethernet":
+                module["args"]["clock_scale"] = self.slirp_clock_scale
+                if self.faults:
                     module["args"]["faults"] = self.faults
         with open(os.path.join(run_dir, "sim_config.js"), "w") as f:
             f.write(config.get_json())
@@ -334,7 +351,7 @@ class Simulator:
 
 def run(build_dir, port, gap_cycles, flash=None, fresh_flash=False, flash_size=None, phy="gmii",
         pcap=None, faults=None, fault_seed=1, fault_mode="random", fault_stats=None,
-        fault_spare_syn=False):
+        fault_spare_syn=False, slirp_clock_scale=None):
     from litedav.soc.build import describe_phy
     if not os.path.exists(os.path.join(build_dir, "gateware", "obj_dir", "Vsim")):
         sys.exit(f"litedav-sim: no simulator in {build_dir}: run `litedav-sim build` (same --nic) first")
@@ -350,7 +367,7 @@ def run(build_dir, port, gap_cycles, flash=None, fresh_flash=False, flash_size=N
     sim = Simulator(build_dir, port, echo=True, gap_cycles=gap_cycles, flash=flash,
                     fresh_flash=fresh_flash, flash_size=flash_size, phy=phy, pcap=pcap, faults=faults,
                     fault_seed=fault_seed, fault_mode=fault_mode, fault_stats=fault_stats,
-                    fault_spare_syn=fault_spare_syn)
+                    fault_spare_syn=fault_spare_syn, slirp_clock_scale=slirp_clock_scale)
     log(f"flash image: {sim.flash}{' (erased first)' if fresh_flash else ''}")
     if sim.pcap:
         log(f"pcap trace: {sim.pcap} (timestamps in simulated time)")
@@ -410,9 +427,14 @@ def main(argv=None):
                              "at a random place in every block of 1/rate frames")
     parser.add_argument("--fault-spare-syn", action="store_true",
                         help="TCP segments with SYN pass untouched: faults hit the data path, not "
-                             "connection setup (a lost SYN costs slirp's 6 s initial timeout: hours of wall time)")
+                             "connection setup (a lost SYN-ACK costs lwIP's 3 s initial timeout in simulated time)")
     parser.add_argument("--fault-stats", default=None, metavar="FILE",
                         help="JSON file of the fault counters (default: faults.json in the run directory)")
+    parser.add_argument("--slirp-clock-scale", type=int, default=SLIRP_CLOCK_SCALE, metavar="N",
+                        help="libslirp's clock (its TCP retransmission timers toward the SoC) runs N times "
+                             f"faster than simulated time (default {SLIRP_CLOCK_SCALE}; 1: simulated time "
+                             "itself, where each frame the SoC drops costs slirp's 1-6 s timeouts, minutes "
+                             "to hours of wall time)")
     parser.add_argument("--gap-cycles", type=int, default=20,
                         help="--phy model: idle sys_clk cycles between frames into the SoC")
     parser.add_argument("--flash", default=None, metavar="FILE",
@@ -441,11 +463,13 @@ def main(argv=None):
     build_dir = os.path.abspath(args.build_dir or default_build_dir(args.nic))
     if args.command in ("build", "demo"):
         build(build_dir, nic=args.nic, phy=args.phy)
+    if not 1 <= args.slirp_clock_scale <= 1000:
+        parser.error("--slirp-clock-scale must be 1..1000")
     if args.command in ("run", "demo"):
         sys.exit(run(build_dir, args.port, args.gap_cycles, args.flash, args.fresh_flash, flash_size,
                      phy=args.phy, pcap=args.pcap, faults=faults, fault_seed=args.fault_seed,
                      fault_mode=args.fault_mode, fault_stats=args.fault_stats,
-                     fault_spare_syn=args.fault_spare_syn))
+                     fault_spare_syn=args.fault_spare_syn, slirp_clock_scale=args.slirp_clock_scale))
 
 
 if __name__ == "__main__":

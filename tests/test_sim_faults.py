@@ -9,13 +9,12 @@
    transaction must succeed with every body byte-exact, and the module's counters must show
    that every fault kind happened in each direction.
 
-Part 2 is slow: every frame lost that TCP's fast retransmission cannot recover costs a
-retransmission timeout, 1-1.5 s of simulated time for slirp and up to 3 s for lwIP on a young
-connection (both stacks run in simulated time), i.e. 125-375 M cycles, several minutes of wall
-time each at the simulator's speed. It therefore runs only when LITEDAV_FAULT_TRANSACTIONS is
+Part 2 is slow: every frame out of the SoC that TCP's fast retransmission cannot recover costs
+lwIP's retransmission timeout, 1-3 s of simulated time (125-375 M cycles, several minutes of wall
+time each at the simulator's speed; slirp's, for frames into the SoC, is 32 times shorter). It therefore runs only when LITEDAV_FAULT_TRANSACTIONS is
 set (with LITEDAV_FAULT_CLIENTS; `make soak` runs 1,000 transactions by 20 clients and
 LITEDAV_FAULT_REPORT names a JSON file for its figures); `make test` runs part 1. TCP segments with SYN are spared: a lost
-SYN waits out slirp's initial retransmission timeout of 6 s of simulated time.
+SYN or SYN-ACK waits out an initial retransmission timeout of seconds of simulated time.
 """
 import base64
 import http.client
@@ -342,7 +341,7 @@ def test_caldav_transactions_survive_a_lossy_link(sim_build, tmp_path):
     clients = int(os.environ.get("LITEDAV_FAULT_CLIENTS", 8))
     seed = int(os.environ.get("LITEDAV_FAULT_SEED", 1))
     # spread: every kind is certain to happen within 1/rate frames of each direction;
-    # spare_syn: connection setup is spared (a lost SYN waits out slirp's 6 s initial timeout)
+    # spare_syn: connection setup is spared (a lost SYN-ACK waits out lwIP's 3 s initial timeout)
     sim = Simulator(sim_build, port=free_port(), echo=False, fresh_flash=True, faults=RATES,
                     fault_seed=seed, fault_mode="spread", fault_spare_syn=True,
                     fault_stats=str(tmp_path / "faults.json"))

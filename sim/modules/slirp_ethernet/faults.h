@@ -26,10 +26,10 @@
  * fits, so the rates hold on average.
  *
  * With `spare_syn`, TCP segments carrying SYN pass untouched (and count as
- * spared, not as frames drawn on): a lost SYN costs slirp's initial
- * retransmission timeout of 6 s (lwIP's is 3 s for a SYN-ACK), which is
- * hours of wall time in the simulator; tests that want faults on the data
- * path, not on connection setup, turn it on.
+ * spared, not as frames drawn on): a lost SYN-ACK costs lwIP's initial
+ * retransmission timeout of 3 s of simulated time (slirp's for a SYN is 6 s
+ * of its clock), tens of minutes of wall time in the simulator; tests that
+ * want faults on the data path, not on connection setup, turn it on.
  *
  * Modes: "random" decides every kind independently for every frame
  * (Bernoulli); "spread" places exactly one fault of a kind at a random

@@ -40,9 +40,9 @@
  * is flushed every poll of the host sockets and at exit.
  *
  * Clock: libslirp's clock (clock_get_ns) and its timers run in simulated time,
- * cycles since start-up / sys_clk_hz, like lwIP's in the firmware: slirp's TCP
- * retransmission, delayed-ACK and TIME_WAIT timers then tick at the rate the
- * SoC's own timers do, however slowly the simulator runs. The host sockets
+ * cycles since start-up / sys_clk_hz (times `clock_scale`), like lwIP's in the
+ * firmware: slirp's TCP retransmission, delayed-ACK and TIME_WAIT timers then
+ * keep a fixed ratio to the SoC's own, however slowly the simulator runs. The host sockets
  * are still polled every `poll_cycles` cycles without blocking, so host
  * clients are served at the simulator's speed. The simulation never stops
  * while the SoC idles (its clock runs on), so a pending timer always fires.
@@ -75,6 +75,10 @@
  *   pcap        file to write the trace to (absent or empty: none)
  *   poll_cycles sys_clk cycles between polls of the host sockets (default 2048)
  *   rx_queue    frames held for the SoC before new ones are dropped (default 256)
+ *   clock_scale slirp's clock runs this many times faster than simulated time
+ *               (default 1; litedav-sim passes 32: libslirp's BSD timers, 1 s
+ *               minimum and 6 s initial retransmission timeout, would make
+ *               every frame the SoC drops cost minutes of wall time)
  *   faults      fault injection (faults.h), absent: a clean link
  */
 #include <arpa/inet.h>
@@ -155,6 +159,7 @@ struct session {
 
     unsigned gap_cycles, poll_cycles, rx_queue_max;
     uint64_t sys_clk_hz;
+    unsigned clock_scale; /* slirp's clock runs this many times faster than simulated time */
     uint64_t cycles, next_poll;
 
     struct fault_link faults[2];
@@ -186,7 +191,7 @@ static int64_t sim_time_ns(const struct session *s)
 
 static int64_t slirp_now_ns(const struct session *s)
 {
-    return SLIRP_CLOCK_START_NS + sim_time_ns(s);
+    return SLIRP_CLOCK_START_NS + sim_time_ns(s) * (int64_t)s->clock_scale;
 }
 
 /* libslirp callbacks ------------------------------------------------------ */
@@ -586,6 +591,11 @@ static int slirp_ethernet_new(void **sess, char *args)
     s->poll_cycles = arg_uint(jargs, "poll_cycles", 2048);
     s->rx_queue_max = arg_uint(jargs, "rx_queue", 256);
     s->sys_clk_hz = arg_u64(jargs, "sys_clk_hz", 0);
+    s->clock_scale = arg_uint(jargs, "clock_scale", 1);
+    if (s->clock_scale < 1 || s->clock_scale > 1000) {
+        fprintf(stderr, "[slirp_ethernet] clock_scale %u: expected 1..1000\n", s->clock_scale);
+        exit(1);
+    }
     if (s->poll_cycles == 0)
         s->poll_cycles = 1;
     if (!s->sys_clk_hz) {
@@ -654,7 +664,10 @@ static int slirp_ethernet_new(void **sess, char *args)
         printf(" (%.4g sys_clk cycles per byte)", (double)s->unit_byte / (double)s->unit_cycle);
     if (s->pcap)
         printf(", pcap %s", s->pcap_path);
-    printf(", slirp clock in simulated time\n");
+    if (s->clock_scale == 1)
+        printf(", slirp clock in simulated time\n");
+    else
+        printf(", slirp clock at %u x simulated time\n", s->clock_scale);
     if (s->faulty) {
         int i, k;
         printf("[slirp_ethernet] fault injection (seed %llu, %s):", (unsigned long long)s->faults[0].seed,
