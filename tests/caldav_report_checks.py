@@ -51,7 +51,8 @@ def test_caldav_calendar_multiget(target):
 
 def test_caldav_calendar_query(target):
     """Filters of RFC 4791 section 9.7: time ranges over a recurring event with an EXDATE and an
-    override, prop-filter, text-match (collations, negation), is-not-defined."""
+    override, and (not on a quick target) prop-filter, text-match (collations, negation),
+    is-not-defined."""
     dav = Dav(target)
     with calendar(dav, "query") as cal:
         assert put(dav, cal + "w.ics", RECURRING).status == 201
@@ -93,18 +94,19 @@ def test_caldav_calendar_query(target):
                      'start="20240105T000000Z" end="20240106T000000Z"/></C:comp-filter>'
                      '</C:comp-filter>') == [t]
 
-        assert events('<C:prop-filter name="SUMMARY"><C:text-match>WEEKLY SYNC</C:text-match>'
-                      '</C:prop-filter>') == [w]
-        assert events('<C:prop-filter name="SUMMARY"><C:text-match collation="i;octet">WEEKLY'
-                      '</C:text-match></C:prop-filter>') == []
-        # any VEVENT of the object will do: the override of w.ics has no RRULE
-        assert events('<C:prop-filter name="RRULE"><C:is-not-defined/></C:prop-filter>') == [s, w]
-        assert events('<C:prop-filter name="TRANSP"><C:is-not-defined/></C:prop-filter>') == [w]
-        assert events('<C:prop-filter name="SUMMARY"><C:text-match negate-condition="yes">weekly'
-                      '</C:text-match></C:prop-filter>') == [s]
-        assert hrefs('<C:comp-filter name="VCALENDAR"><C:comp-filter name="VTODO"><C:prop-filter '
-                     'name="CATEGORIES"><C:text-match>finance</C:text-match></C:prop-filter>'
-                     '</C:comp-filter></C:comp-filter>') == [t]
+        if not target.quick:  # property filters (a quick target checks the time ranges only)
+            assert events('<C:prop-filter name="SUMMARY"><C:text-match>WEEKLY SYNC</C:text-match>'
+                          '</C:prop-filter>') == [w]
+            assert events('<C:prop-filter name="SUMMARY"><C:text-match collation="i;octet">WEEKLY'
+                          '</C:text-match></C:prop-filter>') == []
+            # any VEVENT of the object will do: the override of w.ics has no RRULE
+            assert events('<C:prop-filter name="RRULE"><C:is-not-defined/></C:prop-filter>') == [s, w]
+            assert events('<C:prop-filter name="TRANSP"><C:is-not-defined/></C:prop-filter>') == [w]
+            assert events('<C:prop-filter name="SUMMARY"><C:text-match negate-condition="yes">weekly'
+                          '</C:text-match></C:prop-filter>') == [s]
+            assert hrefs('<C:comp-filter name="VCALENDAR"><C:comp-filter name="VTODO"><C:prop-filter '
+                         'name="CATEGORIES"><C:text-match>finance</C:text-match></C:prop-filter>'
+                         '</C:comp-filter></C:comp-filter>') == [t]
 
         # calendar-data of what matched, byte for byte
         got = query('<C:comp-filter name="VCALENDAR"><C:comp-filter name="VEVENT"><C:time-range '
@@ -346,9 +348,10 @@ def test_caldav_client_flow(target):
             return sorted(e.icalendar_component["UID"] for e in cal.search(start=a, end=b, event=True,
                                                                            expand=False))
         assert events_between(utc(2024, 1, 1), utc(2024, 1, 11)) == ["single-1", "weekly-1"]
-        assert events_between(utc(2024, 1, 8), utc(2024, 1, 9)) == []
         assert events_between(utc(2024, 1, 16, 13), utc(2024, 1, 16, 16)) == ["weekly-1"]
-        assert events_between(utc(2024, 3, 11), utc(2024, 12, 31)) == []
+        if not target.quick:
+            assert events_between(utc(2024, 1, 8), utc(2024, 1, 9)) == []
+            assert events_between(utc(2024, 3, 11), utc(2024, 12, 31)) == []
 
         first = cal.get_objects_by_sync_token(load_objects=True, disable_fallback=True)
         assert len(list(first)) == 3 and first.sync_token.startswith("urn:litedav:sync:")
