@@ -3,13 +3,14 @@ CalDAV checks (caldav_suite.py) that also run against the host build and the
 LM3S port in QEMU.
 
 The simulator runs about 1000 times slower than the hardware (a request
-takes about a wall second), so it runs the checks issue 6 names for every
+takes a wall second or more), so it runs the checks issue 6 names for every
 target (PUT/GET/DELETE, PROPFIND, calendar-query, sync-collection,
 concurrent clients) plus multiget, authentication and the python caldav
 client of the README, and the target is `quick`: fewer rounds, clients and
-filters (calendar-query checks its time ranges only). The other shared checks (properties, PROPPATCH, preconditions
-with 64 KiB objects, free-busy, the 503 of busy contexts) run on the host
-build and in QEMU, with the same firmware/app code."""
+filters (calendar-query checks its time ranges only). The other shared
+checks (properties, PROPPATCH, preconditions with 64 KiB objects,
+free-busy, the 503 of busy contexts) run on the host build and in QEMU,
+with the same firmware/app code."""
 import pytest
 
 from caldav_checks import app_limits
