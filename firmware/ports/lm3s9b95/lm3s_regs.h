@@ -105,6 +105,8 @@
 #define SYST_CSR_COUNTFLAG  (1u << 16)
 #define SYST_RVR          REG32(0xE000E014u)
 #define SYST_CVR          REG32(0xE000E018u)
+#define SCB_ICSR          REG32(0xE000ED04u)
+#define SCB_ICSR_PENDSTSET  (1u << 26)                 /* SysTick exception pending */
 #define SCB_VTOR          REG32(0xE000ED08u)
 #define SCB_AIRCR         REG32(0xE000ED0Cu)
 #define SCB_AIRCR_SYSRESETREQ (0x05FA0000u | (1u << 2))

@@ -154,12 +154,17 @@ void litedav_halt(void)
  * builds: whole milliseconds plus the elapsed part of the current one. */
 uint64_t port_cycles(void)
 {
-    uint32_t before, after, current;
+    uint32_t before, after, current, pending;
     do {
         before = millis;
         current = SYST_CVR;
+        pending = SCB_ICSR & SCB_ICSR_PENDSTSET;
         after = millis;
     } while (before != after);
+    /* the counter wrapped but its interrupt has not run yet (QEMU takes
+     * interrupts only between translated blocks): that millisecond is over */
+    if (pending && current > SYSTICK_RELOAD / 2u)
+        before++;
     return (uint64_t)before * (SYSTICK_RELOAD + 1u) + (SYSTICK_RELOAD - current);
 }
 
