@@ -20,6 +20,8 @@ import secrets
 import time
 import xml.etree.ElementTree as ET
 
+TOP = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+APP_CONFIG = os.path.join(TOP, "firmware", "app", "app_config.h")
 USER, PASSWORD = "demo", "demo"  # the demo user every build has (firmware/users.conf)
 HOME = f"/dav/{USER}/"
 NS = {"D": "DAV:", "C": "urn:ietf:params:xml:ns:caldav", "CS": "http://calendarserver.org/ns/",
@@ -93,10 +95,6 @@ def ics_of_size(uid, size, seed=""):
     return body
 
 
-TOP = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-APP_CONFIG = os.path.join(TOP, "firmware", "app", "app_config.h")
-
-
 def app_limits(port_config=None):
     """The CalDAV limits a build has, as Target fields: the app_config.h defaults, overridden
     by a port's header (app_port_config.h) when given. Values are plain C integer expressions."""
@@ -104,7 +102,8 @@ def app_limits(port_config=None):
              "DAV_CTX_MAX": "dav_requests_max"}
     limits = {}
     for header in filter(None, (port_config, APP_CONFIG)):
-        text = re.sub(r"/\*.*?\*/", "", open(header).read(), flags=re.S)
+        with open(header) as f:
+            text = re.sub(r"/\*.*?\*/", "", f.read(), flags=re.S)
         for name, value in re.findall(r"^\s*#define\s+(DAV_\w+)[ \t]+(.+?)\s*$", text, re.M):
             if name in names and names[name] not in limits:
                 expr = re.sub(r"(\d+)[uUlL]+\b", r"\1", value)
