@@ -82,8 +82,11 @@ class OffloadNIC(LiteXModule):
             if phy.dw == 8:
                 phy = MarkLastByte(phy)
                 self.phy_last_byte = phy
+            # With the sys datapath the clock-domain FIFOs' outputs are registered (buffered): the
+            # TX FIFO's read side fed the 125 MHz RGMII domain's worst path (123 MHz on an ECP5-6).
             self.mac = LiteEthMACCore(phy, dw=32, with_preamble_crc=with_preamble_crc,
-                with_sys_datapath=with_sys_datapath)
+                with_sys_datapath=with_sys_datapath,
+                tx_cdc_buffered=with_sys_datapath, rx_cdc_buffered=with_sys_datapath)
             mac_rx, mac_tx, mac_errors = self.mac.source, self.mac.sink, self.mac.rx_datapath
         self.rx_checksum = RxChecksum()
         self.rx_dma      = rx_dma = RxDMA()
