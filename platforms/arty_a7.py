@@ -44,6 +44,8 @@ from litex.soc.cores.clock import S7PLL, S7IDELAYCTRL
 
 from litex_boards.platforms import digilent_arty as board
 
+from . import boot_flash
+
 NAME = "arty_a7"
 
 DEFAULT_SYS_CLK_FREQ = 100e6
@@ -95,14 +97,7 @@ class CRG(LiteXModule):
         self.idelayctrl = S7IDELAYCTRL(self.cd_idelay)
 
 
-def soc_kwargs():
-    return dict(
-        integrated_rom_size      = 0x8000,
-        integrated_sram_size     = 0x2000,
-        integrated_main_ram_size = 0,
-        uart_name                = "serial",
-        uart_baudrate            = 115200,
-    )
+soc_kwargs = boot_flash.soc_kwargs
 
 
 def add_board(soc, sys_clk_freq):
@@ -122,10 +117,7 @@ def add_board(soc, sys_clk_freq):
                   l2_cache_size=8192)
 
     soc.add_spi_flash(mode="1x", module=S25FL128L(SpiNorFlashOpCodes.READ_1_1_1))
-    flash_base = soc.bus.regions["spiflash"].origin
-    soc.add_constant("FLASH_BOOT_ADDRESS", flash_base + FLASH_FIRMWARE_OFFSET)
-    soc.add_constant("LITEDAV_FLASH_STORE_BASE", flash_base + FLASH_STORE_OFFSET)
-    soc.add_constant("LITEDAV_FLASH_STORE_SIZE", FLASH_STORE_SIZE)
+    boot_flash.add_flash_layout(soc, FLASH_FIRMWARE_OFFSET, FLASH_STORE_OFFSET, FLASH_STORE_SIZE)
 
     ethphy = LiteEthPHYMII(clock_pads=platform.request("eth_clocks"), pads=platform.request("eth"))
     # The PHY's 25 MHz MII clocks.

@@ -49,6 +49,8 @@ from litex.soc.cores.clock import ECP5PLL
 
 from litex_boards.platforms import colorlight_i5 as board
 
+from . import boot_flash
+
 NAME = "colorlight_i5"
 
 # Clocks and CPU.
@@ -105,15 +107,7 @@ class CRG(LiteXModule):
         self.specials += DDROutput(1, 0, platform.request("sdram_clock"), ClockSignal("sys_ps"))
 
 
-def soc_kwargs():
-    """SoCCore arguments of this board: BIOS in ROM, SRAM for its stack, main RAM in SDRAM."""
-    return dict(
-        integrated_rom_size      = 0x8000,
-        integrated_sram_size     = 0x2000,
-        integrated_main_ram_size = 0,
-        uart_name                = "serial",
-        uart_baudrate            = 115200,
-    )
+soc_kwargs = boot_flash.soc_kwargs
 
 
 def add_board(soc, sys_clk_freq):
@@ -132,10 +126,7 @@ def add_board(soc, sys_clk_freq):
                   l2_cache_size=8192)
 
     soc.add_spi_flash(mode="1x", module=GD25Q16(SpiNorFlashOpCodes.READ_1_1_1))
-    flash_base = soc.bus.regions["spiflash"].origin
-    soc.add_constant("FLASH_BOOT_ADDRESS", flash_base + FLASH_FIRMWARE_OFFSET)
-    soc.add_constant("LITEDAV_FLASH_STORE_BASE", flash_base + FLASH_STORE_OFFSET)
-    soc.add_constant("LITEDAV_FLASH_STORE_SIZE", FLASH_STORE_SIZE)
+    boot_flash.add_flash_layout(soc, FLASH_FIRMWARE_OFFSET, FLASH_STORE_OFFSET, FLASH_STORE_SIZE)
 
     ethphy = LiteEthPHYRGMII(
         clock_pads = platform.request("eth_clocks", 0),
