@@ -130,10 +130,7 @@ static struct conn *conn_alloc(void)
             conn_unused[conn_unused_count] = &conn_pool[conn_unused_count];
         conn_pool_ready = 1;
     }
-    if (!conn_unused_count)
-        return NULL;
-    conn_unused[--conn_unused_count]->in_use = 1;
-    return conn_unused[conn_unused_count];
+    return conn_unused_count ? conn_unused[--conn_unused_count] : NULL;   /* conn_attach marks it */
 }
 
 static void conn_release(struct conn *c)
@@ -168,16 +165,30 @@ static void retry_stalled_writes(void)
 }
 #endif
 
+/* The pcb's callbacks lead nowhere any more (its owner is being freed). */
+static void pcb_unhook(struct tcp_pcb *pcb)
+{
+    tcp_arg(pcb, NULL);
+    tcp_recv(pcb, NULL);
+    tcp_sent(pcb, NULL);
+    tcp_err(pcb, NULL);
+    tcp_poll(pcb, NULL, 0);
+}
+
+/* Close gracefully, or abort when lwIP cannot queue the FIN. */
+static enum conn_fate pcb_close(struct tcp_pcb *pcb)
+{
+    if (tcp_close(pcb) == ERR_OK)
+        return CONN_CLOSED;
+    tcp_abort(pcb);
+    return CONN_ABORTED;
+}
+
 static void conn_free(struct conn *c)
 {
     handler_abort(c);
-    if (c->pcb) {
-        tcp_arg(c->pcb, NULL);
-        tcp_recv(c->pcb, NULL);
-        tcp_sent(c->pcb, NULL);
-        tcp_err(c->pcb, NULL);
-        tcp_poll(c->pcb, NULL, 0);
-    }
+    if (c->pcb)
+        pcb_unhook(c->pcb);
     if (c->rx)
         pbuf_free(c->rx);
     conn_release(c);
@@ -200,10 +211,7 @@ static enum conn_fate conn_close(struct conn *c)
     struct tcp_pcb *pcb = c->pcb;
     window_give(pcb, c->recved_owed + (c->rx ? c->rx->tot_len : 0));
     conn_free(c);
-    if (tcp_close(pcb) == ERR_OK)
-        return CONN_CLOSED;
-    tcp_abort(pcb);
-    return CONN_ABORTED;
+    return pcb_close(pcb);
 }
 
 static enum conn_fate conn_abort(struct conn *c)
@@ -918,13 +926,8 @@ static void waiting_unlink(struct waiting *w)
 static void waiting_free(struct waiting *w)
 {
     waiting_unlink(w);
-    if (w->pcb) {
-        tcp_arg(w->pcb, NULL);
-        tcp_recv(w->pcb, NULL);
-        tcp_sent(w->pcb, NULL);
-        tcp_err(w->pcb, NULL);
-        tcp_poll(w->pcb, NULL, 0);
-    }
+    if (w->pcb)
+        pcb_unhook(w->pcb);
     if (w->rx)
         pbuf_free(w->rx);
     mem_free(w);
@@ -936,10 +939,7 @@ static err_t waiting_close(struct waiting *w)
     struct tcp_pcb *pcb = w->pcb;
     window_give(pcb, w->rx ? w->rx->tot_len : 0);
     waiting_free(w);
-    if (tcp_close(pcb) == ERR_OK)
-        return ERR_OK;
-    tcp_abort(pcb);
-    return ERR_ABRT;
+    return pcb_close(pcb) == CONN_ABORTED ? ERR_ABRT : ERR_OK;
 }
 
 static err_t waiting_on_recv(void *arg, struct tcp_pcb *pcb, struct pbuf *p, err_t err)
