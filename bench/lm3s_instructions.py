@@ -321,7 +321,8 @@ def run_requests(guest, kind, n, conn):
 
 
 def diff(after, before):
-    return {k: after[k] - before[k] for k in after if k in before}
+    # a function first run inside the window is not in `before` yet: it counted 0 there
+    return {k: after[k] - before.get(k, 0) for k in after}
 
 
 def status_cost(guest):
