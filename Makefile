@@ -69,11 +69,13 @@ BOARDS ?= colorlight_i5
 bitstreams: deps
 	@set -e; for board in $(BOARDS); do $(PYTHON) -m litedav.bench.fpga_report --board $$board; done
 
-# The long variant of tests/test_sim_faults.py; figures in bench/results/reliability.{json,md}.
+# Long reliability runs (LITEDAV_SOAK=1 selects each test's long variant); every one records its
+# figures as a section of bench/results/reliability.{json,md} (tests/reliability_report.py).
+SOAK_TESTS ?= tests/test_sim_faults.py::test_caldav_transactions_survive_a_lossy_link
 soak: deps
-	@LITEDAV_FAULT_TRANSACTIONS=1000 LITEDAV_FAULT_CLIENTS=20 \
-	 LITEDAV_FAULT_REPORT=$(CURDIR)/bench/results/reliability.json \
-	 $(PYTHON) -m pytest -ra -s tests/test_sim_faults.py -k lossy_link
+	@LITEDAV_SOAK=1 LITEDAV_FAULT_TRANSACTIONS=1000 LITEDAV_FAULT_CLIENTS=20 \
+	 LITEDAV_RELIABILITY_REPORT=$(CURDIR)/bench/results/reliability.json \
+	 $(PYTHON) -m pytest -ra -s $(SOAK_TESTS)
 
 fuzz: deps
 	@LITEDAV_FUZZ=1 $(PYTHON) -m pytest -ra -s $(wildcard cocotb_tests tests/test_host_*.py)

@@ -12,8 +12,8 @@
 Part 2 is slow: every frame out of the SoC that TCP's fast retransmission cannot recover costs
 lwIP's retransmission timeout, 1-3 s of simulated time (125-375 M cycles, several minutes of wall
 time each at the simulator's speed; slirp's, for frames into the SoC, is 32 times shorter). It therefore runs only when LITEDAV_FAULT_TRANSACTIONS is
-set (with LITEDAV_FAULT_CLIENTS; `make soak` runs 1,000 transactions by 20 clients and
-LITEDAV_FAULT_REPORT names a JSON file for its figures); `make test` runs part 1. TCP segments with SYN are spared: a lost
+set (with LITEDAV_FAULT_CLIENTS; `make soak` runs 1,000 transactions by 20 clients and writes
+its figures into bench/results/reliability.{json,md}); `make test` runs part 1. TCP segments with SYN are spared: a lost
 SYN or SYN-ACK waits out an initial retransmission timeout of seconds of simulated time.
 """
 import base64
@@ -29,6 +29,8 @@ import traceback
 import xml.etree.ElementTree as ET
 
 import pytest
+
+import reliability_report
 
 TOP = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 MODULE = os.path.join(TOP, "sim", "modules", "slirp_ethernet")
@@ -311,13 +313,9 @@ def status_page(port):
     return dict(line.split(": ", 1) for line in text.splitlines() if ": " in line)
 
 
-def write_report(path, figures):
-    """The soak's figures: JSON at path, and the same as Markdown beside it (.md)."""
-    report = {"caldav_over_lossy_link": figures}
-    with open(path, "w") as f:
-        json.dump(report, f, indent=1)
-    lines = ["# Reliability", "", "## CalDAV over a lossy link (tests/test_sim_faults.py)", "",
-             f"{figures['transactions']} transactions ({', '.join(f'{n} {op}' for op, n in figures['by_method'].items())}) "
+def summary_md(figures):
+    """The lossy-link section of the reliability report."""
+    lines = [f"{figures['transactions']} transactions ({', '.join(f'{n} {op}' for op, n in figures['by_method'].items())}) "
              f"by {figures['clients']} concurrent clients, {figures['failures']} failures, every body "
              f"byte-exact; {figures['simulated_seconds']} s of simulated time "
              f"({figures['wall_seconds']} s of wall time); fault seed {figures['seed']}, rates "
@@ -327,9 +325,8 @@ def write_report(path, figures):
     for direction, counters in figures["faults"].items():
         lines.append(f"| {direction} | {counters['frames']} | "
                      + " | ".join(str(counters[k]) for k in KINDS) + " |")
-    lines += ["", f"Frames the SoC's MAC dropped for want of a receive buffer: {figures['rx_dropped']}.", ""]
-    with open(os.path.splitext(path)[0] + ".md", "w") as f:
-        f.write("\n".join(lines))
+    lines += ["", f"Frames the SoC's MAC dropped for want of a receive buffer: {figures['rx_dropped']}."]
+    return "\n".join(lines)
 
 
 @pytest.mark.skipif(not os.environ.get("LITEDAV_FAULT_TRANSACTIONS"),
@@ -384,9 +381,8 @@ def test_caldav_transactions_survive_a_lossy_link(sim_build, tmp_path):
                "faults": {d: {k: counters[d][k] for k in ("frames", "spared_syn", *KINDS)}
                           for d in ("to_soc", "from_soc")},
                "rx_dropped": int(after["rx_dropped"]) - int(before["rx_dropped"])}
-    print(json.dumps(figures, indent=1))
-    if os.environ.get("LITEDAV_FAULT_REPORT"):
-        write_report(os.environ["LITEDAV_FAULT_REPORT"], figures)
+    reliability_report.record("caldav_over_lossy_link", figures, summary_md(figures),
+                              title="CalDAV over a lossy link")
     assert figures["transactions"] >= transactions
     for direction in ("to_soc", "from_soc"):
         for kind in KINDS:
