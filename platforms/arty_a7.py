@@ -97,7 +97,10 @@ class CRG(LiteXModule):
         self.idelayctrl = S7IDELAYCTRL(self.cd_idelay)
 
 
-soc_kwargs = boot_flash.soc_kwargs
+def soc_kwargs():
+    # The DDR3 BIOS (read/write leveling) overflows 32 KiB by a few bytes; the A7-35T has
+    # 225 KiB of block RAM, so 64 KiB costs nothing that matters.
+    return boot_flash.soc_kwargs(rom_size=0x10000)
 
 
 def add_board(soc, sys_clk_freq):

@@ -3,10 +3,12 @@ RAM (SDRAM/DDR3), and a flash region holds the calendar store. Each board module
 flash offsets and calls these."""
 
 
-def soc_kwargs():
-    """SoCCore arguments: BIOS in ROM, SRAM for its stack, main RAM from the board's memory."""
+def soc_kwargs(rom_size=0x8000):
+    """SoCCore arguments: BIOS in ROM, SRAM for its stack, main RAM from the board's memory.
+    rom_size: the BIOS's block RAM; a BIOS with DDR3 calibration (liblitedram's read leveling)
+    needs more than one with SDR SDRAM."""
     return dict(
-        integrated_rom_size      = 0x8000,
+        integrated_rom_size      = rom_size,
         integrated_sram_size     = 0x2000,
         integrated_main_ram_size = 0,
         uart_name                = "serial",

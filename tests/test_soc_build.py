@@ -41,3 +41,14 @@ def test_offload_soc(tmp_path):
         m = re.search(rf"#define CSR_{name.upper()}_ADDR \(CSR_BASE \+ (0x[0-9a-f]+)L\)", csr)
         assert m, f"{name} missing from csr.h"
         assert int(m.group(1), 16) - base == int(offset, 16), f"{name}: csr.h and docs/nic_registers.md disagree"
+
+
+def test_arty_a7_vivado_project(tmp_path):
+    """The MII board's Vivado project, BIOS included (its DDR3 BIOS once overflowed a 32 KiB ROM)."""
+    proc = subprocess.run([sys.executable, "-m", "litedav.soc.build", "--platform", "arty_a7",
+                           "--output-dir", str(tmp_path)], cwd=TOP, stdout=subprocess.PIPE,
+                          stderr=subprocess.STDOUT, text=True, timeout=600)
+    assert proc.returncode == 0, proc.stdout[-3000:]
+    gateware = tmp_path / "gateware"
+    assert (gateware / "arty_a7.tcl").is_file() and (gateware / "arty_a7.xdc").is_file()
+    assert (tmp_path / "software" / "bios" / "bios.bin").is_file()
