@@ -42,10 +42,16 @@ static void end_request(struct dav_ctx *c);
 
 /* ---- store, lock and context pool ---------------------------------------- */
 
+static struct store_check mount_check;
+
 int dav_mount(const struct flash *f, struct store_mount_stats *stats)
 {
     struct store_config cfg = {DAV_MAX_RESOURCE_SIZE, DAV_OBJECTS_PER_COLLECTION};
     int rc = store_mount(&dav_store, f, &cfg, &dav_memory, stats);
+    if (rc != STORE_OK)
+        return rc;
+    /* before anything is written: what the flash held at power-up */
+    rc = store_check(&dav_store, &mount_check);
     if (rc != STORE_OK)
         return rc;
     rc = auth_provision(&dav_store);
@@ -56,6 +62,8 @@ int dav_mount(const struct flash *f, struct store_mount_stats *stats)
 }
 
 bool dav_mounted(void) { return mounted; }
+
+const struct store_check *dav_mount_check(void) { return &mount_check; }
 
 static struct dav_ctx *ctx_get(struct http_exchange *x)
 {

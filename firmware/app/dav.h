@@ -136,6 +136,8 @@ extern struct store dav_store;
  * the users of firmware/users.conf. Returns a store status. */
 int dav_mount(const struct flash *f, struct store_mount_stats *stats);
 bool dav_mounted(void);
+/* store_check() of the store as dav_mount() found it (problems == 0: consistent) */
+const struct store_check *dav_mount_check(void);
 /* Main-loop hook: hands the store to requests waiting for it. */
 void dav_poll(void);
 

@@ -191,6 +191,19 @@ int store_changes_since(struct store *s, uint32_t coll, uint32_t token, store_en
 int store_compact(struct store *s, uint32_t max_blocks, uint32_t *reclaimed);
 void store_space(const struct store *s, struct store_space *sp);
 
+/* Consistency check: the log's blocks chain, every collection, user, floor and
+ * object the RAM tables hold is a valid record (CRC) of the right kind and
+ * collection, every object is found by its name, the counts and live bytes
+ * add up, and the flash is blank where the next record goes. Read-only.
+ * STORE_OK with problems == 0: consistent; first_problem says what failed. */
+struct store_check {
+    uint32_t problems;
+    const char *first_problem;
+    uint32_t first_problem_addr;
+    uint32_t blocks, records, collections, objects, tombstones, users;
+};
+int store_check(struct store *s, struct store_check *r);
+
 const char *store_strerror(int status);
 
 #endif

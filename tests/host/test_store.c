@@ -6,7 +6,8 @@
  * Covers: CRC-32, the NOR rules of the flash model, put/get/delete/list,
  * collection properties, users, sync changes and token limits, If-Match /
  * If-None-Match, every explicit limit, streamed puts and aborts, compaction,
- * torn tails and "remount equals the state before". Last line:
+ * torn tails, "remount equals the state before" (and store_check finds
+ * nothing wrong), store_check on a damaged flash. Last line:
  * "N passed, M failed". */
 #include <stdint.h>
 #include <stdio.h>
@@ -64,11 +65,14 @@ static void check_remount_same(const char *when)
 {
     struct digest before, after;
     struct store_mount_stats ms;
+    struct store_check sc;
     digest_now(&before);
     CHECKF(store_mount(&st, &ff.flash, cur_cfg, cur_mem, &ms) == STORE_OK, "remount %s", when);
     digest_now(&after);
     CHECKF(before.sum == after.sum && before.items == after.items,
            "state differs after remount (%s): %u vs %u items", when, before.items, after.items);
+    CHECKF(store_check(&st, &sc) == STORE_OK && sc.problems == 0, "store check after remount (%s): %s",
+           when, sc.first_problem ? sc.first_problem : "-");
 }
 
 static void test_crc32(void)
@@ -581,6 +585,52 @@ static void test_bad_geometry(void)
     }
 }
 
+/* flash address of the first occurrence of text, or -1 */
+static long find_on_flash(const char *text)
+{
+    static uint8_t image[64 * KIB];
+    size_t len = strlen(text), i;
+    if (ff.flash.geo.size > sizeof(image) || flash_read(&ff.flash, 0, image, ff.flash.geo.size))
+        return -1;
+    for (i = 0; i + len <= ff.flash.geo.size; i++)
+        if (!memcmp(image + i, text, len))
+            return (long)i;
+    return -1;
+}
+
+/* store_check must notice damage on the flash that the RAM state relies on */
+static void test_check_finds_damage(void)
+{
+    static const uint8_t zero = 0, marker[4] = {1, 2, 3, 4};
+    struct store_check sc;
+    uint32_t coll, etag;
+    long at;
+
+    CHECK(fresh_flash(&ff, "check.flash", 64 * KIB, 4 * KIB) == FLASH_OK);
+    CHECK(mount(&default_cfg, NULL) == STORE_OK);
+    CHECK(store_coll_create(&st, "alice", "/cal/alice/home/", &coll) == STORE_OK);
+    CHECK(put(coll, "a.ics", "BEGIN:VCALENDAR first body", &etag) == STORE_OK);
+    CHECK(put(coll, "b.ics", "BEGIN:VCALENDAR second body", &etag) == STORE_OK);
+    CHECK(store_check(&st, &sc) == STORE_OK && sc.problems == 0);
+    CHECK(sc.objects == 2 && sc.collections == 1 && sc.blocks == 1);
+
+    /* bytes programmed where the next record goes */
+    CHECK(flash_program(&ff.flash, st.write_addr + 8, marker, sizeof(marker)) == FLASH_OK);
+    CHECK(store_check(&st, &sc) == STORE_OK && sc.problems == 1);
+    CHECK(sc.first_problem && strstr(sc.first_problem, "after the write position"));
+    /* a remount writes on in a fresh block */
+    CHECK(mount(&default_cfg, NULL) == STORE_OK);
+    CHECK(store_check(&st, &sc) == STORE_OK && sc.problems == 0 && sc.objects == 2);
+
+    /* a bit cleared inside a stored body: its CRC no longer matches */
+    at = find_on_flash("first body");
+    CHECK(at >= 0);
+    CHECK(flash_program(&ff.flash, (uint32_t)at, &zero, 1) == FLASH_OK);
+    CHECK(store_check(&st, &sc) == STORE_OK && sc.problems >= 1);
+    CHECK(sc.first_problem && strstr(sc.first_problem, "object record invalid"));
+    flash_file_close(&ff);
+}
+
 int main(int argc, char **argv)
 {
     if (argc > 1)
@@ -595,5 +645,6 @@ int main(int argc, char **argv)
     test_streaming();
     test_compaction();
     test_bad_geometry();
+    test_check_finds_damage();
     return check_summary();
 }

@@ -493,15 +493,26 @@ static void check_all(int after_cut)
     }
 }
 
+static unsigned long checks_passed;   /* store_check runs without a problem */
+
 static void remount(int after_cut)
 {
+    struct store_check sc;
     struct store_mount_stats ms;
     struct digest d1, d2;
     int rc = store_mount(&st, &ff.flash, &cfg, &mem, &ms);
     CHECKF(rc == STORE_OK, "mount: %s", store_strerror(rc));
     if (rc != STORE_OK)
         return;
+    rc = store_check(&st, &sc);
+    CHECKF(rc == STORE_OK && sc.problems == 0, "store check after mount: %s, %u problems (%s at 0x%x)",
+           store_strerror(rc), (unsigned)sc.problems, sc.first_problem ? sc.first_problem : "-",
+           (unsigned)sc.first_problem_addr);
     check_all(after_cut);
+    rc = store_check(&st, &sc);
+    CHECKF(rc == STORE_OK && sc.problems == 0, "store check after the model check: %u problems (%s)",
+           (unsigned)sc.problems, sc.first_problem ? sc.first_problem : "-");
+    checks_passed++;
     pending = 0;
     /* replay is deterministic */
     CHECK(store_digest(&st, &d1, user_names, NUSERS) == 0);
@@ -565,6 +576,7 @@ int main(int argc, char **argv)
            "flash-full: %lu, index-full: %lu, blocks erased: %llu\n",
            cuts, cuts_compacting, ops_done, streamed_aborts, no_space, index_full,
            (unsigned long long)ff.erases);
+    printf("store checks passed: %lu\n", checks_passed);
     CHECK(cuts > 0);
     flash_file_close(&ff);
     return check_summary();

@@ -141,6 +141,12 @@ static int mount_store(const char *const *users, unsigned nusers)
            "(%" PRIu32 " records replayed, %" PRIu32 " torn bytes dropped)\n",
            path ? path : "in RAM", stats.collections, stats.objects, stats.users,
            stats.records, stats.torn_bytes);
+    if (dav_mount_check()->problems)
+        printf("store check: %" PRIu32 " problems, first: %s at 0x%" PRIx32 "\n",
+               dav_mount_check()->problems, dav_mount_check()->first_problem,
+               dav_mount_check()->first_problem_addr);
+    else
+        printf("store check: ok (%" PRIu32 " records checked)\n", dav_mount_check()->records);
     return 0;
 }
 

@@ -131,6 +131,19 @@ void _exit(int code)
 
 /* --- the store -------------------------------------------------------------- */
 
+/* One line the power-cut test reads after every boot (tests/test_sim_powerfail.py). */
+static void print_store_check(const struct store_mount_stats *stats)
+{
+    const struct store_check *c = dav_mount_check();
+    if (c->problems)
+        printf("store check: %" PRIu32 " problems, first: %s at 0x%" PRIx32 "\n", c->problems,
+               c->first_problem, c->first_problem_addr);
+    else
+        printf("store check: ok (%" PRIu32 " blocks, %" PRIu32 " records replayed, %" PRIu32
+               " checked, %" PRIu32 " torn bytes dropped)\n",
+               c->blocks, stats->records, c->records, stats->torn_bytes);
+}
+
 static void mount_store(void)
 {
     const struct flash *f = port_flash();
@@ -155,6 +168,7 @@ static void mount_store(void)
     printf("store: %s, %" PRIu32 " collections, %" PRIu32 " objects, %" PRIu32 " users\n",
            f == &store_ram.flash ? "in RAM" : "on flash", stats.collections, stats.objects,
            stats.users);
+    print_store_check(&stats);
 }
 
 /* --- main loop ------------------------------------------------------------ */
