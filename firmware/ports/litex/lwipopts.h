@@ -68,10 +68,24 @@ extern char __heap_start[];
 #include <generated/soc.h>
 #ifdef LITEDAV_NIC_OFFLOAD
 #define LWIP_TCP_PCB_NUM_EXT_ARGS   1
-#define LWIP_HOOK_FILENAME          "offload_tso.h"
-#define LWIP_HOOK_TCP_INPACKET_PCB(pcb, hdr, optlen, opt1len, opt2, p) tso_input_hook(pcb, hdr, p)
 #define LWIP_HOOK_TCP_OUT_ADD_TCPOPTS(p, hdr, pcb, opts) tso_output_hook(pcb, opts)
 #define IP_FRAG                     0
+#endif
+
+/* Every received TCP segment with its PCB goes first to the SYN queue
+ * (firmware/app/syn_queue.c, sized in app_config.h): a SYN that finds every
+ * PCB taken waits there instead of being dropped, and a SYN reusing the ports
+ * of a connection in TIME-WAIT reopens it. Whatever the queue does not take
+ * goes on to the TSO hook on the offload NIC's SoC; the queue's ERR_ABRT
+ * (it took the segment, or freed the PCB in TIME-WAIT) ends it there. */
+#define LWIP_HOOK_FILENAME          "litex_hooks.h"
+#ifdef LITEDAV_NIC_OFFLOAD
+#define LWIP_HOOK_TCP_INPACKET_PCB(pcb, hdr, optlen, opt1len, opt2, p) \
+    (syn_queue_input_hook(pcb, hdr, optlen, opt1len, opt2) == ERR_OK ? tso_input_hook(pcb, hdr, p) \
+                                                                     : ERR_ABRT)
+#else
+#define LWIP_HOOK_TCP_INPACKET_PCB(pcb, hdr, optlen, opt1len, opt2, p) \
+    syn_queue_input_hook(pcb, hdr, optlen, opt1len, opt2)
 #endif
 
 #endif
