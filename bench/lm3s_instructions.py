@@ -137,7 +137,7 @@ def code_part(obj):
         return "app"
     if obj.endswith("stellaris_eth.o"):
         return "driver"
-    if "/port/" in obj:
+    if "/port/" in obj or "/cortex_m/" in obj:   # The port's own code and the shared Cortex-M3 code.
         return "port"
     if ".a(" in obj:
         return "libc"   # newlib-nano and libgcc
@@ -170,11 +170,11 @@ def plugin_regions(elf):
         if symbol not in symbols:
             raise BenchError(f"{symbol} not in {elf}")
         lines.append(f"mark {mark} {symbols[symbol]:x}")
-    dis = subprocess.run(["arm-none-eabi-objdump", "-d", "--disassemble=lm3s_idle", elf],
+    dis = subprocess.run(["arm-none-eabi-objdump", "-d", "--disassemble=cortex_m_idle", elf],
                          capture_output=True, text=True, check=True).stdout
     wfi = re.search(r"^\s*([0-9a-f]+):\s+bf30\s+wfi", dis, re.M)
     if not wfi:
-        raise BenchError(f"no WFI found in lm3s_idle of {elf}")
+        raise BenchError(f"no WFI found in cortex_m_idle of {elf}")
     lines.append(f"mark wfi_sleeps {wfi.group(1)}")
     return "\n".join(lines) + "\n"
 

@@ -62,7 +62,7 @@ def firmware():
     # both images within their chips' flash and SRAM (the size check the build runs)
     for variant, ld in (("lm3s9b95", "lm3s9b95.ld"), ("qemu", "lm3s6965evb_qemu.ld")):
         elf = os.path.join(OUT, variant, "litedav.elf")
-        rep = subprocess.run(["python3", os.path.join(PORT_DIR, "size_report.py"), variant, elf,
+        rep = subprocess.run(["python3", os.path.join(PORT_DIR, "..", "cortex_m", "size_report.py"), variant, elf,
                               os.path.join(PORT_DIR, ld), "arm-none-eabi-size"],
                              capture_output=True, text=True)
         print(rep.stdout)

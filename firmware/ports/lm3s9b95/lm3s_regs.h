@@ -97,18 +97,6 @@
 #define PHY_MR1_STATUS      1u                         /* MII status register */
 #define PHY_MR1_LINK        (1u << 2)
 
-/* ---- Cortex-M3 core ---------------------------------------------------- */
-#define SYST_CSR          REG32(0xE000E010u)
-#define SYST_CSR_ENABLE     (1u << 0)
-#define SYST_CSR_TICKINT    (1u << 1)
-#define SYST_CSR_CLKSOURCE  (1u << 2)                  /* core clock (QEMU counts only this) */
-#define SYST_CSR_COUNTFLAG  (1u << 16)
-#define SYST_RVR          REG32(0xE000E014u)
-#define SYST_CVR          REG32(0xE000E018u)
-#define SCB_ICSR          REG32(0xE000ED04u)
-#define SCB_ICSR_PENDSTSET  (1u << 26)                 /* SysTick exception pending */
-#define SCB_VTOR          REG32(0xE000ED08u)
-#define SCB_AIRCR         REG32(0xE000ED0Cu)
-#define SCB_AIRCR_SYSRESETREQ (0x05FA0000u | (1u << 2))
+/* The Cortex-M3 core's own registers: ../cortex_m/cortex_m.h. */
 
 #endif

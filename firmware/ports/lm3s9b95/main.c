@@ -84,16 +84,16 @@ static void mount_store(void)
     const struct flash *f = store_flash(where, sizeof(where));
     int rc;
     if (!f) {
-        lm3s_console_printf("store: %s: bad flash geometry\n", where);
+        cortex_m_printf("store: %s: bad flash geometry\n", where);
         return;
     }
     rc = dav_mount(f, &stats);
     if (rc != STORE_OK) {
         /* the status page and static files still work; /dav/ answers 503 */
-        lm3s_console_printf("store: %s: %s\n", where, store_strerror(rc));
+        cortex_m_printf("store: %s: %s\n", where, store_strerror(rc));
         return;
     }
-    lm3s_console_printf("store: %s, %" PRIu32 " collections, %" PRIu32 " objects, %" PRIu32
+    cortex_m_printf("store: %s, %" PRIu32 " collections, %" PRIu32 " objects, %" PRIu32
                         " users\n", where, stats.collections, stats.objects, stats.users);
 }
 
@@ -106,7 +106,7 @@ int main(void)
     uint32_t last_link_poll = 0;
 
     lm3s_board_init();
-    lm3s_console_printf("\nLiteDAV firmware (%s, %" PRIu32 " Hz)\n", port_name(), port_cycles_hz());
+    cortex_m_printf("\nLiteDAV firmware (%s, %" PRIu32 " Hz)\n", port_name(), port_cycles_hz());
     mount_store();
     lwip_init();
     ip4addr_aton(IP_ADDR, &ip);
@@ -119,8 +119,8 @@ int main(void)
     etharp_request(&netif, &gw);
 
     if (httpd_init(HTTP_PORT) != 0)
-        lm3s_fatal("httpd: cannot listen on port 80");
-    lm3s_console_printf("listening on http://%s:%d/\n", IP_ADDR, HTTP_PORT);
+        cortex_m_fatal("httpd: cannot listen on port 80");
+    cortex_m_printf("listening on http://%s:%d/\n", IP_ADDR, HTTP_PORT);
 
     for (;;) {
         uint64_t start = port_cycles();
@@ -132,7 +132,7 @@ int main(void)
             stellaris_eth_link_poll(&netif);
         }
         if (!work) {
-            lm3s_idle(work_pending);
+            cortex_m_idle(work_pending);
             port_stats.idle_cycles += port_cycles() - start;
         }
     }

@@ -10,7 +10,7 @@
  * sends it, the MAC pads short frames and appends the FCS.
  *
  * Polled from the main loop; the RX interrupt only wakes the CPU from WFI
- * (its handler acknowledges it, lm3s_idle() checks for frames first).
+ * (its handler acknowledges it, cortex_m_idle() checks for frames first).
  * The PHY's link state is followed on the real chip; QEMU does not model the
  * MII (its link reads as down), so the QEMU build leaves the netif link up.
  */
@@ -209,10 +209,10 @@ void stellaris_eth_link_poll(struct netif *netif)
         return;
     up = (status & PHY_MR1_LINK) != 0;
     if (up && !netif_is_link_up(netif)) {
-        lm3s_console_printf("eth: link up\n");
+        cortex_m_printf("eth: link up\n");
         netif_set_link_up(netif);
     } else if (!up && netif_is_link_up(netif)) {
-        lm3s_console_printf("eth: link down\n");
+        cortex_m_printf("eth: link down\n");
         netif_set_link_down(netif);
     }
 #endif
