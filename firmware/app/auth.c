@@ -145,13 +145,18 @@ enum auth_result auth_check(struct store *s, const struct http_request *req, cha
 {
     uint8_t creds[CREDENTIALS_MAX + 1], secret[STORE_SECRET_MAX], digest[SHA256_DIGEST_SIZE];
     size_t vlen, len = 0, i = 0;
-    const char *v = http_header(req, "Authorization", &vlen);
+    size_t pos = 0, other_len;
+    const char *v = http_header_next(req, "Authorization", &pos, &vlen);
     const uint8_t *colon;
     long n;
 
     /* auth-scheme is case-insensitive (RFC 9110 section 11.1) */
     if (!v || vlen < 6 || !http_token_equals(v, 5, "Basic") || (v[5] != ' ' && v[5] != '\t'))
         return AUTH_MISSING;
+    /* Authorization is a singleton field (RFC 9110 section 11.6.2): with two,
+     * this server and a proxy in front of it could each believe another one */
+    if (http_header_next(req, "Authorization", &pos, &other_len))
+        return AUTH_BAD;
     v += 6;
     vlen -= 6;
     while (vlen && (*v == ' ' || *v == '\t')) {
@@ -165,11 +170,13 @@ enum auth_result auth_check(struct store *s, const struct http_request *req, cha
     colon = memchr(creds, ':', (size_t)n);
     if (!colon || colon == creds || (size_t)(colon - creds) > AUTH_USER_MAX)
         return AUTH_BAD;
+    /* no control bytes in the user-id (RFC 7617 section 2): a NUL would cut
+     * "alice<NUL>x" down to "alice" */
+    for (i = 0; creds + i < colon; i++)
+        if (creds[i] < 0x20 || creds[i] == 0x7F)
+            return AUTH_BAD;
     memcpy(user, creds, (size_t)(colon - creds));
     user[colon - creds] = '\0';
-    for (i = 0; user[i]; i++)
-        if ((unsigned char)user[i] < 0x20)
-            return AUTH_BAD;
     if (store_user_get(s, user, secret, sizeof(secret), &len) != STORE_OK || len != SECRET_SIZE) {
         user[0] = '\0';
         return AUTH_BAD;
