@@ -11,6 +11,7 @@ Boards (platforms/<board>.py):
 """
 
 import argparse
+import contextlib
 import os
 import shutil
 import importlib
@@ -26,7 +27,7 @@ from litex.soc.integration.soc_core import get_mem_data
 
 from litedav.soc.litedav_soc import LiteDAVSoC
 
-PLATFORMS = ("sim", "colorlight_i5", "arty_a7")
+PLATFORMS = ("sim", "colorlight_i5", "arty_a7", "tang_nano_4k")
 BOARDS = tuple(p for p in PLATFORMS if p != "sim")
 
 LOAD_HELP = """\
@@ -38,7 +39,12 @@ probe or no FPGA answers. --load writes the bitstream (build/<board>/gateware/<b
 writes it to the SPI flash at offset 0 instead (the FPGA loads it at every power-up) and, with
 --firmware FW.bin, the firmware as a LiteX flash boot image (length, CRC32, image) at the board's
 firmware offset, where the BIOS in ROM finds it, copies it to SDRAM and jumps to it. The calendar
-store's flash region is never written by --flash."""
+store's flash region is never written by --flash.
+
+tang_nano_4k: cable `-c ft2232` (the board's BL702 USB-JTAG probe). --load writes the .fs into SRAM;
+--flash writes it into the GW1NSR's internal configuration flash and, with --firmware FW.bin (the
+EMCU firmware: make -C firmware/ports/gowin_emcu), that image into the EMCU's user flash through
+openFPGALoader's --mcufw (which erases the whole user flash first)."""
 
 
 def parse_size(text):
@@ -117,13 +123,15 @@ def build_parser():
                              "colorlight_i5 60 MHz)")
     parser.add_argument("--main-ram-size", type=parse_size, default=parse_size("16MiB"),
                         help="main RAM size (firmware, lwIP heap, calendar store)")
-    parser.add_argument("--eth-rx-slots", type=int, default=32,
-                        help="LiteEth MAC RX buffer slots (2 KiB each): frames the CPU may fall behind by")
-    parser.add_argument("--eth-tx-slots", type=int, default=4, help="LiteEth MAC TX buffer slots")
+    parser.add_argument("--eth-rx-slots", type=int, default=None,
+                        help="LiteEth MAC RX buffer slots (2 KiB each): frames the CPU may fall behind by "
+                             "(default 32; tang_nano_4k: 2)")
+    parser.add_argument("--eth-tx-slots", type=int, default=None,
+                        help="LiteEth MAC TX buffer slots (default 4; tang_nano_4k: 1)")
     parser.add_argument("--nic", default=None, choices=("liteeth", "offload"),
                         help="Ethernet: LiteEth's MAC with CPU-copied SRAM slots, or the offload NIC "
-                             "(DMA rings, checksum offload, TSO; docs/nic.md). Default: liteeth on sim, "
-                             "offload on boards")
+                             "(DMA rings, checksum offload, TSO; docs/nic.md). Default: liteeth on sim "
+                             "and tang_nano_4k (the offload NIC does not fit it), offload on other boards")
     parser.add_argument("--no-bus-bursting", dest="bus_bursting", action="store_false",
                         help="disable wishbone burst cycles (cache refills word by word)")
     parser.add_argument("--firmware", default=None,
@@ -141,6 +149,13 @@ def build_parser():
     board.add_argument("--seed", type=int, default=1, help="nextpnr placement seed")
     board.add_argument("--cpu-variant", default=None,
                        help="VexRiscv variant (default: standard on sim, the board's choice on boards)")
+    board.add_argument("--cpu", default=None, choices=("vexriscv", "cortex_m1", "cortex_m3"),
+                       help="boards: the soft CPU (default: the board's, vexriscv; tang_nano_4k has the "
+                            "hard gowin_emcu). cortex_m1/cortex_m3 need Arm's DesignStart RTL, which the "
+                            "user supplies (soc/designstart.py)")
+    board.add_argument("--designstart-dir", default=None,
+                       help="folder holding Arm's DesignStart archives (default: $LITEDAV_DESIGNSTART or "
+                            "third_party/arm-designstart)")
     parser.add_argument("--host-port", type=int, default=8080,
                         help="sim: default host TCP port on 127.0.0.1 forwarded to the SoC's port 80")
     parser.add_argument("--phy", default=DEFAULT_PHY, choices=tuple(PHY_RATES),
@@ -164,6 +179,8 @@ def main(argv=None):
         sys.exit("litedav-soc: --build/--load/--flash are for boards; the simulator uses --compile")
     args.sys_clk_freq = args.sys_clk_freq or 125e6
     args.nic = args.nic or "liteeth"
+    args.eth_rx_slots = args.eth_rx_slots or 32
+    args.eth_tx_slots = args.eth_tx_slots or 4
     if args.flash_size <= 0 or args.flash_size % (64 * 1024) or args.flash_size > 16 * 1024 * 1024:
         sys.exit(f"litedav-soc: --flash-size {args.flash_size}: must be a multiple of 64 KiB, at most 16 MiB")
     output_dir = args.output_dir or os.path.join("build", args.platform)
@@ -236,23 +253,37 @@ def board_main(args):
         sys.exit(f"litedav-soc: {args.platform} needs {vendor_tool} on PATH for --build (not a registry "
                  f"package, not installed here); without --build litedav-soc writes the project "
                  f"for it into {output_dir}/gateware")
+    cpu_type = args.cpu or getattr(board, "CPU_TYPE", "vexriscv")
+    if args.cpu and getattr(board, "CPU_TYPE", "vexriscv") == "gowin_emcu":
+        sys.exit(f"litedav-soc: {args.platform} runs its hard Cortex-M3 (gowin_emcu); --cpu does not apply")
+    rtl_cwd = None
+    if cpu_type in ("cortex_m1", "cortex_m3"):
+        from litedav.soc import designstart
+        rtl_cwd = designstart.check(cpu_type, designstart.designstart_dir(args.designstart_dir))
     if args.load or args.flash:
         # Ask the cable first: without a board there is nothing to build for.
         check_cable(board)
 
     platform = board.Platform()
+    nic = args.nic or getattr(board, "DEFAULT_NIC", "offload")
     from litedav.soc.litedav_soc import LiteDAVSoC
-    soc = LiteDAVSoC(platform,
-        sys_clk_freq   = sys_clk_freq,
-        main_ram_size  = 0,
-        eth_rx_slots   = args.eth_rx_slots,
-        eth_tx_slots   = args.eth_tx_slots,
-        bus_bursting   = args.bus_bursting,
-        cpu_variant    = args.cpu_variant or board.CPU_VARIANT,
-        nic            = args.nic or "offload",
-        board          = board)
-    # A vendor tool's project (Vivado) is the deliverable here: it gets the BIOS in its ROM.
-    builder = Builder(soc, output_dir=output_dir, compile_software=args.build or bool(vendor_tool),
+    # LiteX's DesignStart wrappers add the RTL by a path relative to the working directory.
+    with contextlib.chdir(rtl_cwd or os.getcwd()):
+        soc = LiteDAVSoC(platform,
+            sys_clk_freq   = sys_clk_freq,
+            main_ram_size  = 0,
+            eth_rx_slots   = args.eth_rx_slots or getattr(board, "ETH_RX_SLOTS", 32),
+            eth_tx_slots   = args.eth_tx_slots or getattr(board, "ETH_TX_SLOTS", 4),
+            bus_bursting   = args.bus_bursting,
+            cpu_type       = cpu_type,
+            cpu_variant    = args.cpu_variant or (board.CPU_VARIANT if cpu_type == "vexriscv" else "standard"),
+            nic            = nic,
+            board          = board)
+    # A vendor tool's project (Vivado) is the deliverable here: it gets the BIOS in its ROM. A hard
+    # CPU with its own flash (Tang Nano 4K's EMCU) runs the firmware port instead: no BIOS.
+    with_bios = cpu_type != "gowin_emcu"
+    builder = Builder(soc, output_dir=output_dir,
+                      compile_software=with_bios and (args.build or bool(vendor_tool)),
                       compile_gateware=args.build, bios_lto=True, bios_console="lite")
     gateware_dir = builder.gateware_dir
     bitstream = os.path.join(gateware_dir, platform.name + board.BITSTREAM_EXT)
@@ -270,7 +301,7 @@ def board_main(args):
             if os.path.exists(stale):
                 os.remove(stale)
         # Relative names: the tools run in the gateware folder (YoWASP cannot see /tmp).
-        platform.toolchain._pnr_opts += f" --report {platform.name}_report.json --log nextpnr.log"
+        platform.toolchain._pnr_opts += f" --report {platform.name}_report.json --log nextpnr.log "
         start = time.monotonic()
         print(f"[litedav-soc] building {args.platform} in {output_dir} (sys_clk "
               f"{sys_clk_freq / 1e6:g} MHz, seed {args.seed})", flush=True)
@@ -286,7 +317,8 @@ def board_main(args):
         seconds = time.monotonic() - start
         clocks = check_timing(report)
         summary = {"platform": args.platform, "sys_clk_freq": sys_clk_freq, "seed": args.seed,
-                   "cpu_variant": args.cpu_variant or board.CPU_VARIANT, "nic": args.nic or "offload",
+                   "cpu_type": cpu_type,
+                   "cpu_variant": args.cpu_variant or board.CPU_VARIANT, "nic": nic,
                    "build_seconds": round(seconds, 1), "clocks": clocks}
         with open(os.path.join(output_dir, "build_summary.json"), "w") as f:
             json.dump(summary, f, indent=2)
@@ -303,6 +335,15 @@ def board_main(args):
             sys.exit(f"litedav-soc: no bitstream at {bitstream}: build it first (--build)")
         if args.load:
             run_loader(board, [bitstream])
+        elif getattr(board, "FIRMWARE_LOADER_ARG", None):
+            # Internal flash (Gowin): bitstream and CPU firmware in one openFPGALoader run.
+            extra = list(board.FLASH_ARGS)
+            if args.firmware:
+                check_firmware_size(args.firmware, board.EMCU_FIRMWARE_MAX)
+                extra += [board.FIRMWARE_LOADER_ARG, args.firmware]
+            else:
+                print("[litedav-soc] no --firmware: only the bitstream was written to flash")
+            run_loader(board, extra + [bitstream])
         else:
             run_loader(board, ["-f", "--offset", "0", bitstream])
             if args.firmware:
@@ -365,6 +406,14 @@ def run_loader(board, extra):
     print("[litedav-soc] " + " ".join(cmd), flush=True)
     if subprocess.run(cmd).returncode != 0:
         sys.exit(f"litedav-soc: openFPGALoader failed on cable `{board.LOADER_CABLE}`")
+
+
+def check_firmware_size(firmware, limit):
+    if not os.path.isfile(firmware):
+        sys.exit(f"litedav-soc: firmware image {firmware!r} not found")
+    if os.path.getsize(firmware) > limit:
+        sys.exit(f"litedav-soc: firmware ({os.path.getsize(firmware)} bytes) exceeds the CPU's flash "
+                 f"({limit} bytes)")
 
 
 def flash_boot_image(firmware, board, output_dir):

@@ -21,10 +21,11 @@ SIM_FLASH_BASE = 0x90000000
 class LiteDAVSoC(SoCCore):
     def __init__(self, platform, sys_clk_freq, main_ram_size, firmware_words=None,
                  eth_rx_slots=8, eth_tx_slots=4, cpu_variant="standard", bus_bursting=True,
-                 nic="liteeth", sim_flash=True, board=None):
+                 nic="liteeth", sim_flash=True, board=None, cpu_type=None):
         """board: a board module (platforms/<board>.py) with soc_kwargs() and add_board(soc, f);
         None for the simulator. On a board the BIOS in ROM boots the firmware from SPI flash
-        (firmware_words and main_ram_size are then unused: main RAM is the board's SDRAM)."""
+        (firmware_words and main_ram_size are then unused: main RAM is the board's SDRAM).
+        cpu_type: None for the board's CPU (board.CPU_TYPE, else VexRiscv)."""
         kwargs = dict(
             cpu_reset_address        = MAIN_RAM_BASE,
             integrated_rom_size      = 0,
@@ -37,7 +38,7 @@ class LiteDAVSoC(SoCCore):
             kwargs = board.soc_kwargs()
         SoCCore.__init__(self, platform, clk_freq=int(sys_clk_freq),
             ident                    = "LiteDAV",
-            cpu_type                 = "vexriscv",
+            cpu_type                 = cpu_type or getattr(board, "CPU_TYPE", "vexriscv"),
             cpu_variant              = cpu_variant,
             timer_uptime             = True,
             # Burst cycles let cache-line refills stream from RAM instead of
@@ -54,11 +55,14 @@ class LiteDAVSoC(SoCCore):
                 self.add_sim_flash()
         elif board is not None:
             self.ethphy = board.add_board(self, sys_clk_freq)
-            self.add_constant("LITEDAV_MAIN_RAM_SIZE", self.bus.regions["main_ram"].size)
+            if "main_ram" in self.bus.regions:   # The Tang Nano 4K's EMCU has its own SRAM only.
+                self.add_constant("LITEDAV_MAIN_RAM_SIZE", self.bus.regions["main_ram"].size)
         else:
             raise ValueError(f"platform {platform.name!r} has no SoC recipe (pass its board module)")
 
-        if nic == "liteeth":
+        if nic == "liteeth" and hasattr(board, "add_ethernet"):   # The board's own MAC set-up.
+            board.add_ethernet(self, self.ethphy, nrxslots=eth_rx_slots, ntxslots=eth_tx_slots)
+        elif nic == "liteeth":
             self.add_ethernet(phy=self.ethphy, nrxslots=eth_rx_slots, ntxslots=eth_tx_slots)
         elif nic == "offload":
             self.add_offload_nic(with_sys_datapath=board is not None, bus_slices=board is not None)
@@ -82,7 +86,10 @@ class LiteDAVSoC(SoCCore):
             rx_bus, tx_bus = self.nic_rx_slice.bus, self.nic_tx_slice.bus
         self.bus.add_master(name="nic_rx", master=rx_bus)
         self.bus.add_master(name="nic_tx", master=tx_bus)
-        self.irq.add("nic", use_loc_if_exists=True)
+        # The firmware polls the NIC; its interrupt line is wired when the CPU has one to spare (Arm's
+        # DesignStart Cortex-M3 wrapper brings two, taken by the timer and the UART).
+        if len(self.irq.locs) < len(self.cpu.interrupt):
+            self.irq.add("nic", use_loc_if_exists=True)
         self.add_constant("LITEDAV_NIC_OFFLOAD")
 
     def add_sim_flash(self):
