@@ -173,9 +173,33 @@ static int hex_digit(char ch)
     return -1;
 }
 
+/* Well-formed UTF-8 (RFC 3629 section 4): no overlong forms (C0 AE for '.'),
+ * no surrogates, nothing above U+10FFFF. */
+static bool utf8_valid(const unsigned char *p, size_t n)
+{
+    size_t i = 0;
+    while (i < n) {
+        unsigned char b = p[i];
+        size_t k, more = b < 0x80 ? 0 : b >= 0xC2 && b <= 0xDF ? 1 : b >= 0xE0 && b <= 0xEF ? 2 :
+                         b >= 0xF0 && b <= 0xF4 ? 3 : 4;
+        if (more == 4 || more >= n - i)
+            return false;
+        for (k = 1; k <= more; k++)
+            if ((p[i + k] & 0xC0) != 0x80)
+                return false;
+        if ((b == 0xE0 && p[i + 1] < 0xA0) || (b == 0xED && p[i + 1] > 0x9F) ||
+            (b == 0xF0 && p[i + 1] < 0x90) || (b == 0xF4 && p[i + 1] > 0x8F))
+            return false;
+        i += more + 1;
+    }
+    return true;
+}
+
 /* RFC 3986 section 2.1. A path in absolute-form (a full URI, RFC 9112
  * section 3.2.2) is reduced to its path; query and fragment are dropped.
- * Encoded '/' and NUL, and "." / ".." segments, are refused. */
+ * Encoded '/', control bytes (NUL...), backslashes (a separator to some
+ * clients and file systems), malformed or overlong UTF-8, empty and "." /
+ * ".." segments are refused, so one path has one spelling. */
 int dav_decode_path(const char *in, size_t len, char *out, size_t cap, size_t *out_len)
 {
     size_t i, n = 0;
@@ -193,16 +217,18 @@ int dav_decode_path(const char *in, size_t len, char *out, size_t cap, size_t *o
             if (i + 2 >= len + 0 || (hi = hex_digit(in[i + 1])) < 0 || (lo = hex_digit(in[i + 2])) < 0)
                 return 400;
             ch = (char)(hi << 4 | lo);
-            if (ch == '/' || ch == '\0')
+            if (ch == '/')
                 return 400;
             i += 2;
         }
+        if ((unsigned char)ch < 0x20 || ch == 0x7F || ch == '\\')
+            return 400;
         if (n + 1 >= cap)
             return 414;
         out[n++] = ch;
     }
     out[n] = '\0';
-    if (n == 0 || out[0] != '/')
+    if (n == 0 || out[0] != '/' || !utf8_valid((const unsigned char *)out, n))
         return 400;
     for (i = 0; i < n; i++) {
         if (out[i] != '/')
