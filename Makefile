@@ -71,7 +71,8 @@ bitstreams: deps
 
 # Long reliability runs (LITEDAV_SOAK=1 selects each test's long variant); every one records its
 # figures as a section of bench/results/reliability.{json,md} (tests/reliability_report.py).
-SOAK_TESTS ?= tests/test_sim_faults.py::test_caldav_transactions_survive_a_lossy_link
+SOAK_TESTS ?= tests/test_sim_faults.py::test_caldav_transactions_survive_a_lossy_link \
+              tests/test_sim_powerfail.py tests/test_host_caldav_parsers.py::test_fuzz
 soak: deps
 	@LITEDAV_SOAK=1 LITEDAV_FAULT_TRANSACTIONS=1000 LITEDAV_FAULT_CLIENTS=20 \
 	 LITEDAV_RELIABILITY_REPORT=$(CURDIR)/bench/results/reliability.json \
