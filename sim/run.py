@@ -21,6 +21,8 @@
                                printed at exit and kept in --fault-stats FILE (JSON)
 
   --slirp-clock-scale N        libslirp's clock = simulated time x N (default 32)
+  --lwip-clock-scale N         the firmware's lwIP clock = simulated time x N (default 1;
+                               with N as slirp's, lost frames cost 1/N of their timeouts)
 
 No root is needed: the SoC's Ethernet is bridged to libslirp (user-mode
 networking), which forwards a TCP port on 127.0.0.1 to the appliance. Its clock
@@ -57,6 +59,7 @@ READY_MARK = "listening on http://"
 # time, and wall-time clients give up; x32 brings them to 31-190 ms (bench/README.md, waves).
 SLIRP_CLOCK_SCALE = 32
 
+FLOOD_CONTROL = "flood.sock"  # the slirp module's control socket for spoofed peers, in the run dir
 FAULT_KINDS = ("drop", "duplicate", "reorder", "bad_fcs", "bad_checksum", "truncate")
 FAULT_DIRECTIONS = ("to_soc", "from_soc")
 FAULT_MODES = ("random", "spread")
@@ -99,6 +102,51 @@ def fault_config(faults, seed=1, mode="random", stats=None, spare_syn=False):
             rates[name] = float(rate)
     return {"seed": int(seed), "mode": mode, "spare_syn": bool(spare_syn), **per_direction,
             "stats": stats or ""}
+
+
+MAIN_RAM_INIT = "sim_main_ram.init"  # the firmware image, one 32-bit hex word a line ($readmemh)
+LWIP_CLOCK_SCALE_SYMBOL = "port_lwip_clock_scale"  # firmware/ports/litex/main.c
+
+
+def patch_lwip_clock_scale(build_dir, image, out, scale):
+    """Writes to out a copy of the main RAM image with the firmware's lwIP clock scale set to
+    scale. The word is found at its symbol's address in the build's litedav.elf; it must hold 1
+    in the image (else the image is not that ELF's, or not the firmware's)."""
+    elf = os.path.join(build_dir, "firmware", "litedav.elf")
+
+    def tool(name, *args):
+        cmd = [f"riscv64-unknown-elf-{name}", *args, elf]
+        try:
+            return subprocess.run(cmd, check=True, stdout=subprocess.PIPE, text=True).stdout
+        except (OSError, subprocess.CalledProcessError) as e:
+            raise RuntimeError(f"cannot read {elf} with {cmd[0]}: {e}") from None
+
+    vma = next((int(line.split()[0], 16) for line in tool("nm").splitlines()
+                if line.split()[-1:] == [LWIP_CLOCK_SCALE_SYMBOL]), None)
+    if vma is None:
+        raise RuntimeError(f"{elf} has no {LWIP_CLOCK_SCALE_SYMBOL}: rebuild the firmware")
+    # the image holds a variable's initial value at its load address (crt0 copies .data)
+    address = None
+    for line in tool("objdump", "-h").splitlines():
+        f = line.split()
+        if len(f) >= 6 and f[0].isdigit():
+            size, start, load = int(f[2], 16), int(f[3], 16), int(f[4], 16)
+            if start <= vma < start + size:
+                address = vma - start + load
+    if address is None:
+        raise RuntimeError(f"{elf}: no section holds {LWIP_CLOCK_SCALE_SYMBOL} at 0x{vma:x}")
+    import json
+    with open(os.path.join(build_dir, "csr.json")) as f:
+        base = json.load(f)["memories"]["main_ram"]["base"]
+    with open(image) as f:
+        words = f.read().split()
+    index = (address - base) // 4
+    if address % 4 or not 0 <= index < len(words) or int(words[index], 16) != 1:
+        raise RuntimeError(f"{image} does not hold {LWIP_CLOCK_SCALE_SYMBOL} = 1 at 0x{address:x}: "
+                           f"the image is not {elf}'s (run `litedav-sim build` again)")
+    words[index] = f"{scale:08x}"
+    with open(out, "w") as f:
+        f.write("\n".join(words) + "\n")
 
 
 def free_port():
@@ -191,7 +239,8 @@ class Simulator:
     def __init__(self, build_dir=DEFAULT_BUILD, port=8080, echo=True, gap_cycles=20,
                  flash=None, fresh_flash=False, flash_size=None, flash_timing=None,
                  phy="gmii", pcap=None, faults=None, fault_seed=1, fault_mode="random",
-                 fault_stats=None, fault_spare_syn=False, slirp_clock_scale=None):
+                 fault_stats=None, fault_spare_syn=False, slirp_clock_scale=None,
+                 lwip_clock_scale=1, flood=False):
         """flash: the NOR image file (default: flash.bin in the run directory, kept across
         runs of the same port); fresh_flash: erase it before booting; flash_timing: busy
         cycles for the flash_file module (sim/modules/flash_file/flash_file.c);
@@ -204,8 +253,14 @@ class Simulator:
         fault_spare_syn: SYN segments pass untouched (a lost SYN costs seconds of simulated time);
         slirp_clock_scale: libslirp's clock runs this many times faster than simulated time
         (SLIRP_CLOCK_SCALE by default; 1: simulated time itself);
+        lwip_clock_scale: the firmware's lwIP clock (sys_now) runs this many times faster than
+        simulated time (1 by default, as on a board; patched into this run's copy of the image:
+        patch_lwip_clock_scale()); give it slirp_clock_scale's value so that both TCP ends keep
+        their timers' ratio while each lost frame costs 1/N of its simulated time;
         fault_stats: JSON file of the fault counters (default faults.json in the run
-        directory when faults are on; rewritten as they change and at exit: fault_counters())."""
+        directory when faults are on; rewritten as they change and at exit: fault_counters());
+        flood: the slirp module plays spoofed TCP peers on command (SYN floods, half-open
+        connections: flood_command(), sim/modules/slirp_ethernet/flood.h)."""
         from litedav.soc.build import DEFAULT_FLASH_SIZE, PHY_RATES
         if phy not in PHY_RATES:
             raise ValueError(f"unknown PHY {phy!r}: one of {', '.join(PHY_RATES)}")
@@ -224,6 +279,10 @@ class Simulator:
         if not 1 <= int(slirp_clock_scale) <= 1000:
             raise ValueError(f"slirp_clock_scale {slirp_clock_scale}: expected 1..1000")
         self.slirp_clock_scale = int(slirp_clock_scale)
+        if not 1 <= int(lwip_clock_scale) <= 1000:
+            raise ValueError(f"lwip_clock_scale {lwip_clock_scale}: expected 1..1000")
+        self.lwip_clock_scale = int(lwip_clock_scale)
+        self.flood = bool(flood)
         self.faults = None
         if faults:
             self.fault_stats = os.path.abspath(fault_stats) if fault_stats else os.path.join(
@@ -260,6 +319,11 @@ class Simulator:
                 if os.path.lexists(link):
                     os.remove(link)
                 os.symlink(os.path.join(gateware, name), link)
+        if self.lwip_clock_scale != 1:
+            main_ram = os.path.join(run_dir, MAIN_RAM_INIT)
+            os.remove(main_ram)
+            patch_lwip_clock_scale(self.build_dir, os.path.join(gateware, MAIN_RAM_INIT), main_ram,
+                                   self.lwip_clock_scale)
         config = sim_config(self._sys_clk_hz(gateware), self.port, self.gap_cycles,
                             flash_file=self.flash, flash_size=self.flash_size,
                             flash_timing=self.flash_timing, phy=self.phy, pcap=self.pcap)
@@ -268,6 +332,8 @@ class Simulator:
         for module in config.modules:
             if module["module"] == "slirp_ethernet":
                 module["args"]["clock_scale"] = self.slirp_clock_scale
+                if self.flood:  # relative to the run directory, the simulator's cwd
+                    module["args"]["flood_control"] = FLOOD_CONTROL
                 if self.faults:
                     module["args"]["faults"] = self.faults
         with open(os.path.join(run_dir, "sim_config.js"), "w") as f:
@@ -333,6 +399,21 @@ class Simulator:
                 self.proc.kill()
                 self.proc.wait()
 
+    def flood_command(self, command, timeout=60):
+        """Send one command to the spoofed peers ('syn COUNT INTERVAL_CYCLES', 'half_open COUNT
+        INTERVAL_CYCLES', 'stop', 'stats'; flood.h) and return their counters (a dict)."""
+        import json
+        if not self.flood:
+            raise RuntimeError("this Simulator was started without flood=True")
+        with socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM) as s:
+            s.bind(f"\0litedav-flood-{os.getpid()}-{id(s)}")  # abstract: an address to answer to
+            s.settimeout(timeout)
+            s.sendto(command.encode(), os.path.join(self.run_dir, FLOOD_CONTROL))
+            answer = json.loads(s.recv(4096))
+        if "error" in answer:
+            raise ValueError(f"flood command {command!r}: {answer['error']}")
+        return answer
+
     def fault_counters(self):
         """The fault injector's counters ({"to_soc": {"frames": N, "drop": N, ...}, "from_soc":
         ...}) as last written by the module (as they change, and at exit), or None."""
@@ -351,7 +432,7 @@ class Simulator:
 
 def run(build_dir, port, gap_cycles, flash=None, fresh_flash=False, flash_size=None, phy="gmii",
         pcap=None, faults=None, fault_seed=1, fault_mode="random", fault_stats=None,
-        fault_spare_syn=False, slirp_clock_scale=None):
+        fault_spare_syn=False, slirp_clock_scale=None, lwip_clock_scale=1):
     from litedav.soc.build import describe_phy
     if not os.path.exists(os.path.join(build_dir, "gateware", "obj_dir", "Vsim")):
         sys.exit(f"litedav-sim: no simulator in {build_dir}: run `litedav-sim build` (same --nic) first")
@@ -367,7 +448,8 @@ def run(build_dir, port, gap_cycles, flash=None, fresh_flash=False, flash_size=N
     sim = Simulator(build_dir, port, echo=True, gap_cycles=gap_cycles, flash=flash,
                     fresh_flash=fresh_flash, flash_size=flash_size, phy=phy, pcap=pcap, faults=faults,
                     fault_seed=fault_seed, fault_mode=fault_mode, fault_stats=fault_stats,
-                    fault_spare_syn=fault_spare_syn, slirp_clock_scale=slirp_clock_scale)
+                    fault_spare_syn=fault_spare_syn, slirp_clock_scale=slirp_clock_scale,
+                    lwip_clock_scale=lwip_clock_scale)
     log(f"flash image: {sim.flash}{' (erased first)' if fresh_flash else ''}")
     if sim.pcap:
         log(f"pcap trace: {sim.pcap} (timestamps in simulated time)")
@@ -435,6 +517,11 @@ def main(argv=None):
                              f"faster than simulated time (default {SLIRP_CLOCK_SCALE}; 1: simulated time "
                              "itself, where each frame the SoC drops costs slirp's 1-6 s timeouts, minutes "
                              "to hours of wall time)")
+    parser.add_argument("--lwip-clock-scale", type=int, default=1, metavar="N",
+                        help="the firmware's lwIP clock runs N times faster than simulated time (default 1, "
+                             "as on a board). With --slirp-clock-scale's value, both TCP ends' timers keep "
+                             "their ratio and a frame lost out of the SoC costs 1/N of lwIP's 1-3 s "
+                             "retransmission timeout: for long runs over a lossy link (--faults)")
     parser.add_argument("--gap-cycles", type=int, default=20,
                         help="--phy model: idle sys_clk cycles between frames into the SoC")
     parser.add_argument("--flash", default=None, metavar="FILE",
@@ -465,11 +552,14 @@ def main(argv=None):
         build(build_dir, nic=args.nic, phy=args.phy)
     if not 1 <= args.slirp_clock_scale <= 1000:
         parser.error("--slirp-clock-scale must be 1..1000")
+    if not 1 <= args.lwip_clock_scale <= 1000:
+        parser.error("--lwip-clock-scale must be 1..1000")
     if args.command in ("run", "demo"):
         sys.exit(run(build_dir, args.port, args.gap_cycles, args.flash, args.fresh_flash, flash_size,
                      phy=args.phy, pcap=args.pcap, faults=faults, fault_seed=args.fault_seed,
                      fault_mode=args.fault_mode, fault_stats=args.fault_stats,
-                     fault_spare_syn=args.fault_spare_syn, slirp_clock_scale=args.slirp_clock_scale))
+                     fault_spare_syn=args.fault_spare_syn, slirp_clock_scale=args.slirp_clock_scale,
+                     lwip_clock_scale=args.lwip_clock_scale))
 
 
 if __name__ == "__main__":

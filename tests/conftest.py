@@ -8,8 +8,10 @@ TOP = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 @pytest.fixture(scope="session")
 def sim_build():
+    """The LiteEth SoC's build (build/sim; LITEDAV_SIM_BUILD: another folder, e.g. one a long
+    run keeps to itself while build/sim is rebuilt)."""
     from litedav.sim.run import build
-    return build(os.path.join(TOP, "build", "sim"))
+    return build(os.environ.get("LITEDAV_SIM_BUILD") or os.path.join(TOP, "build", "sim"))
 
 
 @pytest.fixture(scope="session")

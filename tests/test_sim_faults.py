@@ -9,12 +9,17 @@
    transaction must succeed with every body byte-exact, and the module's counters must show
    that every fault kind happened in each direction.
 
-Part 2 is slow: every frame out of the SoC that TCP's fast retransmission cannot recover costs
-lwIP's retransmission timeout, 1-3 s of simulated time (125-375 M cycles, several minutes of wall
-time each at the simulator's speed; slirp's, for frames into the SoC, is 32 times shorter). It therefore runs only when LITEDAV_FAULT_TRANSACTIONS is
-set (with LITEDAV_FAULT_CLIENTS; `make soak` runs 1,000 transactions by 20 clients and writes
-its figures into bench/results/reliability.{json,md}); `make test` runs part 1. TCP segments with SYN are spared: a lost
-SYN or SYN-ACK waits out an initial retransmission timeout of seconds of simulated time.
+Time: every frame lost that TCP's fast retransmission cannot recover costs a retransmission
+timeout, lwIP's 1-3 s or slirp's 1-6 s. In simulated time itself that is 125-750 M cycles, minutes
+of wall time each at the simulator's speed. Part 2 therefore runs both TCP ends' clocks at
+TIMER_SCALE times simulated time: slirp's (litedav-sim --slirp-clock-scale, 32 by default) and the
+firmware's lwIP clock (--lwip-clock-scale, patched into the run's image). Their timers keep their
+ratio, and every protocol path is the one of a real link, only the waits are 32 times shorter. The
+figures say so: simulated seconds are cycles / sys_clk, with the timers scaled.
+
+`make test` runs a short part 2 (FAST_TRANSACTIONS by FAST_CLIENTS, until every fault kind has
+happened both ways); LITEDAV_FAULT_TRANSACTIONS and LITEDAV_FAULT_CLIENTS set a longer one
+(`make soak`: 1,000 transactions by 20 clients, figures in bench/results/reliability.{json,md}).
 """
 import base64
 import http.client
@@ -194,7 +199,9 @@ def test_fault_link_refuses_bad_configuration(driver, tmp_path):
 
 # -- 2. CalDAV over the lossy link ----------------------------------------------------------------
 
-TIMEOUT = 1800  # wall seconds per request: a lost frame costs a retransmission timeout
+TIMEOUT = 900  # wall seconds per request: a lost frame costs a (scaled) retransmission timeout
+TIMER_SCALE = 32  # slirp's and lwIP's clocks, x simulated time
+FAST_TRANSACTIONS, FAST_CLIENTS = 24, 6
 AUTH = {"Authorization": "Basic " + base64.b64encode(b"demo:demo").decode()}
 SIM_CLOCK_HZ = 125_000_000
 
@@ -317,8 +324,11 @@ def summary_md(figures):
     """The lossy-link section of the reliability report."""
     lines = [f"{figures['transactions']} transactions ({', '.join(f'{n} {op}' for op, n in figures['by_method'].items())}) "
              f"by {figures['clients']} concurrent clients, {figures['failures']} failures, every body "
-             f"byte-exact; {figures['simulated_seconds']} s of simulated time "
-             f"({figures['wall_seconds']} s of wall time); fault seed {figures['seed']}, rates "
+             f"byte-exact; {figures['simulated_seconds']} s of simulated time (cycles / sys_clk) "
+             f"with both TCP ends' timers at {figures['timer_scale']} x simulated time (lwIP's and "
+             f"slirp's clocks: every retransmission timeout 1/{figures['timer_scale']} as long), "
+             f"{figures['wall_seconds']} s of wall time; fault seed {figures['seed']}, "
+             f"{'SYN segments spared, ' if figures['spare_syn'] else 'SYN segments not spared, '}rates "
              + ", ".join(f"{k} {v:g}" for k, v in figures["rates"].items()) + ".", "",
              "| direction | frames | " + " | ".join(KINDS) + " |",
              "|---|---|" + "---|" * len(KINDS)]
@@ -329,19 +339,17 @@ def summary_md(figures):
     return "\n".join(lines)
 
 
-@pytest.mark.skipif(not os.environ.get("LITEDAV_FAULT_TRANSACTIONS"),
-                    reason="minutes of wall time per lost frame: set LITEDAV_FAULT_TRANSACTIONS "
-                           "(e.g. 24, with LITEDAV_FAULT_CLIENTS=8), or make soak")
 def test_caldav_transactions_survive_a_lossy_link(sim_build, tmp_path):
     from litedav.sim.run import Simulator, free_port
-    transactions = int(os.environ.get("LITEDAV_FAULT_TRANSACTIONS", 24))
-    clients = int(os.environ.get("LITEDAV_FAULT_CLIENTS", 8))
+    transactions = int(os.environ.get("LITEDAV_FAULT_TRANSACTIONS", FAST_TRANSACTIONS))
+    clients = int(os.environ.get("LITEDAV_FAULT_CLIENTS", FAST_CLIENTS))
     seed = int(os.environ.get("LITEDAV_FAULT_SEED", 1))
-    # spread: every kind is certain to happen within 1/rate frames of each direction;
-    # spare_syn: connection setup is spared (a lost SYN-ACK waits out lwIP's 3 s initial timeout)
+    spare_syn = os.environ.get("LITEDAV_FAULT_SPARE_SYN") == "1"
+    # spread: every kind is certain to happen within 1/rate frames of each direction
     sim = Simulator(sim_build, port=free_port(), echo=False, fresh_flash=True, faults=RATES,
-                    fault_seed=seed, fault_mode="spread", fault_spare_syn=True,
-                    fault_stats=str(tmp_path / "faults.json"))
+                    fault_seed=seed, fault_mode="spread", fault_spare_syn=spare_syn,
+                    fault_stats=str(tmp_path / "faults.json"),
+                    slirp_clock_scale=TIMER_SCALE, lwip_clock_scale=TIMER_SCALE)
     sim.start()
     try:
         sim.wait_ready(timeout=300)
@@ -376,7 +384,8 @@ def test_caldav_transactions_survive_a_lossy_link(sim_build, tmp_path):
     done = {op: sum(r[op] for r in results) for op in ("PUT", "GET", "REPORT", "DELETE")}
     cycles = int(after["uptime_cycles"]) - int(before["uptime_cycles"])
     figures = {"transactions": sum(done.values()), "clients": clients, "by_method": done,
-               "failures": 0, "seed": seed, "rates": RATES,
+               "failures": 0, "seed": seed, "rates": RATES, "timer_scale": TIMER_SCALE,
+               "spare_syn": spare_syn,
                "simulated_seconds": round(cycles / SIM_CLOCK_HZ, 3), "wall_seconds": round(wall),
                "faults": {d: {k: counters[d][k] for k in ("frames", "spared_syn", *KINDS)}
                           for d in ("to_soc", "from_soc")},

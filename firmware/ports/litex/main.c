@@ -70,9 +70,19 @@ uint8_t *port_bulk_buffer(uint32_t size)
     return (uint8_t *)((uintptr_t)__heap_end - RAM_FLASH_SIZE - BULK_AREA_SIZE);
 }
 
-/* lwIP's clock: milliseconds of simulated (or real) sys_clk time. The main
- * loop asks every turn; a 64-bit division is a libgcc call of hundreds of
- * cycles on rv32, so whole milliseconds are carried forward instead. */
+/* lwIP's clock runs this many times faster than sys_clk time: 1 on a board.
+ * The simulator's fault-injection runs patch another value into the image
+ * (`litedav-sim run --lwip-clock-scale N`, found by this symbol's address),
+ * the same factor as libslirp's clock there, so that both TCP ends' timers
+ * (retransmission, delayed ACK, TIME-WAIT) keep their ratio while a lost
+ * frame costs 1/N of its seconds of simulated time. Volatile: the compiler
+ * must not fold the 1 in. */
+volatile const uint32_t port_lwip_clock_scale = 1;
+
+/* lwIP's clock: milliseconds of simulated (or real) sys_clk time, times
+ * port_lwip_clock_scale. The main loop asks every turn; a 64-bit division is
+ * a libgcc call of hundreds of cycles on rv32, so whole milliseconds are
+ * carried forward instead. */
 u32_t sys_now(void)
 {
     static uint64_t counted_cycles;
@@ -82,7 +92,7 @@ u32_t sys_now(void)
 
     if (elapsed >= cycles_per_ms) {
         u32_t ms = elapsed >> 32 ? (u32_t)(elapsed / cycles_per_ms) : (u32_t)elapsed / cycles_per_ms;
-        now_ms += ms;
+        now_ms += ms * port_lwip_clock_scale;
         counted_cycles += (uint64_t)ms * cycles_per_ms;
     }
     return now_ms;
@@ -179,6 +189,9 @@ int main(void)
     ip4_addr_t ip, mask, gw;
 
     printf("\nLiteDAV firmware (%s, %" PRIu32 " Hz)\n", port_name(), port_cycles_hz());
+    if (port_lwip_clock_scale != 1)
+        printf("lwIP clock: %" PRIu32 " x sys_clk time (simulator time dilation)\n",
+               port_lwip_clock_scale);
     mount_store();
     lwip_init();
     ip4addr_aton(IP_ADDR, &ip);
@@ -206,6 +219,10 @@ int main(void)
     for (;;) {
         uint64_t start = port_cycles();
         int work = nic_netif_poll(&netif);
+        /* a turn that runs lwIP's timers is busy too: their walks over every
+         * connection are what thousands of idle clients would cost */
+        if (sys_timeouts_sleeptime() == 0)
+            work = 1;
         sys_check_timeouts();
         app_poll();
         if (!work)
