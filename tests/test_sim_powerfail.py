@@ -2,40 +2,65 @@
 
 The SoC keeps its calendars on the sim flash (soc/sim_flash.py), a NOR image
 that the flash_file sim module maps MAP_SHARED: every program or erase the SoC
-completed is in the host file at once, whatever happens to the simulator. So
-SIGKILL of Vsim is a power cut: the image holds exactly what the chip held.
+completed is in the host file at once, whatever happens to the simulator. The
+module cuts the power at an exact sys_clk cycle when asked (its power_cut_file:
+SIGKILL of the simulator), so the image holds exactly what the chip held.
 
-Each cycle streams PUTs of calendar objects (new names and rewrites of old
-ones) from a client thread, records every acknowledged one (201/204: the store
-synced its record before the answer), kills the simulator at a random moment,
-boots it again on the same image and GETs every object: an acknowledged PUT
-must come back byte for byte, the one in flight at the cut either old or new.
+Each trial streams PUTs of calendar objects (new names and rewrites of old
+ones) from a client thread and records every acknowledged one (201/204: the
+store synced its record before the answer). Once the first is acknowledged the
+cut is armed a random number of cycles ahead (up to STORM_PUTS PUTs' worth). Then:
+  1. the image, read on the host by an independent reader of the format
+     (firmware/tools/store_image.py), must hold every acknowledged object byte
+     for byte, the one in flight at the cut old, new or (if new) absent, and no
+     malformed record;
+  2. the SoC boots again on the same image; its store check after the mount
+     (firmware/app/store.c store_check, "store check: ok" on the console) must
+     pass;
+  3. the firmware must agree with the image: one PROPFIND lists every object
+     with the ETag (record sequence) the image holds, and GETs of the object
+     in flight and of a few others return the image's bodies.
 
-Fast mode: 3 cuts. LITEDAV_FUZZ=1: 20 (LITEDAV_POWERFAIL_CUTS), random seed
-LITEDAV_SEED (default 12345). The flash is LITEDAV_POWERFAIL_FLASH (default
-256 KiB), small so that long runs reach compaction.
+Fast mode (make test): 3 trials. LITEDAV_FUZZ=1: 20; LITEDAV_SOAK=1: 100, on a
+192 KiB flash so that the log wraps and compacts many times, recorded in the
+reliability report. LITEDAV_POWERFAIL_CUTS and LITEDAV_POWERFAIL_FLASH override
+(the flash: a multiple of 64 KiB, at least 128 KiB), LITEDAV_SEED (default
+12345) seeds the PUTs and the cut cycles.
 """
 import base64
 import http.client
 import os
 import random
+import sys
 import threading
 import time
+import xml.etree.ElementTree as ET
 
 import pytest
 
+import reliability_report
 from http_checks import Target, status
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "firmware", "tools"))
+import store_image  # noqa: E402
 
 TIMEOUT = 120          # wall seconds for one exchange (the sim runs slower than real time)
 SIM_CLOCK_HZ = 125_000_000
 USER, PASSWORD = "demo", "demo"   # firmware/users.conf
 CALENDAR = "/dav/demo/powerfail/"
 FLASH_PROBED = "flash: sim NOR flash"  # printed by ports/litex/flash_sim.c
+BLOCK_SIZE = 4096      # the sim flash's erase sectors (ports/litex/flash_sim.c), the store's blocks
+STORM_PUTS = 3         # the cut falls within this many PUTs' cycles after the first acknowledgement
 
 FUZZ = os.environ.get("LITEDAV_FUZZ") == "1"
+SOAK = os.environ.get("LITEDAV_SOAK") == "1"
 SEED = int(os.environ.get("LITEDAV_SEED", "12345"))
-CUTS = int(os.environ.get("LITEDAV_POWERFAIL_CUTS", "20" if FUZZ else "3"))
-FLASH_SIZE = os.environ.get("LITEDAV_POWERFAIL_FLASH", "256KiB")
+CUTS = int(os.environ.get("LITEDAV_POWERFAIL_CUTS", "100" if SOAK else "20" if FUZZ else "3"))
+FLASH_SIZE = os.environ.get("LITEDAV_POWERFAIL_FLASH", "192KiB" if SOAK else "256KiB")
+# objects read back in full per trial, besides the one in flight (every body is compared on the
+# image, and the PROPFIND ties each name to the image's record): fewer in the long run, where
+# the simulated CPU's cycles per trial bound how many trials fit
+GET_SAMPLE = 0 if SOAK else 3
 NAMES = 24             # object names in play: later PUTs rewrite earlier objects
 AUTH = {"Authorization": "Basic " + base64.b64encode(f"{USER}:{PASSWORD}".encode()).decode()}
 
@@ -97,23 +122,74 @@ class Writer(threading.Thread):
 
 
 def boot(sim):
+    """Start the simulator; returns the target and the console lines of this boot."""
+    first = len(sim.console)
     sim.start()
     sim.wait_ready(timeout=600)
-    return Target(port=sim.port, cycles_hz=SIM_CLOCK_HZ, timeout=TIMEOUT)
+    return Target(port=sim.port, cycles_hz=SIM_CLOCK_HZ, timeout=TIMEOUT), sim.console[first:]
 
 
-def power_cut(sim):
-    sim.proc.kill()      # SIGKILL: no exit handler, no msync; the mapping keeps what was written
-    sim.proc.wait()
+def store_check_line(lines):
+    found = [line for line in lines if line.startswith("store check:")]
+    assert found, "no 'store check:' line at boot: " + " / ".join(lines[-10:])
+    return found[-1]
+
+
+def arm_power_cut(sim, delay_cycles):
+    """The flash module cuts the power delay_cycles after it next looks (every 65,536 cycles)."""
+    path = sim.flash_timing["power_cut_file"]
+    with open(path + ".tmp", "w") as f:
+        f.write(f"{delay_cycles}\n")
+    os.replace(path + ".tmp", path)
+
+
+def wait_power_cut(sim, timeout):
+    """The cycle the power went at (the module's console line)."""
+    sim.proc.wait(timeout)
     sim.exited.wait(10)
+    cuts = [line for line in sim.console if "[flash_file] power cut at cycle" in line]
+    assert cuts, "the simulator exited without a power cut: " + " / ".join(sim.console[-10:])
+    return int(cuts[-1].split()[-1])
+
+
+def image_state(sim):
+    with open(sim.flash, "rb") as f:
+        image = store_image.read_image(f.read(), BLOCK_SIZE)
+    assert not image["problems"], f"flash image: {image['problems']}"
+    return image
+
+
+def calendar_of(image):
+    """The test calendar in an image (the store keys collections by the app's own path form)."""
+    found = [c for path, c in image["collections"].items() if path.endswith(CALENDAR)]
+    assert len(found) == 1, f"calendar {CALENDAR} on the flash: {sorted(image['collections'])}"
+    return found[0]
+
+
+def listed_etags(conn):
+    """name -> ETag of every object in the calendar, from one PROPFIND Depth 1."""
+    body = (b'<?xml version="1.0"?><propfind xmlns="DAV:"><prop><getetag/></prop></propfind>')
+    code, answer = request(conn, "PROPFIND", CALENDAR, body,
+                           {"Depth": "1", "Content-Type": "application/xml"})
+    assert code == 207, f"PROPFIND {CALENDAR} -> {code} {answer[:200]!r}"
+    etags = {}
+    for response in ET.fromstring(answer).iter("{DAV:}response"):
+        href = response.findtext("{DAV:}href")
+        etag = response.findtext(".//{DAV:}getetag")
+        name = href.rstrip("/").rsplit("/", 1)[-1]
+        if etag and not href.endswith("/"):
+            etags[name] = etag
+    return etags
 
 
 @pytest.fixture
 def simulator(sim_build, tmp_path):
     from litedav.sim.run import Simulator, free_port
     from litedav.soc.build import parse_size
+    # flash module arguments ride on flash_timing (passed through to the module as they are)
     sim = Simulator(sim_build, port=free_port(), echo=False, flash=str(tmp_path / "flash.bin"),
-                    fresh_flash=True, flash_size=parse_size(FLASH_SIZE))
+                    fresh_flash=True, flash_size=parse_size(FLASH_SIZE),
+                    flash_timing={"power_cut_file": str(tmp_path / "power_cut")})
     yield sim
     sim.stop()
     print("\n--- simulator console (last lines) ---\n" + "\n".join(sim.console[-15:]))
@@ -121,20 +197,17 @@ def simulator(sim_build, tmp_path):
 
 def test_power_cuts_lose_nothing_acknowledged(simulator):
     rng = random.Random(SEED)
-    target = boot(simulator)
-    assert any(FLASH_PROBED in line for line in simulator.console), (
+    target, lines = boot(simulator)
+    assert any(FLASH_PROBED in line for line in lines), (
         "the firmware never probed the sim flash: ports/litex/main.c must mount the store on "
         "port_flash() (ports/litex/flash_sim.c), or data lives in RAM and dies with the power")
+    assert store_check_line(lines).startswith("store check: ok")
 
     conn = target.connection()
     code, answer = request(conn, "MKCALENDAR", CALENDAR)
-    if code in (405, 501):
-        pytest.skip(f"the firmware has no CalDAV write path yet (MKCALENDAR {CALENDAR} -> {code})")
     assert code == 201, f"MKCALENDAR -> {code} {answer[:200]!r}"
     body = vtodo(rng, "probe.ics", 1)
     code, answer = request(conn, "PUT", CALENDAR + "probe.ics", body)
-    if code in (405, 501):
-        pytest.skip(f"the firmware answers PUT with {code}: no CalDAV PUT path yet")
     assert code == 201, f"PUT -> {code} {answer[:200]!r}"
 
     # Cycles per PUT: the CPU's busy cycles (status page) over a few sequential rewrites.
@@ -145,43 +218,121 @@ def test_power_cuts_lose_nothing_acknowledged(simulator):
         assert code == 204, f"PUT over probe.ics -> {code}"
     after = status(target)
     conn.close()
-    print(f"\nCPU cycles per PUT (busy cycles / 5, incl. one status request): "
-          f"{(after['busy_cycles'] - before['busy_cycles']) // 5}")
+    put_cycles = (after["busy_cycles"] - before["busy_cycles"]) // 5
+    print(f"\nCPU cycles per PUT (busy cycles / 5, incl. one status request): {put_cycles}")
 
     durable = {"probe.ics": body}   # name -> what GET must return
     versions = {}
-    total_acked = 0
+    figures = {"trials": 0, "acknowledged_puts": 0, "objects_verified": 0, "bodies_read_back": 0,
+               "in_flight_old": 0, "in_flight_new": 0, "in_flight_absent": 0, "no_put_in_flight": 0,
+               "trials_with_compaction": 0, "blocks_compacted": 0, "torn_bytes_max": 0,
+               "store_check_ok": 0, "store_check_failed": 0, "image_problems": 0}
+    cut_cycles = []
+    cut_rng = random.Random(SEED + 1)   # the writer thread draws from rng meanwhile
+    tail_seq = None
     for cut in range(CUTS):
         writer = Writer(target.port, rng, versions)
         writer.start()
         assert writer.first_ack.wait(TIMEOUT), (
             f"cut {cut}: no PUT acknowledged: {writer.refused or 'no answer'}")
-        time.sleep(rng.uniform(0.2, 3.0))
-        assert writer.refused is None, f"cut {cut}: PUT refused: {writer.refused[0]} {writer.refused[1][:300]!r}"
-        power_cut(simulator)
+        delay = cut_rng.randrange(1, STORM_PUTS * put_cycles)
+        arm_power_cut(simulator, delay)
+        cut_cycles.append(wait_power_cut(simulator, TIMEOUT * STORM_PUTS))
         writer.stop.set()
         writer.join(TIMEOUT)
-        total_acked += len(writer.acked)
+        assert writer.refused is None, f"cut {cut}: PUT refused: {writer.refused[0]} {writer.refused[1][:300]!r}"
+        figures["acknowledged_puts"] += len(writer.acked)
 
-        target = boot(simulator)
-        conn = target.connection()
+        # 1. the image itself, read on the host
         durable.update(writer.acked)
         in_flight = writer.in_flight
+        image = image_state(simulator)
+        held = calendar_of(image)["objects"]
         for name, expected in durable.items():
-            code, got = request(conn, "GET", CALENDAR + name)
+            got = held.get(name)
             if in_flight and name == in_flight[0]:
-                assert code == 200 and got in (expected, in_flight[1]), (
-                    f"cut {cut}: {name} (rewrite in flight at the cut) -> {code}, neither old nor new")
+                assert got in (expected, in_flight[1]), (
+                    f"cut {cut}: {name} (rewrite in flight at the cut): neither old nor new on the flash")
+                figures["in_flight_old" if got == expected else "in_flight_new"] += 1
                 durable[name] = got
                 continue
-            assert code == 200, f"cut {cut}: acknowledged {name} -> {code} after the power cut"
-            assert got == expected, f"cut {cut}: {name} came back different ({len(got)} vs {len(expected)} bytes)"
+            assert got is not None, f"cut {cut}: acknowledged {name} missing from the flash image"
+            assert got == expected, f"cut {cut}: {name} differs on the flash ({len(got)} vs {len(expected)} bytes)"
         if in_flight and in_flight[0] not in durable:
-            code, got = request(conn, "GET", CALENDAR + in_flight[0])
-            assert code == 404 or (code == 200 and got == in_flight[1]), (
-                f"cut {cut}: new {in_flight[0]} (in flight at the cut) -> {code}, torn")
-            if code == 200:
+            got = held.get(in_flight[0])
+            assert got in (None, in_flight[1]), f"cut {cut}: new {in_flight[0]} (in flight) torn on the flash"
+            figures["in_flight_new" if got else "in_flight_absent"] += 1
+            if got:
                 durable[in_flight[0]] = got
+        if not in_flight:
+            figures["no_put_in_flight"] += 1
+        assert set(held) == set(durable), f"cut {cut}: objects nobody wrote: {set(held) - set(durable)}"
+        figures["objects_verified"] += len(durable)
+        figures["torn_bytes_max"] = max(figures["torn_bytes_max"], image["log"]["torn_bytes"])
+        if tail_seq is not None and image["log"]["block_seq"][0] != tail_seq:
+            figures["trials_with_compaction"] += 1
+        tail_seq = image["log"]["block_seq"][0]
+        figures["blocks_compacted"] = tail_seq - 1
+
+        # 2. the firmware's own check after the mount
+        target, lines = boot(simulator)
+        check = store_check_line(lines)
+        figures["store_check_ok" if check.startswith("store check: ok") else "store_check_failed"] += 1
+        assert check.startswith("store check: ok"), f"cut {cut}: {check}"
+
+        # 3. the firmware's replay agrees with the image
+        conn = target.connection()
+        etags = listed_etags(conn)
+        image_etags = calendar_of(image)["etags"]
+        assert etags == {name: f'"{etag:08x}"' for name, etag in image_etags.items()}, (
+            f"cut {cut}: the firmware lists other objects or ETags than the flash holds")
+        sample = rng.sample(sorted(durable), min(GET_SAMPLE, len(durable)))
+        if in_flight and in_flight[0] in durable and in_flight[0] not in sample:
+            sample.append(in_flight[0])
+        for name in sample:
+            code, got = request(conn, "GET", CALENDAR + name)
+            assert code == 200 and got == durable[name], f"cut {cut}: GET {name} -> {code}, not the flash's body"
+        if in_flight and in_flight[0] not in durable:
+            code, _ = request(conn, "GET", CALENDAR + in_flight[0])
+            assert code == 404, f"cut {cut}: {in_flight[0]} absent from the flash, but GET -> {code}"
+        figures["bodies_read_back"] += len(sample)
         conn.close()
-    print(f"power cuts: {CUTS} (seed {SEED}, flash {FLASH_SIZE}), acknowledged PUTs {total_acked}, "
-          f"objects checked after the last cut {len(durable)}")
+        figures["trials"] += 1
+        if (SOAK or FUZZ) and figures["trials"] % 10 == 0 and figures["trials"] < CUTS:
+            record(figures, cut_cycles, put_cycles, complete=False)  # an interrupted run still reports
+
+    print(f"power cuts: {CUTS} (seed {SEED}, flash {FLASH_SIZE}) at sys_clk cycles "
+          f"{min(cut_cycles):,}..{max(cut_cycles):,}: {figures}")
+    if SOAK or FUZZ:
+        record(figures, cut_cycles, put_cycles, complete=True)
+    assert figures["blocks_compacted"] > 0 or CUTS < 20, "the long run never reached compaction: use a smaller flash"
+
+
+def record(figures, cut_cycles, put_cycles, complete):
+    figures = dict(figures, seed=SEED, flash=FLASH_SIZE, cycles_per_put=put_cycles, planned_trials=CUTS,
+                   complete=complete, cut_cycle_min=min(cut_cycles), cut_cycle_max=max(cut_cycles))
+    reliability_report.record("power_cuts", figures, summary_md(figures), title="Power cuts during write storms")
+
+
+def summary_md(f):
+    return "\n".join([
+        ("" if f["complete"] else f"**Interrupted run: {f['trials']} of {f['planned_trials']} trials.** ") +
+        f"{f['trials']} power cuts at random sys_clk cycles (cycles {f['cut_cycle_min']:,} to "
+        f"{f['cut_cycle_max']:,} after each boot; within {STORM_PUTS} PUTs, {f['cycles_per_put']:,} cycles "
+        f"each, of the first acknowledgement) during PUT storms on a {f['flash']} sim flash, seed {f['seed']}.",
+        "",
+        "| figure | value |", "|---|---|",
+        f"| trials (cut, image checked, reboot, store check, firmware compared with the image) | {f['trials']} |",
+        f"| PUTs acknowledged (201/204) before a cut | {f['acknowledged_puts']} |",
+        f"| acknowledged objects verified on the flash image, summed over trials | {f['objects_verified']} |",
+        f"| objects lost or changed | 0 |",
+        f"| bodies read back over HTTP after the reboot | {f['bodies_read_back']} |",
+        f"| PUT in flight at the cut: old version kept / new version / new object absent | "
+        f"{f['in_flight_old']} / {f['in_flight_new']} / {f['in_flight_absent']} |",
+        f"| cuts with no PUT in flight (between requests) | {f['no_put_in_flight']} |",
+        f"| trials during which the store compacted / blocks compacted in all | "
+        f"{f['trials_with_compaction']} / {f['blocks_compacted']} |",
+        f"| largest torn tail dropped at a mount (bytes) | {f['torn_bytes_max']} |",
+        f"| store check after the reboot: ok / failed | {f['store_check_ok']} / {f['store_check_failed']} |",
+        f"| malformed records in the image (host reader) | {f['image_problems']} |",
+    ])

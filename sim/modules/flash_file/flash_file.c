@@ -32,9 +32,17 @@
  *   program_cycles       busy sys_clk cycles per page program (default 64)
  *   sector_erase_cycles  busy cycles per 4 KiB erase (default 1024)
  *   block_erase_cycles   busy cycles per 64 KiB erase (default 4096)
+ *   power_cut_file       optional: a file the test harness writes to cut the
+ *                        power at an exact cycle. Every POWER_CUT_POLL cycles
+ *                        the module looks for it; when it holds a number N it
+ *                        is removed and the power goes N sys_clk cycles later:
+ *                        "[flash_file] power cut at cycle C" on stdout, then
+ *                        SIGKILL of the whole simulator (no exit handler, no
+ *                        msync: the image keeps exactly what was programmed).
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -61,6 +69,7 @@
 #define SECTOR_SIZE    4096u
 #define BLOCK_SIZE     65536u
 #define MAX_REPORTS    10
+#define POWER_CUT_POLL 65536u   /* cycles between looks for the power-cut file */
 
 struct session {
     /* pads */
@@ -80,6 +89,10 @@ struct session {
     uint64_t busy;       /* cycles until the chip accepts the next access */
     int64_t open_page;   /* page of the program in progress, -1: none */
     uint32_t status;
+
+    uint64_t cycle;      /* sys_clk rising edges since the simulator started */
+    char *power_cut_file;
+    uint64_t power_cut_at; /* cycle of the armed power cut, 0: none */
 
     /* counters, printed at exit */
     uint64_t reads, words_programmed, page_programs, erases, nor_violations, bad_accesses;
@@ -166,6 +179,8 @@ static int flash_file_new(void **sess, char *args)
     s->sector_erase_cycles = (unsigned)arg_int(jargs, "sector_erase_cycles", 1024);
     s->block_erase_cycles = (unsigned)arg_int(jargs, "block_erase_cycles", 4096);
     s->open_page = -1;
+    if (json_object_object_get_ex(jargs, "power_cut_file", &v) && *json_object_get_string(v))
+        s->power_cut_file = strdup(json_object_get_string(v));
     json_object_put(jargs);
     rc = map_file(s);
     if (rc != RC_OK)
@@ -306,12 +321,38 @@ static uint32_t serve(struct session *s, uint32_t addr, int we, uint32_t data, u
     }
 }
 
+/* Arm the cut when the harness has written the file: N cycles from now. */
+static void poll_power_cut(struct session *s)
+{
+    FILE *f = fopen(s->power_cut_file, "r");
+    unsigned long long delay;
+    if (!f)
+        return;
+    if (fscanf(f, "%llu", &delay) == 1) {
+        s->power_cut_at = s->cycle + (delay ? delay : 1);
+        printf("[flash_file] power cut armed for cycle %llu\n", (unsigned long long)s->power_cut_at);
+        fflush(stdout);
+    }
+    fclose(f);
+    remove(s->power_cut_file);
+}
+
 static int flash_file_tick(void *sess, uint64_t time_ps)
 {
     struct session *s = sess;
 
     if (!s->sys_clk || !clk_pos_edge(&s->edge, *s->sys_clk))
         return RC_OK;
+    s->cycle++;
+    if (s->power_cut_file) {
+        if (s->power_cut_at == s->cycle) {
+            printf("[flash_file] power cut at cycle %llu\n", (unsigned long long)s->cycle);
+            fflush(stdout);
+            kill(getpid(), SIGKILL);
+        }
+        if (!s->power_cut_at && s->cycle % POWER_CUT_POLL == 0)
+            poll_power_cut(s);
+    }
     if (s->busy)
         s->busy--;
     if (!*s->req_valid) {
@@ -339,6 +380,7 @@ static int flash_file_close(void *sess)
             (unsigned long long)s->nor_violations, (unsigned long long)s->bad_accesses);
     msync(s->mem, s->size, MS_SYNC);
     munmap(s->mem, s->size);
+    free(s->power_cut_file);
     free(s->path);
     free(s);
     return RC_OK;
