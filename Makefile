@@ -65,7 +65,7 @@ bench: deps
 resources: deps
 	@$(PYTHON) -m litedav.bench.gateware_resources --json bench/results/gateware_resources.json
 
-BOARDS ?= colorlight_i5
+BOARDS ?= colorlight_i5 tang_nano_4k
 bitstreams: deps
 	@set -e; for board in $(BOARDS); do $(PYTHON) -m litedav.bench.fpga_report --board $$board; done
 

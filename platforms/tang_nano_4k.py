@@ -11,7 +11,7 @@ Board
   no distributed RAM, 2 PLLs) with the EMCU hard macro: an Arm Cortex-M3, 32 KiB of on-chip
   user flash (its code, at 0x00000000) and the SRAM LiteX builds for it from 4 BSRAMs (8 KiB at
   0x20000000). The EMCU reaches the fabric through its AHB expansion port (TARGEXP0), which LiteX
-  bridges to the SoC's wishbone bus: CSRs at 0xa0000000, the Ethernet MAC's buffers beside them.
+  bridges to the SoC's wishbone bus: CSRs at 0xa0000000, the Ethernet MAC's buffers at 0xa0100000.
 - Pins and IO standards come from litex-boards' platform module (pinned in requirements.txt),
   imported, not copied: `litex_boards.platforms.sipeed_tang_nano_4k`; the RMII pins below are
   added to it.
@@ -73,11 +73,12 @@ EMCU_FLASH_SIZE = 32 * 1024   # FLASH256K: the firmware, written by openFPGALoad
 EMCU_SRAM_SIZE  = 8 * 1024    # 4 x SDPB (2048 x 8 bits each) as LiteX's gowin_emcu builds it.
 
 # LiteEth MAC buffers: one BSRAM (2 KiB) per slot, at ETHMAC_BASE: the EMCU's own peripherals
-# (timers, UARTs, GPIO) sit at 0x40000000, so the buffers go beside the CSRs instead, in the
-# window that TARGEXP0 forwards to the fabric. The MAC's datapath runs at 8
-# bits in sys_clk, so only its clock-domain FIFOs meet the RMII clock: ETH_CDC_DEPTH entries of
-# 8 bits, small enough for flip-flops (LiteEth's default, 32 entries, took 2 BSRAMs each).
-ETHMAC_BASE   = 0xb0000000
+# (timers, UARTs, GPIO) sit at 0x40000000, so the buffers go 1 MiB above the CSRs (0xa0000000,
+# LiteX's window for the EMCU's AHB expansion port TARGEXP0), in the same 256 MiB. The MAC's datapath (preamble, CRC at 8 bits) runs
+# in the RMII clock; its clock-domain FIFOs to sys_clk carry 32-bit words, ETH_CDC_DEPTH entries
+# each, small enough for flip-flops (LiteEth's default, 32 entries, took 2 BSRAMs each; LiteEth's
+# sys-clock datapath computes the CRC 32 bits at a time and doubled the SoC's logic).
+ETHMAC_BASE   = 0xa0100000
 ETH_CDC_DEPTH = 4
 ETH_RX_SLOTS = 2
 ETH_TX_SLOTS = 1
@@ -91,6 +92,13 @@ LOADER_NOTE = ("the Tang Nano 4K's USB-C port (its BL702 USB-JTAG probe, seen as
 FLASH_ARGS = ("-f",)
 FIRMWARE_LOADER_ARG = "--mcufw"
 EMCU_FIRMWARE_MAX = EMCU_FLASH_SIZE
+
+# bench/fpga_report.py: nextpnr-himbaechel's cell names, the RMII clock, and the board's own figures
+# (what of the offload NIC fits, the EMCU firmware's size) from bench/gowin_fit.py.
+REPORT_RESOURCES = {"LUT4": "LUT4", "ALU": "ALU (carry, in LUT4 slots)", "DFF": "FF", "BSRAM": "BSRAM",
+                    "MULT18X18": "DSP (MULT18X18)"}
+REPORT_ETH_ROLE = "RMII reference (eth_rx, eth_tx)"
+REPORT_EXTRAS = "litedav.bench.gowin_fit"
 
 # Toolchain: the binaries LiteX calls (soc/toolchain.py puts wrappers for them on PATH).
 TOOLS = ("yosys", "nextpnr-himbaechel", "gowin_pack")
@@ -189,12 +197,12 @@ def add_board(soc, sys_clk_freq):
 
 
 def add_ethernet(soc, phy, nrxslots, ntxslots):
-    """LiteEth's MAC with wishbone SRAM slots, as SoC.add_ethernet() adds it but with the MAC
-    datapath in sys_clk and shallow clock-domain FIFOs: the BSRAMs go to the EMCU and the slots."""
+    """LiteEth's MAC with wishbone SRAM slots, as SoC.add_ethernet() adds it but with shallow
+    clock-domain FIFOs (flip-flops): the BSRAMs go to the EMCU and the slots."""
     from liteeth.mac import LiteEthMAC
 
     soc.ethmac = ethmac = LiteEthMAC(phy, dw=32, interface="wishbone", endianness=soc.cpu.endianness,
-        nrxslots=nrxslots, ntxslots=ntxslots, with_sys_datapath=True,
+        nrxslots=nrxslots, ntxslots=ntxslots, with_sys_datapath=False,
         tx_cdc_depth=ETH_CDC_DEPTH, rx_cdc_depth=ETH_CDC_DEPTH)
     slot = ethmac.slot_size.constant
     rx_size, tx_size = nrxslots * slot, ntxslots * slot

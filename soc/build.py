@@ -296,12 +296,17 @@ def board_main(args):
         from litedav.soc.toolchain import install_wrappers
         install_wrappers(board.TOOLS)
         report = os.path.join(gateware_dir, f"{platform.name}_report.json")
+        # LiteX's Gowin (Apycula) flow asks nextpnr for its JSON report itself, as <name>.report.
+        pnr_report = (os.path.join(gateware_dir, f"{platform.name}.report")
+                      if getattr(platform.toolchain, "pnr_fmt", None) == "report" else report)
         log = os.path.join(gateware_dir, "nextpnr.log")
-        for stale in (report, log, bitstream):
+        for stale in (report, pnr_report, log, bitstream):
             if os.path.exists(stale):
                 os.remove(stale)
         # Relative names: the tools run in the gateware folder (YoWASP cannot see /tmp).
-        platform.toolchain._pnr_opts += f" --report {platform.name}_report.json --log nextpnr.log "
+        if pnr_report == report:
+            platform.toolchain._pnr_opts += f" --report {platform.name}_report.json"
+        platform.toolchain._pnr_opts += " --log nextpnr.log "
         start = time.monotonic()
         print(f"[litedav-soc] building {args.platform} in {output_dir} (sys_clk "
               f"{sys_clk_freq / 1e6:g} MHz, seed {args.seed})", flush=True)
@@ -315,6 +320,8 @@ def board_main(args):
                          f" (nextpnr log: {log})")
             sys.exit(f"litedav-soc: build failed: {e} (logs in {gateware_dir})")
         seconds = time.monotonic() - start
+        if pnr_report != report and os.path.isfile(pnr_report):
+            shutil.copyfile(pnr_report, report)
         clocks = check_timing(report)
         summary = {"platform": args.platform, "sys_clk_freq": sys_clk_freq, "seed": args.seed,
                    "cpu_type": cpu_type,

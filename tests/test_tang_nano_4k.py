@@ -45,7 +45,7 @@ def test_soc_generates_emcu_rmii_and_clock_constraints(soc_dir):
     script = (soc_dir / "gateware" / "build_tang_nano_4k.sh").read_text()
     assert "--sdc tang_nano_4k.sdc" in script   # (--build adds no --timing-allow-fail: timingstrict)
     mem = (soc_dir / "software" / "include" / "generated" / "mem.h").read_text()
-    assert re.search(r"#define ETHMAC_BASE 0xb0000000L", mem), mem
+    assert re.search(r"#define ETHMAC_BASE 0xa0100000L", mem), mem
     assert re.search(r"#define ROM_SIZE 0x00008000", mem) and re.search(r"#define SRAM_SIZE 0x00002000", mem)
 
 
