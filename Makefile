@@ -21,7 +21,7 @@ help:
 	@echo "make run       run the already built simulator (PORT=$(PORT))"
 	@echo "make bench     plain LiteEth vs offload NIC: bulk GET/PUT, small GETs, latency at GMII and MII; LM3S port in QEMU: instructions per request (bench/results/latest.*)"
 	@echo "make resources  ECP5 LUT4/FF/BRAM of the offload NIC cores (Yosys synth_ecp5)"
-	@echo "make bitstreams  every board's bitstream (build/<board>/), timing-checked, and its report (bench/results/fpga-<board>.*); slow"
+	@echo "make bitstreams  every board's bitstream (build/<board>/: colorlight_i5 .bit, tang_nano_4k .fs + EMCU firmware), timing-checked, and its report (bench/results/fpga-<board>.*); slow"
 	@echo "make soak      long reliability runs: 1,000 CalDAV transactions by 20 clients over a lossy link (bench/results/reliability.*); hours"
 	@echo "make fuzz      long randomized runs: gateware (cocotb) and host fuzzers/torture (LITEDAV_FUZZ=1)"
 	@echo "make clean     remove build/"
@@ -72,7 +72,8 @@ bitstreams: deps
 # Long reliability runs (LITEDAV_SOAK=1 selects each test's long variant); every one records its
 # figures as a section of bench/results/reliability.{json,md} (tests/reliability_report.py).
 SOAK_TESTS ?= tests/test_sim_faults.py::test_caldav_transactions_survive_a_lossy_link \
-              tests/test_sim_powerfail.py tests/test_host_caldav_parsers.py::test_fuzz
+              tests/test_sim_powerfail.py tests/test_host_caldav_parsers.py::test_fuzz \
+              tests/test_sim_malformed.py::test_good_traffic_flows_through_malformed_frames
 soak: deps
 	@LITEDAV_SOAK=1 LITEDAV_FAULT_TRANSACTIONS=1000 LITEDAV_FAULT_CLIENTS=20 \
 	 LITEDAV_RELIABILITY_REPORT=$(CURDIR)/bench/results/reliability.json \

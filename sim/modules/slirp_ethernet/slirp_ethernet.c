@@ -80,6 +80,8 @@
  *               minimum and 6 s initial retransmission timeout, would make
  *               every frame the SoC drops cost minutes of wall time)
  *   faults      fault injection (faults.h), absent: a clean link
+ *   inject      malformed frames into the SoC among the good ones (malformed.h:
+ *               {"seed", "interval_cycles", "kinds", "stats"}), absent: none
  */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -95,6 +97,7 @@
 #include "error.h"
 #include "modules.h"
 #include "faults.h"
+#include "malformed.h"
 #include "slirp_backlog.h"
 
 #define MAX_FRAME 2048
@@ -164,6 +167,8 @@ struct session {
 
     struct fault_link faults[2];
     int faulty;
+    struct malformed inject;
+    const char *inject_stats; /* JSON file of the injection counters; NULL: none */
 
     FILE *pcap;
     char *pcap_path;
@@ -204,7 +209,7 @@ static void queue_to_soc(const uint8_t *data, size_t len, int flags, void *opaqu
     /* as a host MAC pads (a frame cut short on the wire stays short) */
     size_t padded = len < MIN_FRAME && !(flags & FRAME_TRUNCATED) ? MIN_FRAME : len;
 
-    if (len > MAX_FRAME || s->rx_queued >= s->rx_queue_max) {
+    if (len > (flags & FRAME_INJECTED ? MALFORMED_MAX_FRAME : MAX_FRAME) || s->rx_queued >= s->rx_queue_max) {
         s->wire[TO_SOC].dropped++;
         return; /* TCP recovers; slirp documents dropping as allowed */
     }
@@ -478,6 +483,10 @@ static void finish(struct session *s)
         fault_link_report(s->faults, stderr);
         fault_link_write_stats(s->faults, s->fault_stats);
     }
+    if (malformed_active(&s->inject)) {
+        malformed_report(&s->inject, stderr);
+        malformed_write_stats(&s->inject, s->inject_stats);
+    }
     if (s->pcap) {
         pcap_drain(s, 1); /* frames cut off mid-wire are not written */
         fclose(s->pcap);
@@ -578,7 +587,7 @@ static int slirp_ethernet_new(void **sess, char *args)
     struct in_addr host_addr, guest_addr;
     unsigned host_port, guest_port;
     const char *guest_ip, *pcap;
-    json_object *jfaults;
+    json_object *jfaults, *jinject;
     struct sigaction sa;
 
     s = calloc(1, sizeof(*s));
@@ -617,6 +626,18 @@ static int slirp_ethernet_new(void **sess, char *args)
         if (json_object_object_get_ex(jfaults, "stats", &stats))
             s->fault_stats = strdup(json_object_get_string(stats));
         s->faulty = fault_link_active(&s->faults[TO_SOC]) || fault_link_active(&s->faults[FROM_SOC]);
+    }
+    malformed_init(&s->inject, queue_to_soc, s);
+    if (jargs && json_object_object_get_ex(jargs, "inject", &jinject) &&
+        !json_object_is_type(jinject, json_type_null)) {
+        char err[256];
+        json_object *stats;
+        if (malformed_configure(&s->inject, jinject, err, sizeof(err)) != 0) {
+            fprintf(stderr, "[slirp_ethernet] inject: %s\n", err);
+            exit(1);
+        }
+        if (json_object_object_get_ex(jinject, "stats", &stats))
+            s->inject_stats = strdup(json_object_get_string(stats));
     }
     pcap = arg_str(jargs, "pcap", "");
     if (*pcap) {
@@ -683,6 +704,10 @@ static int slirp_ethernet_new(void **sess, char *args)
         }
         printf(" counters: %s\n", s->fault_stats ? s->fault_stats : "printed at exit");
     }
+    if (malformed_active(&s->inject))
+        printf("[slirp_ethernet] malformed frames into the SoC: one every %llu cycles on average "
+               "(seed %llu), counters: %s\n", (unsigned long long)s->inject.interval_cycles,
+               (unsigned long long)s->inject.seed, s->inject_stats ? s->inject_stats : "printed at exit");
     fflush(stdout);
     if (jargs)
         json_object_put(jargs);
@@ -855,6 +880,8 @@ static int slirp_ethernet_tick(void *sess, uint64_t time_ps)
     }
 
     drive_from_soc_ready(s);
+    if (malformed_active(&s->inject))
+        malformed_tick(&s->inject, s->cycles);
     tick_to_soc(s);
 
     if (s->cycles >= s->next_poll) {
@@ -866,6 +893,8 @@ static int slirp_ethernet_tick(void *sess, uint64_t time_ps)
             if (s->faults[TO_SOC].changed || s->faults[FROM_SOC].changed)
                 fault_link_write_stats(s->faults, s->fault_stats); /* tests read it live */
         }
+        if (s->inject.changed)
+            malformed_write_stats(&s->inject, s->inject_stats); /* tests read it live */
         if (s->pcap_dirty) { /* readable even after SIGKILL */
             fflush(s->pcap);
             s->pcap_dirty = 0;
