@@ -21,6 +21,8 @@
                                printed at exit and kept in --fault-stats FILE (JSON)
 
   --slirp-clock-scale N        libslirp's clock = simulated time x N (default 32)
+  --malformed-every CYCLES     malformed frames into the SoC among the good ones (random
+                               bytes, runts, jumbo frames, crafted headers; seeded)
   --lwip-clock-scale N         the firmware's lwIP clock = simulated time x N (default 1;
                                with N as slirp's, lost frames cost 1/N of their timeouts)
 
@@ -240,7 +242,7 @@ class Simulator:
                  flash=None, fresh_flash=False, flash_size=None, flash_timing=None,
                  phy="gmii", pcap=None, faults=None, fault_seed=1, fault_mode="random",
                  fault_stats=None, fault_spare_syn=False, slirp_clock_scale=None,
-                 lwip_clock_scale=1, flood=False):
+                 lwip_clock_scale=1, flood=False, inject=None):
         """flash: the NOR image file (default: flash.bin in the run directory, kept across
         runs of the same port); fresh_flash: erase it before booting; flash_timing: busy
         cycles for the flash_file module (sim/modules/flash_file/flash_file.c);
@@ -257,6 +259,9 @@ class Simulator:
         simulated time (1 by default, as on a board; patched into this run's copy of the image:
         patch_lwip_clock_scale()); give it slirp_clock_scale's value so that both TCP ends keep
         their timers' ratio while each lost frame costs 1/N of its simulated time;
+        inject: malformed frames into the SoC among the good ones ({"interval_cycles": N,
+        "seed": N, "kinds": [...]}: sim/modules/slirp_ethernet/malformed.h), None for none;
+        their counters are kept in inject.json in the run directory (inject_counters());
         fault_stats: JSON file of the fault counters (default faults.json in the run
         directory when faults are on; rewritten as they change and at exit: fault_counters());
         flood: the slirp module plays spoofed TCP peers on command (SYN floods, half-open
@@ -288,6 +293,12 @@ class Simulator:
             self.fault_stats = os.path.abspath(fault_stats) if fault_stats else os.path.join(
                 self.run_dir, "faults.json")
             self.faults = fault_config(faults, fault_seed, fault_mode, self.fault_stats, fault_spare_syn)
+        self.inject = None
+        if inject:
+            unknown = set(inject) - {"interval_cycles", "seed", "kinds"}
+            if unknown or int(inject.get("interval_cycles", 0)) < 1:
+                raise ValueError(f"inject {inject}: expected interval_cycles >= 1, seed, kinds")
+            self.inject = {**inject, "stats": os.path.join(self.run_dir, "inject.json")}
         self.proc = None
         self.console = []
         self.ready = threading.Event()
@@ -329,6 +340,8 @@ class Simulator:
                             flash_timing=self.flash_timing, phy=self.phy, pcap=self.pcap)
         if self.faults and os.path.exists(self.fault_stats):
             os.remove(self.fault_stats)  # counters of this run only
+        if self.inject and os.path.exists(self.inject["stats"]):
+            os.remove(self.inject["stats"])
         for module in config.modules:
             if module["module"] == "slirp_ethernet":
                 module["args"]["clock_scale"] = self.slirp_clock_scale
@@ -336,6 +349,8 @@ class Simulator:
                     module["args"]["flood_control"] = FLOOD_CONTROL
                 if self.faults:
                     module["args"]["faults"] = self.faults
+                if self.inject:
+                    module["args"]["inject"] = self.inject
         with open(os.path.join(run_dir, "sim_config.js"), "w") as f:
             f.write(config.get_json())
         return run_dir, vsim
@@ -423,6 +438,15 @@ class Simulator:
         with open(self.fault_stats) as f:
             return json.load(f)
 
+    def inject_counters(self):
+        """The malformed-frame injector's counters ({"frames": N, "bytes": N, "kinds": {kind: N}})
+        as last written by the module, or None."""
+        import json
+        if not self.inject or not os.path.exists(self.inject["stats"]):
+            return None
+        with open(self.inject["stats"]) as f:
+            return json.load(f)
+
     def __enter__(self):
         return self.start()
 
@@ -432,7 +456,7 @@ class Simulator:
 
 def run(build_dir, port, gap_cycles, flash=None, fresh_flash=False, flash_size=None, phy="gmii",
         pcap=None, faults=None, fault_seed=1, fault_mode="random", fault_stats=None,
-        fault_spare_syn=False, slirp_clock_scale=None, lwip_clock_scale=1):
+        fault_spare_syn=False, slirp_clock_scale=None, lwip_clock_scale=1, inject=None):
     from litedav.soc.build import describe_phy
     if not os.path.exists(os.path.join(build_dir, "gateware", "obj_dir", "Vsim")):
         sys.exit(f"litedav-sim: no simulator in {build_dir}: run `litedav-sim build` (same --nic) first")
@@ -449,7 +473,7 @@ def run(build_dir, port, gap_cycles, flash=None, fresh_flash=False, flash_size=N
                     fresh_flash=fresh_flash, flash_size=flash_size, phy=phy, pcap=pcap, faults=faults,
                     fault_seed=fault_seed, fault_mode=fault_mode, fault_stats=fault_stats,
                     fault_spare_syn=fault_spare_syn, slirp_clock_scale=slirp_clock_scale,
-                    lwip_clock_scale=lwip_clock_scale)
+                    lwip_clock_scale=lwip_clock_scale, inject=inject)
     log(f"flash image: {sim.flash}{' (erased first)' if fresh_flash else ''}")
     if sim.pcap:
         log(f"pcap trace: {sim.pcap} (timestamps in simulated time)")
@@ -522,6 +546,12 @@ def main(argv=None):
                              "as on a board). With --slirp-clock-scale's value, both TCP ends' timers keep "
                              "their ratio and a frame lost out of the SoC costs 1/N of lwIP's 1-3 s "
                              "retransmission timeout: for long runs over a lossy link (--faults)")
+    parser.add_argument("--malformed-every", type=int, default=None, metavar="CYCLES",
+                        help="insert a malformed frame into the SoC every CYCLES sys_clk cycles on average "
+                             "(random bytes, runts, jumbo frames, bad ethertypes and IP headers, IP options, "
+                             "fragments, bad TCP offsets and flags, odd UDP/ICMP; malformed.h), seeded by "
+                             "--malformed-seed; counters printed at exit and kept in inject.json")
+    parser.add_argument("--malformed-seed", type=int, default=1, help="seed of the malformed frames")
     parser.add_argument("--gap-cycles", type=int, default=20,
                         help="--phy model: idle sys_clk cycles between frames into the SoC")
     parser.add_argument("--flash", default=None, metavar="FILE",
@@ -554,12 +584,16 @@ def main(argv=None):
         parser.error("--slirp-clock-scale must be 1..1000")
     if not 1 <= args.lwip_clock_scale <= 1000:
         parser.error("--lwip-clock-scale must be 1..1000")
+    if args.malformed_every is not None and args.malformed_every < 1:
+        parser.error("--malformed-every must be at least 1 cycle")
+    inject = ({"interval_cycles": args.malformed_every, "seed": args.malformed_seed}
+              if args.malformed_every else None)
     if args.command in ("run", "demo"):
         sys.exit(run(build_dir, args.port, args.gap_cycles, args.flash, args.fresh_flash, flash_size,
                      phy=args.phy, pcap=args.pcap, faults=faults, fault_seed=args.fault_seed,
                      fault_mode=args.fault_mode, fault_stats=args.fault_stats,
                      fault_spare_syn=args.fault_spare_syn, slirp_clock_scale=args.slirp_clock_scale,
-                     lwip_clock_scale=args.lwip_clock_scale))
+                     lwip_clock_scale=args.lwip_clock_scale, inject=inject))
 
 
 if __name__ == "__main__":

@@ -61,6 +61,7 @@ extern const char *const fault_names[FAULT_KINDS];
 
 #define FRAME_BAD_FCS   1 /* the receiving MAC finds the FCS wrong */
 #define FRAME_TRUNCATED 2 /* cut short on the wire: not padded again */
+#define FRAME_INJECTED  4 /* generated malformed traffic (malformed.h): may exceed MAX_FRAME */
 
 struct frame {
     struct frame *next;
