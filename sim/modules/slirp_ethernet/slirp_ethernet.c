@@ -82,6 +82,8 @@
  *   faults      fault injection (faults.h), absent: a clean link
  *   inject      malformed frames into the SoC among the good ones (malformed.h:
  *               {"seed", "interval_cycles", "kinds", "stats"}), absent: none
+ *   flood_control  path of a UNIX datagram socket that starts floods of
+ *               spoofed SYNs and half-open connections (flood.h); absent: none
  */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -98,6 +100,7 @@
 #include "modules.h"
 #include "faults.h"
 #include "malformed.h"
+#include "flood.h"
 #include "slirp_backlog.h"
 
 #define MAX_FRAME 2048
@@ -169,6 +172,7 @@ struct session {
     int faulty;
     struct malformed inject;
     const char *inject_stats; /* JSON file of the injection counters; NULL: none */
+    struct flood flood;
 
     FILE *pcap;
     char *pcap_path;
@@ -487,6 +491,7 @@ static void finish(struct session *s)
         malformed_report(&s->inject, stderr);
         malformed_write_stats(&s->inject, s->inject_stats);
     }
+    flood_close(&s->flood);
     if (s->pcap) {
         pcap_drain(s, 1); /* frames cut off mid-wire are not written */
         fclose(s->pcap);
@@ -586,7 +591,7 @@ static int slirp_ethernet_new(void **sess, char *args)
     SlirpConfig cfg;
     struct in_addr host_addr, guest_addr;
     unsigned host_port, guest_port;
-    const char *guest_ip, *pcap;
+    const char *guest_ip, *pcap, *flood_control;
     json_object *jfaults, *jinject;
     struct sigaction sa;
 
@@ -674,6 +679,13 @@ static int slirp_ethernet_new(void **sess, char *args)
                 "[slirp_ethernet] cannot listen on 127.0.0.1:%u (%s): is another simulator "
                 "running? choose another port\n",
                 host_port, strerror(errno));
+        exit(1);
+    }
+    flood_init(&s->flood, queue_to_soc, s, ntohl(guest_addr.s_addr), (uint16_t)guest_port);
+    flood_control = arg_str(jargs, "flood_control", "");
+    if (*flood_control && flood_listen(&s->flood, flood_control) != 0) {
+        fprintf(stderr, "[slirp_ethernet] cannot bind the flood control socket %s: %s\n", flood_control,
+                strerror(errno));
         exit(1);
     }
     if (widen_accept_backlog(host_port) != 0)
@@ -802,7 +814,8 @@ static void sample_from_soc(struct session *s)
         w->bytes += len;
         s->tx_len = 0;
         pcap_add(s, FROM_SOC, s->tx_buf, len, w->start_cycle);
-        fault_link_pass(&s->faults[FROM_SOC], s->tx_buf, len, s->cycles);
+        if (!flood_from_soc(&s->flood, s->tx_buf, len)) /* the spoofed peers' frames end here */
+            fault_link_pass(&s->faults[FROM_SOC], s->tx_buf, len, s->cycles);
     }
     s->tx_len = 0;
     s->tx_overflow = 0;
@@ -880,6 +893,7 @@ static int slirp_ethernet_tick(void *sess, uint64_t time_ps)
     }
 
     drive_from_soc_ready(s);
+    flood_tick(&s->flood, s->cycles);
     if (malformed_active(&s->inject))
         malformed_tick(&s->inject, s->cycles);
     tick_to_soc(s);
@@ -887,6 +901,7 @@ static int slirp_ethernet_tick(void *sess, uint64_t time_ps)
     if (s->cycles >= s->next_poll) {
         s->next_poll = s->cycles + s->poll_cycles;
         poll_host(s);
+        flood_poll(&s->flood, s->cycles);
         if (s->faulty) {
             fault_link_tick(&s->faults[TO_SOC], s->cycles);
             fault_link_tick(&s->faults[FROM_SOC], s->cycles);

@@ -1,0 +1,83 @@
+/* Hostile peers for the slirp_ethernet module: spoofed TCP clients that only
+ * the module plays, for SYN-flood and half-open-connection tests that need
+ * no root and no raw sockets. Through slirp, a host client always completes
+ * its handshake and answers; these peers do not.
+ *
+ * The peers live in 198.18.0.0/15 (RFC 2544's benchmarking range), beyond
+ * slirp's gateway: their frames come from the gateway's MAC, and every frame
+ * the SoC sends to that range is taken here and never reaches slirp (which
+ * would reset the connections it knows nothing of). Kinds:
+ *   syn        a SYN (MSS 1460) and nothing more: the SoC's SYN-ACKs and their
+ *              retransmissions go unanswered (a spoofed-source SYN flood);
+ *   half_open  the handshake completed (the ACK carries the start of a
+ *              request head, never finished), then silence: a client that
+ *              vanished mid-request, an ESTABLISHED connection the server
+ *              can only time out.
+ * Peer n has address 198.18.0.0 + 1 + n (n < 131,000, so each is unique) and
+ * a random source port; all draw from one xorshift64* generator (seed 1).
+ *
+ * Control: a UNIX datagram socket at `path` (module argument
+ * "flood_control"), one text command per datagram:
+ *   syn COUNT INTERVAL        COUNT new peers of that kind, one every
+ *   half_open COUNT INTERVAL  INTERVAL sys_clk cycles (replaces a run in progress)
+ *   stop                      no more new peers (the existing ones stay silent)
+ *   stats                     nothing but the answer
+ * Every command is answered (to the sender's address, when it has one) with
+ * the counters as one JSON object, or {"error": "..."}. */
+#ifndef LITEDAV_SLIRP_FLOOD_H
+#define LITEDAV_SLIRP_FLOOD_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "faults.h"
+
+enum flood_kind { FLOOD_NONE, FLOOD_SYN, FLOOD_HALF_OPEN };
+
+struct flood_peer {
+    uint32_t isn;
+    uint16_t port;
+    uint8_t kind;  /* enum flood_kind */
+    uint8_t acked; /* half_open: the SYN-ACK was answered */
+};
+
+struct flood {
+    int fd; /* control socket; -1: none */
+    char *path;
+    frame_sink sink; /* frames into the SoC */
+    void *opaque;
+
+    uint8_t soc_mac[6], gateway_mac[6];
+    uint32_t soc_ip; /* host order */
+    uint16_t soc_port;
+    uint64_t rng;
+
+    enum flood_kind kind; /* the run in progress */
+    uint64_t remaining, interval_cycles, next_cycle;
+
+    struct flood_peer *peers;
+    size_t npeers, peers_cap;
+
+    /* counters */
+    uint64_t syn_sent, half_open_sent, handshakes_completed;
+    uint64_t from_soc, syn_ack, rst, fin, data_bytes;
+};
+
+/* soc_ip, soc_port: the appliance's address and listening port. */
+void flood_init(struct flood *f, frame_sink sink, void *opaque, uint32_t soc_ip, uint16_t soc_port);
+
+/* Bind the control socket (removing a stale file first); 0, or -1 and errno. */
+int flood_listen(struct flood *f, const char *path);
+
+/* Handle the control socket's commands; from the module's host poll. */
+void flood_poll(struct flood *f, uint64_t cycle);
+
+/* Send the next spoofed frame when due; every sys_clk cycle. */
+void flood_tick(struct flood *f, uint64_t cycle);
+
+/* A frame from the SoC: 1 when it was for a flood peer (taken here), else 0. */
+int flood_from_soc(struct flood *f, const uint8_t *data, size_t len);
+
+void flood_close(struct flood *f);
+
+#endif
