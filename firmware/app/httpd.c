@@ -827,6 +827,15 @@ static err_t on_sent(void *arg, struct tcp_pcb *pcb, u16_t len)
     return process(c) == CONN_ABORTED ? ERR_ABRT : ERR_OK;
 }
 
+/* A connection idle for IDLE_TIMEOUT_POLLS in the middle of an exchange (a
+ * request begun, or data of ours not acknowledged) is reset rather than
+ * closed: its peer has most likely vanished, and a FIN would be retransmitted
+ * to it for many minutes (TCP_MAXRTX backoffs), its PCB held all that time. */
+static int pcb_mid_exchange(const struct tcp_pcb *pcb)
+{
+    return pcb->unacked || pcb->unsent;
+}
+
 static err_t on_poll(void *arg, struct tcp_pcb *pcb)
 {
     struct conn *c = arg;
@@ -834,8 +843,11 @@ static err_t on_poll(void *arg, struct tcp_pcb *pcb)
         tcp_abort(pcb);
         return ERR_ABRT;
     }
-    if (++c->idle_polls > IDLE_TIMEOUT_POLLS)
-        return conn_close(c) == CONN_ABORTED ? ERR_ABRT : ERR_OK;
+    if (++c->idle_polls > IDLE_TIMEOUT_POLLS) {
+        int stalled = c->head_len || c->rx_state != RX_HEAD || c->rx || pcb_mid_exchange(pcb);
+        httpd_stats.conns_timed_out++;
+        return (stalled ? conn_abort(c) : conn_close(c)) == CONN_ABORTED ? ERR_ABRT : ERR_OK;
+    }
     return process(c) == CONN_ABORTED ? ERR_ABRT : ERR_OK;
 }
 
@@ -979,8 +991,15 @@ static err_t waiting_on_recv(void *arg, struct tcp_pcb *pcb, struct pbuf *p, err
 static err_t waiting_on_poll(void *arg, struct tcp_pcb *pcb)
 {
     struct waiting *w = arg;
-    if (++w->idle_polls > IDLE_TIMEOUT_POLLS)
+    if (++w->idle_polls > IDLE_TIMEOUT_POLLS) {
+        httpd_stats.conns_timed_out++;
+        if (w->rx || pcb_mid_exchange(pcb)) {
+            waiting_free(w);   /* unhooks the PCB */
+            tcp_abort(pcb);
+            return ERR_ABRT;
+        }
         return waiting_close(w);
+    }
     return ERR_OK;
 }
 

@@ -56,19 +56,23 @@ static int render_http(char *out, size_t size)
         "conns_waiting: %" PRIu32 "\n"
         "conns_idle: %" PRIu32 "\n"
         "conns_waited: %" PRIu64 "\n"
+        "conns_timed_out: %" PRIu64 "\n"
         "syn_held: %" PRIu32 "\n"
         "syn_held_total: %" PRIu64 "\n"
         "syn_expired: %" PRIu64 "\n"
         "syn_overflow: %" PRIu64 "\n"
         "syn_time_wait_reopened: %" PRIu64 "\n"
+        "syn_half_open_evicted: %" PRIu64 "\n"
         "requests: %" PRIu64 "\n"
         "responses_4xx: %" PRIu64 "\n"
         "responses_5xx: %" PRIu64 "\n",
         httpd_stats.conns_open, httpd_stats.conns_max_open,
         httpd_stats.conns_total, httpd_stats.conns_refused,
         httpd_stats.conns_waiting, httpd_stats.conns_idle, httpd_stats.conns_waited,
+        httpd_stats.conns_timed_out,
         syn_queue_stats.held, syn_queue_stats.held_total, syn_queue_stats.expired,
         syn_queue_stats.overflow, syn_queue_stats.time_wait_reopened,
+        syn_queue_stats.half_open_evicted,
         httpd_stats.requests, httpd_stats.responses_4xx, httpd_stats.responses_5xx);
 }
 
@@ -118,11 +122,12 @@ static int render_pools(char *out, size_t size)
 #if LWIP_STATS && MEMP_STATS
     return snprintf(out, size,
                     "pbuf_pool_used: %lu\npbuf_pool_max: %lu\npbuf_pool_err: %lu\n"
-                    "tcp_pcbs_used: %lu\ntcp_segs_used: %lu\n",
+                    "tcp_pcbs_used: %lu\ntcp_pcbs_limit: %lu\ntcp_segs_used: %lu\n",
                     (unsigned long)lwip_stats.memp[MEMP_PBUF_POOL]->used,
                     (unsigned long)lwip_stats.memp[MEMP_PBUF_POOL]->max,
                     (unsigned long)lwip_stats.memp[MEMP_PBUF_POOL]->err,
                     (unsigned long)lwip_stats.memp[MEMP_TCP_PCB]->used,
+                    (unsigned long)lwip_stats.memp[MEMP_TCP_PCB]->avail,
                     (unsigned long)lwip_stats.memp[MEMP_TCP_SEG]->used);
 #else
     (void)out;

@@ -121,11 +121,39 @@ static int hold(const struct tcp_hdr *hdr, uint16_t optlen, uint16_t opt1len, co
     return 0;
 }
 
+#if TCP_LISTEN_BACKLOG
+/* A SYN for a listener whose backlog is full of half-open connections (a
+ * SYN flood from addresses that never answer fills it in a moment, and each
+ * would hold its place for TCP_SYN_RCVD_TIMEOUT): the oldest of them gives
+ * its place up, reset, so the new SYN gets an answer. A real client's
+ * handshake completes within one round trip, long before a flood can push
+ * it out. */
+static void evict_oldest_half_open(struct tcp_pcb_listen *lpcb)
+{
+    struct tcp_pcb *pcb, *oldest = NULL;
+
+    if (lpcb->accepts_pending < lpcb->backlog)
+        return;
+    /* new PCBs go to the front of the list: the last one found is the oldest */
+    for (pcb = tcp_active_pcbs; pcb; pcb = pcb->next)
+        if (pcb->state == SYN_RCVD && pcb->listener == lpcb)
+            oldest = pcb;
+    if (oldest) {
+        tcp_abort(oldest);
+        syn_queue_stats.half_open_evicted++;
+    }
+}
+#endif
+
 err_t syn_queue_input_hook(struct tcp_pcb *pcb, struct tcp_hdr *hdr, uint16_t optlen,
                            uint16_t opt1len, uint8_t *opt2)
 {
     if (reinjecting || (TCPH_FLAGS(hdr) & (TCP_SYN | TCP_ACK | TCP_RST | TCP_FIN)) != TCP_SYN)
         return ERR_OK;
+#if TCP_LISTEN_BACKLOG
+    if (pcb->state == LISTEN)
+        evict_oldest_half_open((struct tcp_pcb_listen *)pcb);
+#endif
     if (pcb->state == TIME_WAIT) {
         /* A new connection from the port of one we closed (clients reuse
          * ports soon; the server, closing first, holds TIME-WAIT for 2 MSL).

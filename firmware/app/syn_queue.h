@@ -37,6 +37,7 @@ struct syn_queue_stats {
     uint64_t expired;     /* given up after SYN_QUEUE_HOLD_MS */
     uint64_t overflow;    /* queue full: left to lwIP, which dropped them */
     uint64_t time_wait_reopened;  /* SYNs that replaced a connection in TIME-WAIT */
+    uint64_t half_open_evicted;   /* SYN_RCVD connections reset to make room in a full backlog */
 };
 extern struct syn_queue_stats syn_queue_stats;
 
