@@ -60,7 +60,8 @@ def find_log(headers):
 
 
 def records(image, chain, block_size):
-    """Valid records in log order, as (position, type, seq, payload), and the torn bytes.
+    """Valid records in log order, as (position, type, seq, payload), the torn bytes, and the
+    position after the last valid record.
 
     Positions count data bytes from the tail block's data area; the data areas of the log's
     blocks, in ring order, form one stream in which records may cross block boundaries."""
@@ -70,7 +71,7 @@ def records(image, chain, block_size):
     starts = [(i * data_size + h["first"]) for i, h in enumerate(chain) if h["first"] != FIRST_NONE]
     found, torn = [], 0
     if not starts:
-        return found, torn
+        return found, torn, 0
     pos = starts[0]
     while pos + RECORD_HEADER <= len(stream):
         head = stream[pos:pos + RECORD_HEADER]
@@ -93,7 +94,7 @@ def records(image, chain, block_size):
         if not later:
             break
         pos = stop
-    return found, torn
+    return found, torn, found[-1][0] + RECORD_HEADER + len(found[-1][3]) if found else 0
 
 
 def parse_collection(payload):
@@ -127,13 +128,19 @@ def read_image(image, block_size=4096):
     seqs = [h["seq"] for h in headers if h["live"]]
     if len(seqs) != len(set(seqs)):
         problems.append("two live blocks with one sequence number")
-    found, torn = records(image, chain, block_size)
+    found, torn, end = records(image, chain, block_size)
+    data_size = block_size - BLOCK_HEADER
+    end_address = (chain[end // data_size]["block"] * block_size + BLOCK_HEADER + end % data_size
+                   if chain and end < len(chain) * data_size else None)
 
     users, collections, deleted, floors, objects = {}, {}, set(), {}, {}
     for pos, kind, seq, payload in found:  # pass 1: users, collections, floors
         try:
             if kind == USER:
-                name = payload[1:1 + payload[0]].decode(errors="replace")
+                name_len = payload[0]
+                if name_len == 0 or 2 + name_len > len(payload) or 2 + name_len + payload[1 + name_len] != len(payload):
+                    raise ValueError("user record length")
+                name = payload[1:1 + name_len].decode(errors="replace")
                 users[name] = max(users.get(name, 0), seq)
             elif kind == COLL:
                 coll_id, owner, path, props = parse_collection(payload)
@@ -182,7 +189,7 @@ def read_image(image, block_size=4096):
         }
     return {
         "collections": paths, "users": sorted(users),
-        "log": {"blocks": len(chain), "records": len(found), "torn_bytes": torn,
+        "log": {"blocks": len(chain), "records": len(found), "torn_bytes": torn, "end_address": end_address,
                 "block_seq": [chain[0]["seq"], chain[-1]["seq"]] if chain else None},
         "problems": problems,
     }
