@@ -22,7 +22,7 @@ help:
 	@echo "make bench     plain LiteEth vs offload NIC: bulk GET/PUT, small GETs, latency at GMII and MII; LM3S port in QEMU: instructions per request (bench/results/latest.*)"
 	@echo "make resources  ECP5 LUT4/FF/BRAM of the offload NIC cores (Yosys synth_ecp5)"
 	@echo "make bitstreams  every board's bitstream (build/<board>/: colorlight_i5 .bit, tang_nano_4k .fs + EMCU firmware), timing-checked, and its report (bench/results/fpga-<board>.*); slow"
-	@echo "make soak      long reliability runs: 1,000 CalDAV transactions by 20 clients over a lossy link (bench/results/reliability.*); hours"
+	@echo "make soak      long reliability runs: 1,000 CalDAV transactions by 20 clients over a lossy link, 100 power cuts, 10 million executions per parser fuzzer (bench/results/reliability.*); hours"
 	@echo "make fuzz      long randomized runs: gateware (cocotb) and host fuzzers/torture (LITEDAV_FUZZ=1)"
 	@echo "make clean     remove build/"
 
