@@ -32,7 +32,9 @@ from test_tx_checksum import reference_frame
 from test_tso import random_template, expected_segments
 
 SYS_CLK_NS = 8                          # 125 MHz.
-PHY_CLK_NS = {"gmii": 8, "mii": 40}     # 125 MHz GMII (8 bits), 25 MHz MII (4 bits).
+# 125 MHz GMII (8 bits), 25 MHz MII (4 bits); gmii_sys: GMII with the MAC's datapath in sys_clk
+# and buffered clock-domain FIFOs, as the boards build it (OffloadNIC with_sys_datapath).
+PHY_CLK_NS = {"gmii": 8, "mii": 40, "gmii_sys": 8}
 RAM_SIZE   = 8 << 20
 RX_RING, TX_RING = 0x0000, 0x4000       # Descriptor rings.
 RX_BUFFERS = 0x10000                    # RX buffers, 2 KiB each.
@@ -53,7 +55,7 @@ def nic_verilog(phy_mode):
     from liteeth.phy.mii import LiteEthPHYMIIRX, LiteEthPHYMIITX
     from gateware.nic import OffloadNIC
 
-    width = 8 if phy_mode == "gmii" else 4
+    width = 4 if phy_mode == "mii" else 8
 
     class Pads:
         def __init__(self):
@@ -78,7 +80,8 @@ def nic_verilog(phy_mode):
             self.phy_clk = Signal(name="phy_clk")
             self.pads = pads = Pads()
             self.submodules.phy = PHY(pads, self.phy_clk)
-            self.submodules.nic = nic = OffloadNIC(self.phy, with_preamble_crc=True)
+            self.submodules.nic = nic = OffloadNIC(self.phy, with_preamble_crc=True,
+                with_sys_datapath=phy_mode == "gmii_sys")
             # Both DMA masters on one bus, as in the SoC.
             bus = wishbone.Interface(data_width=32, address_width=32, addressing="word", bursting=True)
             self.submodules.arbiter = wishbone.Arbiter([nic.rx_bus, nic.tx_bus], bus)
@@ -233,7 +236,7 @@ async def boot(dut, phy_mode, seed):
     driver = Driver(dut, rng, phy_mode)
     cocotb.start_soon(driver.ram.run(dut.sys_clk))
     await reset(dut, cycles=10)
-    Source, Sink = (GmiiSource, GmiiSink) if phy_mode == "gmii" else (MiiSource, MiiSink)
+    Source, Sink = (MiiSource, MiiSink) if phy_mode == "mii" else (GmiiSource, GmiiSink)
     driver.source = Source(dut.rx_data, dut.rx_er, dut.rx_dv, dut.phy_clk)
     driver.sink   = Sink(dut.tx_data, dut.tx_er, dut.tx_en, dut.phy_clk)
     return rng, driver
@@ -352,7 +355,7 @@ async def line_rate(dut):
     rng, driver = await boot(dut, phy_mode, SEED + 1)
     await driver.start()
     await driver.csr_write("irq_count", 16)
-    bits_per_cycle = 8 if phy_mode == "gmii" else 4
+    bits_per_cycle = 4 if phy_mode == "mii" else 8
     report = []
     for size in (60, 1514):
         count = 200 if size == 60 else 40
@@ -455,6 +458,11 @@ def test_nic_gmii_random_traffic(capsys):
 
 def test_nic_mii_random_traffic(capsys):
     run_nic("mii", "random_traffic")
+
+
+def test_nic_gmii_sys_datapath_random_traffic(capsys):
+    """The boards' MAC: preamble, FCS and padding in sys_clk, buffered clock-domain FIFOs."""
+    run_nic("gmii_sys", "random_traffic")
 
 
 def test_nic_gmii_line_rate(capsys):

@@ -54,21 +54,3 @@ class WishboneRegisterSlice(LiteXModule):
                 busy.eq(0),
             )
         ]
-
-
-def slice_slave(soc, name):
-    """Put a register slice between the SoC's interconnect and its slave `name` (before the SoC
-    is finalized: the interconnect is built from soc.bus.slaves then).
-
-    Why: LiteX's L2 cache in front of the SDRAM answers a hit combinationally from its tag block
-    RAM (5.6 ns clock-to-out on ECP5 -6); with the shared bus' arbiter and decoder on either side
-    that was the slowest sys_clk path on the Colorlight i5 (15.9 ns: tag RAM -> hit -> ack -> bus
-    -> data RAM write enable). Behind the slice the cache sees registered requests and its ack
-    stops at a flip-flop; every access to the slave takes two cycles more."""
-    inner = soc.bus.slaves[name]
-    outer = wishbone.Interface(data_width=inner.data_width, address_width=inner.address_width,
-                               addressing=inner.addressing)
-    register_slice = WishboneRegisterSlice(outer)
-    soc.add_module(f"{name}_slice", register_slice)
-    soc.comb += register_slice.bus.connect(inner)
-    soc.bus.slaves[name] = outer

@@ -42,7 +42,7 @@ def test_slice_round_trips_each_access_once():
 
 class CacheHarness(Module):
     """The slice in front of a slave that acks combinationally, as LiteX's L2 cache does on a
-    hit (soc/bus_slice.py slice_slave on the boards' main_ram)."""
+    hit: every access still reaches the slave exactly once."""
     def __init__(self):
         self.master = wishbone.Interface(data_width=32, address_width=32, addressing="word")
         self.submodules.slice = WishboneRegisterSlice(self.master)
