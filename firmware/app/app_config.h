@@ -50,6 +50,12 @@
 #ifndef HTTPD_CONNS_MAX
 #define HTTPD_CONNS_MAX 0             /* connection states, a static pool (0: from the heap, as */
 #endif                                /* many as it holds); clients beyond wait (httpd.c conn_wait) */
+#ifndef HTTPD_CONNS_RESERVE
+#define HTTPD_CONNS_RESERVE HTTPD_CONNS_MAX /* pool states kept for waiting clients: a connection */
+#endif                                /* keeps its state between requests only while more are free */
+#ifndef HTTPD_PARK_BUCKETS
+#define HTTPD_PARK_BUCKETS 0          /* idle connections parked off lwIP's timer walks (tcp_park.h): */
+#endif                                /* hash buckets, a power of two; 0: off */
 #ifndef HTTPD_STAGE_MAX
 #define HTTPD_STAGE_MAX 1024          /* response heads and produced body pieces */
 #endif

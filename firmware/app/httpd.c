@@ -26,11 +26,14 @@
 #include <string.h>
 
 #include "lwip/mem.h"
+#include "lwip/priv/tcp_priv.h"
+#include "lwip/sys.h"
 #include "lwip/tcp.h"
 
 #include "http_chunked.h"
 #include "http_parse.h"
 #include "routes.h"
+#include "tcp_park.h"
 
 #include "app_config.h"
 
@@ -40,6 +43,7 @@
 #define CHUNK_FRAMING 12       /* "xxxxxxxx\r\n" before and "\r\n" after a piece */
 #define POLL_INTERVAL 2        /* tcp_poll period, in TCP slow-timer ticks */
 #define IDLE_TIMEOUT_POLLS 60  /* connections without progress this long are closed */
+#define POLL_MS (POLL_INTERVAL * TCP_SLOW_INTERVAL)
 
 enum rx_state { RX_HEAD, RX_BODY, RX_RESPOND };
 enum body_framing { BODY_NONE, BODY_LENGTH, BODY_CHUNKED };
@@ -122,6 +126,7 @@ static enum conn_fate process(struct conn *c);
 static struct conn conn_pool[HTTPD_CONNS_MAX];
 static struct conn *conn_unused[HTTPD_CONNS_MAX];
 static unsigned conn_unused_count, conn_pool_ready;
+static unsigned conns_stalled;  /* states with write_stalled set: the main loop retries them */
 
 static struct conn *conn_alloc(void)
 {
@@ -131,6 +136,15 @@ static struct conn *conn_alloc(void)
         conn_pool_ready = 1;
     }
     return conn_unused_count ? conn_unused[--conn_unused_count] : NULL;   /* conn_attach marks it */
+}
+
+/* A connection may keep (or, accepted, get) a state without asking only while
+ * more than HTTPD_CONNS_RESERVE are free: those stay for clients that wait. */
+static int conns_spare(void)
+{
+    if (!conn_pool_ready)
+        return HTTPD_CONNS_MAX > HTTPD_CONNS_RESERVE;
+    return conn_unused_count > HTTPD_CONNS_RESERVE;
 }
 
 static void conn_release(struct conn *c)
@@ -145,11 +159,29 @@ static void conn_release(struct conn *c)
 static void retry_stalled_writes(void)
 {
     unsigned i;
-    for (i = 0; i < HTTPD_CONNS_MAX; i++)
+    /* the pool is walked only while a write is stalled, not on every main-loop turn */
+    for (i = 0; conns_stalled && i < HTTPD_CONNS_MAX; i++)
         if (conn_pool[i].in_use && conn_pool[i].write_stalled && !conn_pool[i].in_process)
             process(&conn_pool[i]);
 }
+
+static void set_write_stalled(struct conn *c, uint8_t stalled)
+{
+    if (c->write_stalled != stalled)
+        conns_stalled += stalled ? 1u : (unsigned)-1;
+    c->write_stalled = stalled;
+}
 #else
+static int conns_spare(void)
+{
+    return 1;
+}
+
+static void set_write_stalled(struct conn *c, uint8_t stalled)
+{
+    c->write_stalled = stalled;
+}
+
 static struct conn *conn_alloc(void)
 {
     return mem_malloc(sizeof(struct conn));
@@ -187,6 +219,7 @@ static enum conn_fate pcb_close(struct tcp_pcb *pcb)
 static void conn_free(struct conn *c)
 {
     handler_abort(c);
+    set_write_stalled(c, 0);
     if (c->pcb)
         pcb_unhook(c->pcb);
     if (c->rx)
@@ -272,7 +305,7 @@ static int queue_bytes(struct conn *c, const void *ptr, uint32_t len, int copy, 
         flags |= TCP_WRITE_FLAG_MORE;
     err = tcp_write(c->pcb, ptr, n, flags);
     if (err == ERR_MEM) {
-        c->write_stalled = 1;
+        set_write_stalled(c, 1);
         return 0; /* retried from tcp_sent or tcp_poll (and httpd_poll) */
     }
     return err == ERR_OK ? n : -1;
@@ -723,7 +756,7 @@ static enum conn_fate process(struct conn *c)
 {
     enum conn_fate fate;
     c->in_process = 1;
-    c->write_stalled = 0;
+    set_write_stalled(c, 0);
     fate = process_loop(c);
     if (fate == CONN_ALIVE) {
         c->in_process = 0;
@@ -886,7 +919,11 @@ static void conn_attach(struct conn *c, struct tcp_pcb *pcb)
  * it has sent something it queues, oldest first, and httpd_poll() gives it
  * a state as soon as one is free. A wave of clients larger than the states
  * is then served in turn instead of reset, and a client that connects and
- * says nothing holds no state. Without HTTPD_CONNS_MAX, connections keep
+ * says nothing holds no state. A pool larger than HTTPD_CONNS_RESERVE (the
+ * LiteX SoC's) lets connections keep their state between requests while more
+ * than that many are free, so busy keep-alive clients skip the copy and the
+ * hand-over, and thousands of idle ones still cost a record each. Without
+ * HTTPD_CONNS_MAX, connections keep
  * their state between requests, so while any wait, responses say
  * "Connection: close": a few persistent clients cannot hold every state. */
 #ifndef HTTPD_WAIT_RX_MAX
@@ -897,10 +934,42 @@ struct waiting {
     struct tcp_pcb *pcb;
     struct pbuf *rx;            /* heap copies of what arrived, in order */
     struct waiting *prev, *next;
+    struct waiting *cand_prev, *cand_next;  /* in the park_candidates list */
+    struct tcp_park_node park;  /* parked while idle (tcp_park.h) */
     uint8_t queued;             /* has sent something: in the waiting_head list */
     uint8_t peer_closed;
     uint8_t idle_polls;
+    uint8_t candidate;
 };
+
+/* Records that may be idle now: httpd_poll() tries to park them, outside
+ * lwIP (parking takes the PCB off the list lwIP's timers walk). */
+static struct waiting *park_candidates;
+
+static void candidate_add(struct waiting *w)
+{
+    if (w->candidate || !HTTPD_PARK_BUCKETS)
+        return;
+    w->candidate = 1;
+    w->cand_prev = NULL;
+    w->cand_next = park_candidates;
+    if (park_candidates)
+        park_candidates->cand_prev = w;
+    park_candidates = w;
+}
+
+static void candidate_remove(struct waiting *w)
+{
+    if (!w->candidate)
+        return;
+    if (w->cand_prev)
+        w->cand_prev->cand_next = w->cand_next;
+    else
+        park_candidates = w->cand_next;
+    if (w->cand_next)
+        w->cand_next->cand_prev = w->cand_prev;
+    w->candidate = 0;
+}
 
 static void waiting_enqueue(struct waiting *w)
 {
@@ -938,6 +1007,8 @@ static void waiting_unlink(struct waiting *w)
 static void waiting_free(struct waiting *w)
 {
     waiting_unlink(w);
+    candidate_remove(w);
+    tcp_unpark(&w->park);
     if (w->pcb)
         pcb_unhook(w->pcb);
     if (w->rx)
@@ -1000,7 +1071,41 @@ static err_t waiting_on_poll(void *arg, struct tcp_pcb *pcb)
         }
         return waiting_close(w);
     }
+    candidate_add(w);
     return ERR_OK;
+}
+
+/* The last response is acknowledged: nothing keeps the connection active. */
+static err_t waiting_on_sent(void *arg, struct tcp_pcb *pcb, u16_t len)
+{
+    if (!pcb->unacked && !pcb->unsent)
+        candidate_add(arg);
+    return ERR_OK;
+}
+
+/* Park the candidates that are idle now; close the parked connections idle
+ * for IDLE_TIMEOUT_POLLS (lwIP no longer polls them). Both only look at the
+ * ends of their lists: nothing here walks every connection. */
+static void park_idle(void)
+{
+    uint32_t now;
+    struct tcp_park_node *node;
+
+    if (!park_candidates && !tcp_park_count())
+        return;
+    now = sys_now();
+    while (park_candidates) {
+        struct waiting *w = park_candidates;
+        candidate_remove(w);
+        if (!w->rx && !w->peer_closed && w->pcb)
+            tcp_park(&w->park, w->pcb, now - (uint32_t)w->idle_polls * POLL_MS);
+    }
+    while ((node = tcp_park_idle_before(now - IDLE_TIMEOUT_POLLS * POLL_MS)) != NULL) {
+        struct waiting *w = (struct waiting *)((char *)node - offsetof(struct waiting, park));
+        tcp_unpark(node);
+        httpd_stats.conns_timed_out++;
+        waiting_close(w);
+    }
 }
 
 static void waiting_on_err(void *arg, err_t err)
@@ -1024,9 +1129,11 @@ static int conn_wait(struct tcp_pcb *pcb, struct pbuf *rx)
         waiting_enqueue(w);
     tcp_arg(pcb, w);
     tcp_recv(pcb, waiting_on_recv);
-    tcp_sent(pcb, NULL);
+    tcp_sent(pcb, waiting_on_sent);
     tcp_err(pcb, waiting_on_err);
     tcp_poll(pcb, waiting_on_poll, POLL_INTERVAL);
+    if (!rx)
+        candidate_add(w);
     return 0;
 }
 
@@ -1036,7 +1143,8 @@ static enum conn_fate conn_detach(struct conn *c)
 {
     struct tcp_pcb *pcb = c->pcb;
 
-    if (!HTTPD_CONNS_MAX || c->rx || c->peer_closed || conn_wait(pcb, NULL) != 0)
+    if (!HTTPD_CONNS_MAX || (conns_spare() && !waiting_head) || c->rx || c->peer_closed ||
+        conn_wait(pcb, NULL) != 0)
         return CONN_ALIVE;
     window_give(pcb, c->recved_owed);
     c->recved_owed = 0;
@@ -1048,6 +1156,7 @@ static enum conn_fate conn_detach(struct conn *c)
 void httpd_poll(void)
 {
     retry_stalled_writes();
+    park_idle();
     while (waiting_head) {
         struct waiting *w = waiting_head;
         struct tcp_pcb *pcb = w->pcb;
@@ -1074,7 +1183,7 @@ static err_t on_accept(void *arg, struct tcp_pcb *pcb, err_t err)
     if (err != ERR_OK || !pcb)
         return ERR_VAL;
     /* first come, first served; with few states, one only once it asks */
-    c = waiting_head || HTTPD_CONNS_MAX ? NULL : conn_alloc();
+    c = waiting_head || !conns_spare() ? NULL : conn_alloc();
     if (!c) {
         if (conn_wait(pcb, NULL) == 0)
             return ERR_OK;

@@ -8,6 +8,7 @@
 #include "port.h"
 #include "routes.h"
 #include "syn_queue.h"
+#include "tcp_park.h"
 
 /* Each section is rendered straight into the response's send staging, so
  * the page needs no buffer of its own and can grow past any one buffer. */
@@ -91,10 +92,11 @@ static int render_heap(char *out, size_t size)
 
 /* TCP connections by state, and how many hold segments waiting to be sent
  * or acknowledged: where a stuck or leaking connection sits. The walk is
- * over every PCB, which is fine for a diagnostic page. */
+ * over every active PCB, which is fine for a diagnostic page; parked idle
+ * connections (tcp_park.h) are established ones off that list. */
 static int render_tcp_states(char *out, size_t size)
 {
-    unsigned long syn_rcvd = 0, established = 0, closing = 0, time_wait = 0, queued = 0;
+    unsigned long syn_rcvd = 0, established = tcp_park_count(), closing = 0, time_wait = 0, queued = 0;
     const struct tcp_pcb *pcb;
 
     for (pcb = tcp_active_pcbs; pcb; pcb = pcb->next) {
@@ -111,8 +113,9 @@ static int render_tcp_states(char *out, size_t size)
         time_wait++;
     return snprintf(out, size,
                     "tcp_syn_rcvd: %lu\ntcp_established: %lu\ntcp_closing: %lu\n"
-                    "tcp_time_wait: %lu\ntcp_pcbs_sending: %lu\n",
-                    syn_rcvd, established, closing, time_wait, queued);
+                    "tcp_time_wait: %lu\ntcp_pcbs_sending: %lu\ntcp_parked: %lu\n",
+                    syn_rcvd, established, closing, time_wait, queued,
+                    (unsigned long)tcp_park_count());
 }
 
 /* lwIP's pools: what is in use now and at most, so a leak shows as a level

@@ -25,8 +25,16 @@
 extern char __heap_start[];
 #define LWIP_RAM_HEAP_POINTER       ((void *)__heap_start)
 #define MEMP_NUM_PBUF               256
-#define MEMP_NUM_TCP_PCB            128
+/* One PCB (~200 bytes) per connection: 4,000 idle keep-alive clients and room
+ * to serve new ones (bench/idle_conns.py; the HTTP side is app_port_config.h). */
+#define MEMP_NUM_TCP_PCB            4200
 #define MEMP_NUM_TCP_PCB_LISTEN     4
+/* A segment for a parked idle connection puts it back on lwIP's active list
+ * before lwIP looks for it (firmware/app/tcp_park.c). */
+struct pbuf;
+struct netif;
+int tcp_park_input(struct pbuf *p, struct netif *inp);
+#define LWIP_HOOK_IP4_INPUT(p, inp) tcp_park_input(p, inp)
 #define MEMP_NUM_TCP_SEG            512
 #define PBUF_POOL_SIZE              128
 #define PBUF_POOL_BUFSIZE           1536

@@ -1,0 +1,20 @@
+/* The app's memory on the LiteX SoC (app_config.h lists what each value
+ * bounds; the defaults are sized for this port otherwise). Main RAM is in
+ * the megabytes, so what matters is that the cost of a connection does not
+ * grow with the number of them (issue 9: thousands of idle keep-alive clients). */
+#ifndef LITEDAV_APP_PORT_CONFIG_H
+#define LITEDAV_APP_PORT_CONFIG_H
+
+/* HTTP connection states (~7 KiB each: head, scratch and staging buffers) come
+ * from a static pool of 64. A connection that is not in a request holds a
+ * ~40-byte waiting record from lwIP's heap instead, so 4,000 idle clients cost
+ * ~160 KB of heap, not 28 MB; it keeps its state between requests while more
+ * than 16 are free (the busy keep-alive clients of a benchmark never give it up). */
+#define HTTPD_CONNS_MAX 64
+#define HTTPD_CONNS_RESERVE 16
+/* Idle connections (waiting records with nothing in flight) leave lwIP's
+ * active list, so its timers walk only the busy ones (firmware/app/tcp_park.h);
+ * a segment for one brings it back through the IPv4 input hook (lwipopts.h). */
+#define HTTPD_PARK_BUCKETS 4096
+
+#endif
