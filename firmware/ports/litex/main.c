@@ -81,19 +81,24 @@ volatile const uint32_t port_lwip_clock_scale = 1;
 
 /* lwIP's clock: milliseconds of simulated (or real) sys_clk time, times
  * port_lwip_clock_scale. The main loop asks every turn; a 64-bit division is
- * a libgcc call of hundreds of cycles on rv32, so whole milliseconds are
- * carried forward instead. */
+ * a libgcc call of hundreds of cycles on rv32, so whole lwIP milliseconds are
+ * carried forward instead. They are counted one by one (every 1/scale of a
+ * sys_clk millisecond), not a scale's worth at a time: lwIP runs a cyclic
+ * timer at most once per sys_now() value, so steps of `scale` ms would cap
+ * its TCP timer at one tick per sys_clk millisecond (50 x real time with
+ * TCP_TMR_INTERVAL 50). */
 u32_t sys_now(void)
 {
     static uint64_t counted_cycles;
     static u32_t now_ms;
-    const uint32_t cycles_per_ms = CONFIG_CLOCK_FREQUENCY / 1000;
+    uint32_t scale = port_lwip_clock_scale;
+    const uint32_t cycles_per_lwip_ms = CONFIG_CLOCK_FREQUENCY / 1000 / (scale ? scale : 1);
     uint64_t elapsed = port_cycles() - counted_cycles;
 
-    if (elapsed >= cycles_per_ms) {
-        u32_t ms = elapsed >> 32 ? (u32_t)(elapsed / cycles_per_ms) : (u32_t)elapsed / cycles_per_ms;
-        now_ms += ms * port_lwip_clock_scale;
-        counted_cycles += (uint64_t)ms * cycles_per_ms;
+    if (elapsed >= cycles_per_lwip_ms) {
+        u32_t ms = elapsed >> 32 ? (u32_t)(elapsed / cycles_per_lwip_ms) : (u32_t)elapsed / cycles_per_lwip_ms;
+        now_ms += ms;
+        counted_cycles += (uint64_t)ms * cycles_per_lwip_ms;
     }
     return now_ms;
 }
