@@ -89,7 +89,7 @@ def report_extras(build_dir):
     free = slots - pnr["LUT4"]["used"] - pnr.get("ALU", {"used": 0})["used"]
     cores = fit()
     nic = cores["OffloadNIC (no MAC)"]
-    rows = ["| core | LUT4 slots (LUT + ALU) | FF | BSRAM | fits the free LUT4 slots |", "|---|---|---|---|---|"]
+    rows = ["| core | LUT4 slots (LUT + ALU) | FF | BSRAM | fewer than the free LUT4 slots |", "|---|---|---|---|---|"]
     for name, c in cores.items():
         rows.append(f"| {name} | {c['LUT4']} ({c['LUT']} + {c['ALU']}) | {c['FF']} | {c['BSRAM']} | "
                     f"{'yes' if c['LUT4'] <= free else 'no'} |")
@@ -107,9 +107,11 @@ def report_extras(build_dir):
         "sections": {
             f"What of the offload NIC fits ({free} LUT4 slots left by the SoC)":
                 "\n".join(rows) + "\n\nSynthesized out of context by Yosys synth_gowin -nolutram "
-                "(bench/gowin_fit.py). The whole NIC needs more LUT4 slots than the device has; its "
-                "checksum and interrupt cores would fit alone, but they work on the NIC's DMA "
-                "datapath, which does not: the board runs LiteEth's MAC with CPU-copied slots.",
+                "(bench/gowin_fit.py). The whole NIC needs more LUT4 slots than the device has. The "
+                "last column compares LUT counts only: nextpnr already failed to place this SoC with "
+                "fewer free slots than that (docs/tang_nano_4k.md), and the checksum and interrupt "
+                "cores work on the NIC's DMA datapath, which does not fit: the board runs LiteEth's "
+                "MAC with CPU-copied slots.",
             "EMCU firmware (firmware/ports/gowin_emcu)": fw + "\n\nFlashed with the bitstream: "
                 "`litedav-soc --platform tang_nano_4k --flash --firmware "
                 "build/tang_nano_4k/firmware/litedav-emcu.bin` (openFPGALoader --mcufw).",

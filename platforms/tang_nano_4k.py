@@ -38,8 +38,8 @@ Board
   is the PHY clock (eth_rx and eth_tx domains), constrained to 50 MHz; 100 Mbit/s (10 Mbit/s by
   its speed register). The module's nRST is tied to its own power-on reset (no FPGA pin).
 
-What fits (measured, bench/results/fpga-tang_nano_4k.md): the EMCU SoC with LiteEth's MAC (2 RX
-and 1 TX buffer slots of 2 KiB in BSRAM, the CPU copies frames; `--nic liteeth`). The offload NIC
+What fits (measured, bench/results/fpga-tang_nano_4k.md): the EMCU SoC with LiteEth's MAC (1 RX
+and 1 TX buffer slot of 2 KiB in BSRAM, the CPU copies frames; `--nic liteeth`) and no LiteX timer. The offload NIC
 (descriptor-ring DMA, checksum offload, TSO) does not: it alone synthesizes to about as many LUT4
 as the whole device has (docs/tang_nano_4k.md has the figures per core).
 
@@ -80,7 +80,7 @@ EMCU_SRAM_SIZE  = 8 * 1024    # 4 x SDPB (2048 x 8 bits each) as LiteX's gowin_e
 # sys-clock datapath computes the CRC 32 bits at a time and doubled the SoC's logic).
 ETHMAC_BASE   = 0xa0100000
 ETH_CDC_DEPTH = 4
-ETH_RX_SLOTS = 2
+ETH_RX_SLOTS = 1
 ETH_TX_SLOTS = 1
 
 # openFPGALoader.
@@ -130,10 +130,10 @@ class Platform(board.Platform):
         self.add_extension(_rmii_io)
         toolchain = self.toolchain
         toolchain._pnr_opts += f" --sdc {NAME}.sdc"
-        # nextpnr's default (heap) placer never legalized this design: 18 iterations, then over
-        # 20 minutes in its legaliser without output (up to 5.4 million attempts per cell). The
-        # simulated-annealing placer places it.
-        toolchain._pnr_opts += " --placer sa"
+        # Placement is the limit on this device: with 2 RX slots and LiteX's timer (77% of the LUT4
+        # slots) nextpnr's heap placer spent 20+ minutes in its legaliser without output; its
+        # simulated-annealing placer failed to legalize a BSRAM's input-register chain and, with
+        # one RX slot, a MUX2_LUT8 cluster of the CSR read mux. Hence the smaller SoC below.
         toolchain.build_timing_constraints = lambda vns: write_sdc(toolchain, vns)
 
 
@@ -181,6 +181,9 @@ def soc_kwargs():
         uart_name                = "serial",
         uart_baudrate            = 115200,
         uart_fifo_depth          = 1,
+        # The firmware keeps time with the Cortex-M3's SysTick: LiteX's timer (32-bit timer, 64-bit
+        # uptime counter, their CSRs) is logic the placer could not fit.
+        with_timer               = False,
     )
 
 
