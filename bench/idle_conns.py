@@ -180,7 +180,9 @@ def measure(counts, requests, concurrency, nic="liteeth", phy="gmii", build_dir=
         try:
             for count in sorted(counts):
                 socks += open_idle(sim.port, count - len(socks), log=log)
-                st = read_status(sim.port)
+                # idle ones give their HTTP state back after two quiet polls (httpd.c on_poll)
+                # and are parked; measure once they have (the status read holds one state)
+                wait_status(sim.port, lambda s: s["conns_open"] <= 1, 600)
                 row = {"idle_connections": count, **keepalive_cost(sim.port, requests, concurrency)}
                 st = read_status(sim.port)
                 row["tcp_established"] = st.get("tcp_established")

@@ -750,7 +750,7 @@ static int head_step(struct conn *c)
 /* Work through received bytes until everything waits for send room, more
  * input, or a handler. */
 static enum conn_fate process_loop(struct conn *c);
-static enum conn_fate conn_detach(struct conn *c);
+static enum conn_fate conn_detach(struct conn *c, int idle);
 
 static enum conn_fate process(struct conn *c)
 {
@@ -785,7 +785,7 @@ static enum conn_fate process_loop(struct conn *c)
             if (c->close_after || c->peer_closed)
                 return conn_close(c);
             request_reset(c);
-            if (conn_detach(c) == CONN_DETACHED)
+            if (conn_detach(c, 0) == CONN_DETACHED)
                 return CONN_DETACHED;
             progress = 1;
         }
@@ -881,6 +881,11 @@ static err_t on_poll(void *arg, struct tcp_pcb *pcb)
         httpd_stats.conns_timed_out++;
         return (stalled ? conn_abort(c) : conn_close(c)) == CONN_ABORTED ? ERR_ABRT : ERR_OK;
     }
+    /* a keep-alive client quiet for a poll interval between requests gives
+     * its state back: idle ones must not hold the states busy ones need */
+    if (c->idle_polls >= 2 && c->rx_state == RX_HEAD && !c->head_len && !response_pending(c) &&
+        conn_detach(c, 1) == CONN_DETACHED)
+        return ERR_OK;
     return process(c) == CONN_ABORTED ? ERR_ABRT : ERR_OK;
 }
 
@@ -1138,12 +1143,14 @@ static int conn_wait(struct tcp_pcb *pcb, struct pbuf *rx)
 }
 
 /* Between requests, give the state back and wait like a new connection
- * (HTTPD_CONNS_MAX builds): an idle keep-alive client holds no state. */
-static enum conn_fate conn_detach(struct conn *c)
+ * (HTTPD_CONNS_MAX builds): an idle keep-alive client holds no state. Right
+ * after a response only when states are scarce (HTTPD_CONNS_RESERVE); idle,
+ * from on_poll, always. */
+static enum conn_fate conn_detach(struct conn *c, int idle)
 {
     struct tcp_pcb *pcb = c->pcb;
 
-    if (!HTTPD_CONNS_MAX || (conns_spare() && !waiting_head) || c->rx || c->peer_closed ||
+    if (!HTTPD_CONNS_MAX || (!idle && conns_spare() && !waiting_head) || c->rx || c->peer_closed ||
         conn_wait(pcb, NULL) != 0)
         return CONN_ALIVE;
     window_give(pcb, c->recved_owed);
