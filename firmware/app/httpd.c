@@ -939,21 +939,24 @@ struct waiting {
     struct tcp_pcb *pcb;
     struct pbuf *rx;            /* heap copies of what arrived, in order */
     struct waiting *prev, *next;
-    struct waiting *cand_prev, *cand_next;  /* in the park_candidates list */
-    struct tcp_park_node park;  /* parked while idle (tcp_park.h) */
     uint8_t queued;             /* has sent something: in the waiting_head list */
     uint8_t peer_closed;
     uint8_t idle_polls;
+#if HTTPD_PARK_BUCKETS          /* not on a small heap that parks nothing */
     uint8_t candidate;
+    struct waiting *cand_prev, *cand_next;  /* in the park_candidates list */
+    struct tcp_park_node park;  /* parked while idle (tcp_park.h) */
+#endif
 };
 
 /* Records that may be idle now: httpd_poll() tries to park them, outside
  * lwIP (parking takes the PCB off the list lwIP's timers walk). */
+#if HTTPD_PARK_BUCKETS
 static struct waiting *park_candidates;
 
 static void candidate_add(struct waiting *w)
 {
-    if (w->candidate || !HTTPD_PARK_BUCKETS)
+    if (w->candidate)
         return;
     w->candidate = 1;
     w->cand_prev = NULL;
@@ -975,6 +978,16 @@ static void candidate_remove(struct waiting *w)
         w->cand_next->cand_prev = w->cand_prev;
     w->candidate = 0;
 }
+
+static void waiting_unpark(struct waiting *w)
+{
+    candidate_remove(w);
+    tcp_unpark(&w->park);
+}
+#else
+static void candidate_add(struct waiting *w) { (void)w; }
+static void waiting_unpark(struct waiting *w) { (void)w; }
+#endif
 
 static void waiting_enqueue(struct waiting *w)
 {
@@ -1012,8 +1025,7 @@ static void waiting_unlink(struct waiting *w)
 static void waiting_free(struct waiting *w)
 {
     waiting_unlink(w);
-    candidate_remove(w);
-    tcp_unpark(&w->park);
+    waiting_unpark(w);
     if (w->pcb)
         pcb_unhook(w->pcb);
     if (w->rx)
@@ -1093,6 +1105,7 @@ static err_t waiting_on_sent(void *arg, struct tcp_pcb *pcb, u16_t len)
  * ends of their lists: nothing here walks every connection. */
 static void park_idle(void)
 {
+#if HTTPD_PARK_BUCKETS
     uint32_t now;
     struct tcp_park_node *node;
 
@@ -1111,6 +1124,7 @@ static void park_idle(void)
         httpd_stats.conns_timed_out++;
         waiting_close(w);
     }
+#endif
 }
 
 static void waiting_on_err(void *arg, err_t err)
