@@ -135,6 +135,11 @@ class Platform(board.Platform):
         # simulated-annealing placer failed to legalize a BSRAM's input-register chain and, with
         # one RX slot, a MUX2_LUT8 cluster of the CSR read mux. Hence the smaller SoC below.
         toolchain.build_timing_constraints = lambda vns: write_sdc(toolchain, vns)
+        # nextpnr-himbaechel does not carry the RMII pad's constraint through its input buffer:
+        # the buffered net (Yosys names it after one of its aliases, `sdrio_clk`) got nextpnr's
+        # 12 MHz default. --freq makes the default the RMII clock's 50 MHz, the only clock here
+        # without a constraint of its own.
+        toolchain._pnr_opts += f" --freq {ETH_CLK_FREQ / 1e6:g}"
 
 
 def sdc_lines(clocks, name_of):
