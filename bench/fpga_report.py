@@ -40,8 +40,8 @@ def board_module(board):
     return importlib.import_module(f"litedav.platforms.{board}")
 
 
-def clock_role(name, constraint_mhz, sys_mhz, eth_role="RGMII RX/TX (eth_rx, eth_tx)"):
-    if "eth" in name:
+def clock_role(name, constraint_mhz, sys_mhz, eth_role="RGMII RX/TX (eth_rx, eth_tx)", eth_nets=("eth",)):
+    if any(net in name for net in eth_nets):
         return eth_role
     if abs(constraint_mhz - sys_mhz) < 0.5:
         return "sys_clk"
@@ -84,7 +84,8 @@ def report(board, build_dir):
         soc[column] = {"used": u["used"], "available": u["available"]}
     clocks = {}
     for name, c in sorted(pnr["fmax"].items()):
-        clocks[name] = {"role": clock_role(name, c["constraint"], sys_mhz, eth_role),
+        clocks[name] = {"role": clock_role(name, c["constraint"], sys_mhz, eth_role,
+                                           getattr(module, "REPORT_ETH_NETS", ("eth",))),
                         "achieved_mhz": round(c["achieved"], 2), "constraint_mhz": round(c["constraint"], 2),
                         "pass": c["achieved"] >= c["constraint"]}
     result = {"board": board, "sys_clk_mhz": sys_mhz, "cpu_type": summary.get("cpu_type", "vexriscv"),

@@ -102,7 +102,7 @@ def report_extras(build_dir):
                       "BSRAM": nic["BSRAM"], "DSP (MULT18X18)": 0},
         "nic_cores_gowin": cores, "lut4_slots_free": free, "emcu_firmware": firmware,
         "resources_note": "LUT4 and ALU share the device's 4,608 LUT4 slots. The SoC: EMCU (hard), "
-                          "LiteEth MAC + RMII PHY, UART, timer, CSRs (placed); the NIC without its MAC: "
+                          "LiteEth MAC + RMII PHY, UART, CSRs, no timer (placed); the NIC without its MAC: "
                           "synthesis only.",
         "sections": {
             f"What of the offload NIC fits ({free} LUT4 slots left by the SoC)":

@@ -98,6 +98,7 @@ EMCU_FIRMWARE_MAX = EMCU_FLASH_SIZE
 REPORT_RESOURCES = {"LUT4": "LUT4", "ALU": "ALU (carry, in LUT4 slots)", "DFF": "FF", "BSRAM": "BSRAM",
                     "MULT18X18": "DSP (MULT18X18)"}
 REPORT_ETH_ROLE = "RMII reference (eth_rx, eth_tx)"
+REPORT_ETH_NETS = ("eth", "sdrio_clk")   # Yosys names the buffered RMII clock after LiteX's SDR IO alias.
 REPORT_EXTRAS = "litedav.bench.gowin_fit"
 
 # Toolchain: the binaries LiteX calls (soc/toolchain.py puts wrappers for them on PATH).
