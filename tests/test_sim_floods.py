@@ -43,6 +43,7 @@ IDLE_CONNS = 1000
 # handshake ACK is lost with the flood's frames is pushed out of the backlog before its peer
 # retransmits (SYN cookies would keep it; measured at 8,000: a client reset mid-flood).
 FLOOD_INTERVAL = 30_000
+BACKLOG_FULL = 60  # half-open connections: the LiteX port's listen backlog is 64
 # Pool levels that must come back once a flood is over (TIME-WAIT PCBs of the legitimate
 # clients' closed connections are left out: they go after 2 MSL, as they should).
 IDLE_LEVELS = ("conns_open", "conns_waiting", "conns_idle", "syn_held", "tcp_syn_rcvd",
@@ -110,8 +111,13 @@ def wait_for_idle(sim, baseline, what):
 
 
 def run_flood(sim, kind, count, served_while_running=False):
-    """Start a flood, serve a legitimate client while it runs, wait for its end."""
+    """Start a flood, serve a legitimate client while it runs, wait for its end.
+    served_while_running: first wait for the listen backlog to be full of the flood's half-open
+    connections, then require a client to be served before the flood is over."""
     sim.flood_command(f"{kind} {count} {FLOOD_INTERVAL}")
+    if served_while_running:
+        while status(sim)["tcp_syn_rcvd"] < BACKLOG_FULL:
+            assert sim.flood_command("stats")["remaining"], f"the {kind} flood never filled the backlog"
     served(sim)
     if served_while_running:
         assert sim.flood_command("stats")["remaining"], f"served only once the {kind} flood was over"
