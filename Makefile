@@ -75,7 +75,7 @@ bitstreams: deps
 SOAK_TESTS ?= tests/test_sim_faults.py::test_caldav_transactions_survive_a_lossy_link \
               tests/test_sim_powerfail.py tests/test_host_caldav_parsers.py::test_fuzz \
               tests/test_sim_malformed.py::test_good_traffic_flows_through_malformed_frames \
-              tests/test_sim_floods.py
+              tests/test_sim_floods.py tests/test_sim_idle_conns.py
 soak: deps
 	@LITEDAV_SOAK=1 LITEDAV_FAULT_TRANSACTIONS=1000 LITEDAV_FAULT_CLIENTS=20 \
 	 LITEDAV_RELIABILITY_REPORT=$(CURDIR)/bench/results/reliability.json \

@@ -11,8 +11,15 @@ closed. The firmware closes a connection idle for 60 polls of 200 ms, 12 s of si
 Idle connections hold no HTTP state (a waiting record each, httpd.c) and are parked off
 lwIP's active list (firmware/app/tcp_park.c): the status page counts them in
 tcp_established and tcp_parked.
+
+Opt-in (LITEDAV_SOAK=1, as make soak sets, or LITEDAV_IDLE_CONNS=1): the test itself passes the
+checks above in about 5 s of simulated time, but once the 1,000 client sockets close, the
+simulator's slirp takes wall minutes per hundred closes (its poll loop looks at every host socket
+every 2,048 cycles), and the final check that every connection is gone outlasted CI's budget.
 """
 import os
+
+import pytest
 
 from litedav.bench.idle_conns import close_all, get, open_idle, read_status, still_open, wait_status
 
@@ -23,6 +30,8 @@ NEW_REQUESTS = 20
 TIMEOUT = 600  # wall seconds for the status to catch up; the simulator is slow under load
 
 
+@pytest.mark.skipif(not (os.environ.get("LITEDAV_SOAK") == "1" or os.environ.get("LITEDAV_IDLE_CONNS") == "1"),
+                    reason="wall minutes while slirp closes 1,000 sockets: LITEDAV_IDLE_CONNS=1 or make soak")
 def test_1000_idle_connections_and_new_requests_still_served(appliance):
     port = appliance.port
     before = read_status(port)
