@@ -310,6 +310,25 @@ def run_client(port, calendar, index, transactions, seed, results, more=lambda: 
         client.close()
 
 
+def run_clients(port, calendar, transactions, clients, seed, more, extra):
+    """`clients` threads of run_client sharing `transactions` (each may go on for `extra` more
+    while more() says so); fails on any client's error. Returns (per-client counts, wall s)."""
+    results = [None] * clients
+    per_client = [transactions // clients + (i < transactions % clients) for i in range(clients)]
+    threads = [threading.Thread(target=run_client,
+                                args=(port, calendar, i, per_client[i], seed, results, more,
+                                      per_client[i] + extra))
+               for i in range(clients)]
+    t0 = time.time()
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    failures = [r for r in results if not isinstance(r, dict)]
+    assert not failures, "\n".join(failures)
+    return results, time.time() - t0
+
+
 def status_page(port):
     conn = http.client.HTTPConnection("127.0.0.1", port, timeout=TIMEOUT)
     try:
@@ -357,25 +376,12 @@ def test_caldav_transactions_survive_a_lossy_link(sim_build, tmp_path):
         calendar = "/dav/demo/faults/"
         assert setup.request("MKCALENDAR", calendar)[0] == 201
         before = status_page(sim.port)
-        results = [None] * clients
-        per_client = [transactions // clients + (i < transactions % clients) for i in range(clients)]
         # until every fault kind has happened both ways (spread mode makes that certain within
         # 1/rate frames of each direction), the clients go on, up to as many transactions again
         def more():
             counters = sim.fault_counters()
             return counters is None or not all(counters[d][k] for d in ("to_soc", "from_soc") for k in KINDS)
-        threads = [threading.Thread(target=run_client,
-                                    args=(sim.port, calendar, i, per_client[i], seed, results, more,
-                                          per_client[i] + 8))
-                   for i in range(clients)]
-        t0 = time.time()
-        for t in threads:
-            t.start()
-        for t in threads:
-            t.join()
-        wall = time.time() - t0
-        failures = [r for r in results if not isinstance(r, dict)]
-        assert not failures, "\n".join(failures)
+        results, wall = run_clients(sim.port, calendar, transactions, clients, seed, more, 8)
         after = status_page(sim.port)
         setup.close()
     finally:

@@ -25,13 +25,11 @@ import json
 import os
 import shutil
 import subprocess
-import threading
-import time
 
 import pytest
 
 import reliability_report
-from test_sim_faults import TIMER_SCALE, Client, run_client, status_page
+from test_sim_faults import TIMER_SCALE, Client, run_clients, status_page
 
 TOP = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 MODULE = os.path.join(TOP, "sim", "modules", "slirp_ethernet")
@@ -201,24 +199,10 @@ def test_good_traffic_flows_through_malformed_frames(soc_build, tmp_path):
         calendar = "/dav/demo/malformed/"
         assert setup.request("MKCALENDAR", calendar)[0] == 201
         before = status_page(sim.port)
-        results = [None] * clients
-        per_client = [transactions // clients + (i < transactions % clients) for i in range(clients)]
-
         def more():  # until every kind has been injected at least once
             counters = sim.inject_counters()
             return counters is None or not all(counters["kinds"].get(k) for k in KINDS)
-        threads = [threading.Thread(target=run_client,
-                                    args=(sim.port, calendar, i, per_client[i], seed, results, more,
-                                          per_client[i] + 20))
-                   for i in range(clients)]
-        t0 = time.time()
-        for t in threads:
-            t.start()
-        for t in threads:
-            t.join()
-        wall = time.time() - t0
-        failures = [r for r in results if not isinstance(r, dict)]
-        assert not failures, "\n".join(failures)
+        results, wall = run_clients(sim.port, calendar, transactions, clients, seed, more, 20)
         after = status_page(sim.port)
         # the link still works after the storm: a fresh connection, and the counters moved on
         again = Client(sim.port)
