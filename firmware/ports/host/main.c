@@ -43,7 +43,8 @@
 #define FLASH_SIZE  (16u * 1024u * 1024u)
 #define FLASH_BLOCK 4096u
 #define FLASH_PAGE  256u
-#define MAX_USERS   16
+/* --user options: the store's user table holds DAV_STORE_USER_SLOTS (128) with demo */
+#define MAX_USERS   127
 
 static volatile sig_atomic_t stop_signal;
 

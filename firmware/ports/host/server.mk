@@ -5,6 +5,9 @@
 #   make -C firmware/ports/host server              build/host/litedav-host (ASan + UBSan)
 #   make -C firmware/ports/host server SANITIZE=0   optimized, no sanitizers (benchmarks, fuzzing)
 #   build/host/litedav-host --port 8080 [--store FILE]
+#   make ... server SERVER_DEFS="-DDAV_STORE_INDEX_SLOTS=32768"   other app limits (app_config.h),
+#                                                   e.g. to write a store image for a port that has them
+#                                                   (in an OUT of its own: objects do not track these flags)
 #
 # Needs lwIP in build/lwip (`make deps`) and libslirp-dev.
 
@@ -14,6 +17,7 @@ SERVER_APP      := $(SERVER_TOP)/firmware/app
 OUT             ?= $(SERVER_TOP)/build/host
 LWIP_DIR        ?= $(SERVER_TOP)/build/lwip
 SANITIZE        ?= 1
+SERVER_DEFS     ?=
 
 SERVER_BIN := $(OUT)/litedav-host
 ifeq ($(SANITIZE),0)
@@ -33,7 +37,7 @@ SERVER_SLIRP_LIBS   := $(or $(shell pkg-config --libs slirp 2>/dev/null),-lslirp
 SERVER_CFLAGS := -std=c99 $(SERVER_MODE) -Wall -Wextra -Wno-unused-parameter \
                  -Werror=implicit-function-declaration -fno-common \
                  -I$(SERVER_PORT_DIR) -I$(SERVER_APP) -I$(LWIP_DIR)/src/include $(SERVER_SLIRP_CFLAGS) \
-                 -I$(SERVER_PORT_DIR)/../../../sim/modules/slirp_ethernet
+                 -I$(SERVER_PORT_DIR)/../../../sim/modules/slirp_ethernet $(SERVER_DEFS)
 SERVER_LDFLAGS := $(SERVER_MODE)
 SERVER_LIBS    := $(SERVER_SLIRP_LIBS)
 

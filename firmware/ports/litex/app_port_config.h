@@ -17,4 +17,10 @@
  * a segment for one brings it back through the IPv4 input hook (lwipopts.h). */
 #define HTTPD_PARK_BUCKETS 4096
 
+/* The store's RAM index, 16 bytes a slot (7/8 of them usable): 32,768 slots
+ * (512 KiB of main RAM, 256 KiB more than the default) hold the whole office
+ * of issue 9, 100 users x 200 items = 20,000 objects, with room for their
+ * tombstones (bench/office_sync.py). */
+#define DAV_STORE_INDEX_SLOTS 32768
+
 #endif
