@@ -1,0 +1,127 @@
+"""gateware/l2_cache.py against a reference memory (Migen simulation, a few seconds): random reads
+and byte-masked writes over more lines than the cache holds, through a main-RAM model that answers
+after random delays; what the CPU reads and what ends up in main RAM match the reference, hits
+never reach main RAM, and a hit is acked in the third cycle of its request."""
+import random
+
+from migen import passive, run_simulation
+
+from litex.soc.interconnect import wishbone
+
+from litedav.gateware.l2_cache import L2Cache
+
+LINE_WORDS = 4
+CACHE_BYTES = 256                       # 16 lines of 16 bytes: small, to force evictions.
+CACHE_LINES = CACHE_BYTES // (4 * LINE_WORDS)
+RAM_WORDS = 1024                        # 4 KiB of main RAM behind it.
+BASE_LINE = 0x40000000 >> 4             # Main RAM's base, as the SoC maps it (tags must hold it).
+
+
+class MainRAM:
+    """A line-wide wishbone slave over a dict, acking after 0-3 idle cycles."""
+    def __init__(self, bus, rng):
+        self.bus, self.rng = bus, rng
+        self.lines = {}
+        self.reads = self.writes = 0
+
+    def word(self, word_adr):
+        line = self.lines.get(word_adr // LINE_WORDS, 0)
+        return (line >> (32 * (word_adr % LINE_WORDS))) & 0xffffffff
+
+    @passive
+    def process(self):
+        bus = self.bus
+        while True:
+            yield bus.ack.eq(0)
+            yield
+            if not ((yield bus.cyc) and (yield bus.stb)):
+                continue
+            for _ in range(self.rng.randrange(4)):
+                yield
+            line = (yield bus.adr) - BASE_LINE
+            assert 0 <= line < RAM_WORDS // LINE_WORDS, f"line {line:#x} outside main RAM"
+            assert (yield bus.sel) == 2**len(bus.sel) - 1
+            if (yield bus.we):
+                self.lines[line] = yield bus.dat_w
+                self.writes += 1
+            else:
+                yield bus.dat_r.eq(self.lines.get(line, 0))
+                self.reads += 1
+            yield bus.ack.eq(1)
+            yield
+
+
+def word_address(word):
+    return (BASE_LINE * LINE_WORDS) + word
+
+
+def make_dut():
+    master = wishbone.Interface(data_width=32, address_width=32, addressing="word")
+    return L2Cache(CACHE_BYTES, master, line_words=LINE_WORDS)
+
+
+def test_random_accesses_match_a_reference():
+    rng = random.Random(5)
+    dut = make_dut()
+    ram = MainRAM(dut.slave, rng)
+    reference = {}
+    mismatches = []
+    # Half the accesses in a hot set of 24 words (hits), half anywhere (misses, dirty evictions).
+    hot = rng.sample(range(RAM_WORDS), 24)
+
+    def cpu():
+        for _ in range(1500):
+            word = rng.choice(hot) if rng.random() < 0.5 else rng.randrange(RAM_WORDS)
+            if rng.random() < 0.5:
+                value, sel = rng.getrandbits(32), rng.randrange(1, 16)
+                mask = sum(0xff << (8 * b) for b in range(4) if sel >> b & 1)
+                reference[word] = (reference.get(word, 0) & ~mask) | (value & mask)
+                yield from dut.master.write(word_address(word), value, sel=sel)
+            else:
+                got = yield from dut.master.read(word_address(word))
+                if got != reference.get(word, 0):
+                    mismatches.append((word, got, reference.get(word, 0)))
+            for _ in range(rng.randrange(3)):
+                yield
+        # Push every dirty line out: two lines of different tags at every index leave a clean one.
+        for index in range(CACHE_LINES):
+            for line in (index + CACHE_LINES, index + 2 * CACHE_LINES):
+                yield from dut.master.read(word_address(line * LINE_WORDS))
+
+    run_simulation(dut, [cpu(), ram.process()])
+    assert not mismatches, mismatches[:5]
+    in_ram = {word: ram.word(word) for word in reference}
+    assert in_ram == reference
+    assert ram.writes > 100 and ram.reads > 100     # Misses and dirty evictions did happen.
+
+
+def test_hits_stay_in_the_cache_and_take_three_cycles():
+    dut = make_dut()
+    ram = MainRAM(dut.slave, random.Random(1))
+    seen = {}
+
+    def cpu():
+        yield from dut.master.write(word_address(5), 0x12345678)       # Miss: the line is refilled.
+        seen["ram_reads"] = ram.reads
+        bus = dut.master
+        yield bus.adr.eq(word_address(6))
+        yield bus.we.eq(0)
+        yield bus.cyc.eq(1)
+        yield bus.stb.eq(1)
+        cycles = 1
+        yield
+        while not (yield bus.ack):
+            cycles += 1
+            yield
+        seen["hit_cycles"] = cycles
+        yield bus.cyc.eq(0)
+        yield bus.stb.eq(0)
+        yield
+        seen["word5"] = yield from bus.read(word_address(5))
+        seen["ram_after"] = (ram.reads, ram.writes)
+
+    run_simulation(dut, [cpu(), ram.process()])
+    assert seen["ram_reads"] == 1
+    assert seen["hit_cycles"] == 3
+    assert seen["word5"] == 0x12345678
+    assert seen["ram_after"] == (1, 0)
