@@ -1,0 +1,718 @@
+"""Office calendar sync on the simulated SoC (issue 9): one user's day and the whole office.
+
+The data are tests/office_data.py's: users user000.. with 200 items each (about 60 % meetings,
+40 % tasks, ~740 bytes of iCalendar apiece). The store is preloaded on the host, not through
+PUTs in the simulator: litedav-host (firmware/ports/host, the same app and store code), built
+with the LiteX port's index size, writes them into a 16 MiB store file with the sim flash's
+geometry (4 KiB erase blocks, 256-byte pages), and the simulated SoC boots with a copy of that
+file as its flash (`litedav-sim run --flash FILE`); its console's `store check: ok` covers it.
+Images are kept in build/office_sync/ and written again only when their parameters or the
+store's code change.
+
+Scenarios, each a client with an empty cache, as a CalDAV client syncs:
+
+  user's day     a new connection; PROPFIND Depth 1 on the user's calendar (DAV:getetag of every
+                 member, the collection's DAV:sync-token), then one calendar-multiget REPORT of
+                 every href with getetag and calendar-data; every body is compared with the data.
+                 Then another client makes 10 changes (7 rewrites, 2 new items, 1 delete) and
+                 the first syncs incrementally on a new connection: sync-collection (RFC 6578)
+                 with its token, then calendar-multiget of what changed.
+  office         N clients at once (default 100, one per user, each on its own connection,
+                 opened beforehand in waves the SoC absorbs): each syncs its user's calendar
+                 from empty as above; every body is compared with the data.
+
+Figures, all simulated: time from the pcap (stamps in simulated time: cycles / sys_clk), from
+the scenario's first frame into the SoC (the SYN, or the first request for connections opened
+beforehand) to the last frame of its last response out of it; `client gaps` is the time the
+host client took between a response's end and its next request (Python parsing the answer,
+no work of the SoC); bytes on the wire count every frame of the scenario's connections both
+ways with preamble, padding to 60, FCS and inter-frame gap; CPU busy cycles from the status
+page (busy = main-loop turns that did work), a status read's own cost subtracted.
+
+    python3 -m litedav.bench.office_sync [--users 100] [--clients 100] [--nic liteeth] [--out DIR]
+
+Writes section "office_sync" of DIR/latest.json and latest.md (default bench/results/).
+tests/test_office_sync.py runs the scenarios' client logic against litedav-host.
+"""
+
+import argparse
+import base64
+import hashlib
+import http.client
+import json
+import os
+import re
+import shutil
+import struct
+import subprocess
+import sys
+import threading
+import time
+import urllib.request
+import xml.etree.ElementTree as ET
+from dataclasses import dataclass, field
+
+from litedav.bench.pcap_flows import METHODS, SERVER_IP, SERVER_PORT, Flow, Segment, read_pcap
+
+TOP = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.join(TOP, "tests"))
+import office_data  # noqa: E402  (the office's data: tests/office_data.py)
+
+SECTION = "office_sync"
+MD_BEGIN = f"<!-- {SECTION} begin (written by litedav.bench.office_sync) -->"
+MD_END = f"<!-- {SECTION} end -->"
+HOST_DIR = os.path.join(TOP, "firmware", "ports", "host")
+WORK_DIR = os.path.join(TOP, "build", "office_sync")
+PHY_MBPS = {"gmii": 1000, "mii": 100}
+# The LiteX port's store index (firmware/ports/litex/app_port_config.h): the host build that
+# writes the images holds as many objects as the SoC that reads them.
+LITEX_INDEX_SLOTS = 32768
+# Frames on the wire: preamble + SFD (8), FCS (4), inter-frame gap (12); padded to 60 bytes.
+WIRE_OVERHEAD = 24
+MIN_FRAME = 60
+CALENDAR = "cal"
+CHANGES = 10
+NS = {"D": "DAV:", "C": "urn:ietf:params:xml:ns:caldav"}
+READY = re.compile(r"LiteDAV is serving at")
+# Connections opened at once before the office run: a wave the SoC's receive side absorbs
+# (bench/README.md, waves of new connections).
+WAVE = 8
+
+
+class BenchError(RuntimeError):
+    pass
+
+
+def password(user):
+    return "pw" + user[-3:]
+
+
+def calendar_path(user):
+    return f"/dav/{user}/{CALENDAR}/"
+
+
+# ---- the CalDAV client --------------------------------------------------------------------
+
+class Dav:
+    """One keep-alive connection of one user. A 503 (every request context busy) is asked
+    again after a short pause and counted, as a client honouring Retry-After would."""
+
+    def __init__(self, port, user, timeout=600, connect=True):
+        self.port, self.user, self.timeout = port, user, timeout
+        self.auth = "Basic " + base64.b64encode(f"{user}:{password(user)}".encode()).decode()
+        self.conn = http.client.HTTPConnection("127.0.0.1", port, timeout=timeout)
+        self.retries_503 = 0
+        if connect:
+            self.conn.connect()
+
+    def __call__(self, method, path, body=None, headers=None):
+        headers = {"Authorization": self.auth, **(headers or {})}
+        if body is not None and not isinstance(body, bytes):
+            body = body.encode()
+        while True:
+            self.conn.request(method, path, body=body, headers=headers)
+            r = self.conn.getresponse()
+            data = r.read()
+            if r.status != 503:
+                return r.status, r, data
+            self.retries_503 += 1
+            time.sleep(0.01)
+
+    def close(self):
+        self.conn.close()
+
+
+def _multistatus(status, data, what):
+    if status != 207:
+        raise BenchError(f"{what}: status {status}: {data[:300]!r}")
+    return ET.fromstring(data)
+
+
+def _props(resp):
+    """{tag: element} of a response's 200 propstat, and the response's own status code."""
+    props = {}
+    for ps in resp.findall("D:propstat", NS):
+        if " 200 " in ps.find("D:status", NS).text:
+            props.update({p.tag: p for p in ps.find("D:prop", NS)})
+    st = resp.find("D:status", NS)
+    return props, int(st.text.split()[1]) if st is not None else None
+
+
+GETETAG, SYNC_TOKEN = "{DAV:}getetag", "{DAV:}sync-token"
+CALENDAR_DATA = "{urn:ietf:params:xml:ns:caldav}calendar-data"
+
+
+def propfind_members(dav, cal):
+    """PROPFIND Depth 1: (the collection's sync token, {member href: etag})."""
+    body = ('<?xml version="1.0"?><D:propfind xmlns:D="DAV:"><D:prop><D:getetag/><D:sync-token/>'
+            '</D:prop></D:propfind>')
+    tree = _multistatus(*dav("PROPFIND", cal, body, {"Depth": "1", "Content-Type": "application/xml"})[::2],
+                        f"PROPFIND {cal}")
+    token, members = None, {}
+    for resp in tree.findall("D:response", NS):
+        href = resp.find("D:href", NS).text
+        props, _ = _props(resp)
+        if href == cal:
+            token = props[SYNC_TOKEN].text if SYNC_TOKEN in props else None
+        elif GETETAG in props:
+            members[href] = props[GETETAG].text
+    if token is None:
+        raise BenchError(f"PROPFIND {cal}: no DAV:sync-token for the collection")
+    return token, members
+
+
+def multiget(dav, cal, hrefs):
+    """calendar-multiget of hrefs: {href: (etag, calendar data)}; every href must be found."""
+    body = ('<?xml version="1.0"?><C:calendar-multiget xmlns:D="DAV:" xmlns:C="urn:ietf:params:xml:ns:caldav">'
+            '<D:prop><D:getetag/><C:calendar-data/></D:prop>'
+            + "".join(f"<D:href>{h}</D:href>" for h in hrefs) + "</C:calendar-multiget>")
+    tree = _multistatus(*dav("REPORT", cal, body, {"Depth": "1", "Content-Type": "application/xml"})[::2],
+                        f"calendar-multiget {cal}")
+    out = {}
+    for resp in tree.findall("D:response", NS):
+        href = resp.find("D:href", NS).text
+        props, _ = _props(resp)
+        if GETETAG not in props or CALENDAR_DATA not in props:
+            raise BenchError(f"calendar-multiget {cal}: {href} without getetag and calendar-data")
+        out[href] = (props[GETETAG].text, props[CALENDAR_DATA].text or "")
+    missing = set(hrefs) - set(out)
+    if missing:
+        raise BenchError(f"calendar-multiget {cal}: {len(missing)} hrefs not answered, e.g. {sorted(missing)[0]}")
+    return out
+
+
+def sync_collection(dav, cal, token):
+    """sync-collection REPORT (RFC 6578 section 3.2): (new token, {href: etag, or None if gone})."""
+    body = (f'<?xml version="1.0"?><D:sync-collection xmlns:D="DAV:"><D:sync-token>{token}</D:sync-token>'
+            '<D:sync-level>1</D:sync-level><D:prop><D:getetag/></D:prop></D:sync-collection>')
+    tree = _multistatus(*dav("REPORT", cal, body, {"Depth": "0", "Content-Type": "application/xml"})[::2],
+                        f"sync-collection {cal}")
+    changes = {}
+    for resp in tree.findall("D:response", NS):
+        href = resp.find("D:href", NS).text
+        props, status = _props(resp)
+        changes[href] = None if status == 404 else props.get(GETETAG).text
+    return tree.find("D:sync-token", NS).text, changes
+
+
+def initial_sync(dav, user, expected):
+    """A client with an empty cache: PROPFIND Depth 1, then calendar-multiget of every member.
+    expected: {resource name: iCalendar text} the server must hold. Returns the client's state
+    {"token", "items": {href: (etag, data)}}."""
+    cal = calendar_path(user)
+    token, members = propfind_members(dav, cal)
+    want = {cal + name for name in expected}
+    if set(members) != want:
+        raise BenchError(f"PROPFIND {cal}: {len(members)} members, expected {len(want)} "
+                         f"({len(set(members) ^ want)} differ)")
+    items = multiget(dav, cal, sorted(members))
+    for href, (etag, data) in items.items():
+        if etag != members[href]:
+            raise BenchError(f"{href}: multiget ETag {etag} but PROPFIND said {members[href]}")
+        if data != expected[href[len(cal):]]:
+            raise BenchError(f"{href}: calendar-data differs from the stored item")
+    return {"token": token, "items": items}
+
+
+def changed_items(user, items, n=CHANGES, seed=12345):
+    """n changes to a user's calendar: (rewrites {name: text}, new {name: text}, deleted [name])
+    from the user's items [(name, kind, text)]: one delete, two new items, the rest rewrites."""
+    if n < 3 or n > len(items):
+        raise ValueError(f"{n} changes: at least 3 (a delete, two new items) and at most {len(items)}")
+    new = {name: text for name, _, text in office_data.user_items(user, len(items) + 2, seed)[len(items):]}
+    deleted = [items[-1][0]]
+    rewrites = {}
+    for name, _, text in items[1:n - 2]:
+        rewrites[name] = re.sub(r"^SUMMARY:(.*)$", r"SUMMARY:\1 (moved)", text, count=1, flags=re.M)
+    return rewrites, new, deleted
+
+
+def make_changes(dav, user, state, rewrites, new, deleted):
+    """Apply the changes as another client would (If-Match on rewrites and the delete)."""
+    cal = calendar_path(user)
+    for name, text in rewrites.items():
+        status, _, data = dav("PUT", cal + name, text, {"Content-Type": "text/calendar",
+                                                        "If-Match": state["items"][cal + name][0]})
+        if status != 204:
+            raise BenchError(f"PUT {cal}{name} (rewrite): {status} {data[:200]!r}")
+    for name, text in new.items():
+        status, _, data = dav("PUT", cal + name, text, {"Content-Type": "text/calendar", "If-None-Match": "*"})
+        if status != 201:
+            raise BenchError(f"PUT {cal}{name} (new): {status} {data[:200]!r}")
+    for name in deleted:
+        status, _, data = dav("DELETE", cal + name, None, {"If-Match": state["items"][cal + name][0]})
+        if status != 204:
+            raise BenchError(f"DELETE {cal}{name}: {status} {data[:200]!r}")
+
+
+def incremental_sync(dav, user, state, rewrites, new, deleted):
+    """sync-collection with the client's token, then calendar-multiget of the changed members;
+    exactly the changes must come back. Returns the number of hrefs the sync reported."""
+    cal = calendar_path(user)
+    token, changes = sync_collection(dav, cal, state["token"])
+    gone = {h for h, etag in changes.items() if etag is None}
+    changed = sorted(h for h, etag in changes.items() if etag is not None)
+    want_changed = {cal + n for n in (*rewrites, *new)}
+    if gone != {cal + n for n in deleted} or set(changed) != want_changed:
+        raise BenchError(f"sync-collection {cal}: {len(changed)} changed and {len(gone)} gone, expected "
+                         f"{len(want_changed)} and {len(deleted)}")
+    items = multiget(dav, cal, changed)
+    for href, (etag, data) in items.items():
+        if etag != changes[href] or data != {**rewrites, **new}[href[len(cal):]]:
+            raise BenchError(f"{href}: multiget after the sync does not match the change")
+    state["token"] = token
+    for h in gone:
+        state["items"].pop(h)
+    state["items"].update(items)
+    return len(changes)
+
+
+# ---- store images ----------------------------------------------------------------------------
+
+def build_host(out_dir):
+    """litedav-host without sanitizers and with the LiteX port's index size."""
+    out = subprocess.run(["make", "-C", HOST_DIR, "-j2", "server", "SANITIZE=0", f"OUT={out_dir}",
+                          f"SERVER_DEFS=-DDAV_STORE_INDEX_SLOTS={LITEX_INDEX_SLOTS}"],
+                         capture_output=True, text=True)
+    if out.returncode != 0:
+        raise BenchError(f"building litedav-host failed:\n{out.stdout[-3000:]}{out.stderr[-3000:]}")
+    return os.path.join(out_dir, "litedav-host")
+
+
+class HostServer:
+    """litedav-host on a store file, for writing an image (or for the test)."""
+
+    def __init__(self, binary, port, store, users, timeout=60):
+        args = [binary, "--port", str(port), "--store", store]
+        for u in users:
+            args += ["--user", f"{u}:{password(u)}"]
+        self.port = port
+        self.console = []
+        self.proc = subprocess.Popen(args, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                                     stderr=subprocess.STDOUT, text=True, errors="replace")
+        ready = threading.Event()
+
+        def reader():
+            for line in self.proc.stdout:
+                self.console.append(line.rstrip("\n"))
+                if READY.search(line):
+                    ready.set()
+            ready.set()
+        threading.Thread(target=reader, daemon=True).start()
+        if not ready.wait(timeout) or self.proc.poll() is not None:
+            self.stop()
+            raise BenchError("litedav-host did not come up:\n" + "\n".join(self.console[-20:]))
+
+    def stop(self):
+        if self.proc.poll() is None:
+            self.proc.send_signal(2)  # SIGINT: closes the store file
+            try:
+                self.proc.wait(timeout=60)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait()
+        return self.proc.returncode
+
+
+def users_of(n):
+    return [f"user{i:03d}" for i in range(n)]
+
+
+def load(port, users, items, seed=12345, threads=4):
+    """MKCALENDAR every user's calendar and PUT their items (a few connections at once)."""
+    data = {user: office_data.user_items(user, items, seed) for user in users}
+    errors = []
+
+    def worker(mine):
+        try:
+            for user in mine:
+                dav = Dav(port, user)
+                cal = calendar_path(user)
+                status, _, body = dav("MKCALENDAR", cal)
+                if status != 201:
+                    raise BenchError(f"MKCALENDAR {cal}: {status} {body[:200]!r}")
+                for name, _, text in data[user]:
+                    status, _, body = dav("PUT", cal + name, text, {"Content-Type": "text/calendar"})
+                    if status != 201:
+                        raise BenchError(f"PUT {cal}{name}: {status} {body[:200]!r}")
+                dav.close()
+        except Exception as e:  # reported by the caller
+            errors.append(e)
+
+    pool = [threading.Thread(target=worker, args=(users[i::threads],)) for i in range(threads)]
+    for t in pool:
+        t.start()
+    for t in pool:
+        t.join()
+    if errors:
+        raise errors[0]
+    return data
+
+
+def _code_fingerprint():
+    h = hashlib.sha256()
+    for path in ("firmware/app/store.c", "firmware/app/store.h", "tests/office_data.py"):
+        with open(os.path.join(TOP, path), "rb") as f:
+            h.update(f.read())
+    return h.hexdigest()[:12]
+
+
+def store_image(users, items, seed=12345, work_dir=WORK_DIR, log=print):
+    """A 16 MiB store file holding users user000.. each with a calendar of `items` office
+    items: written by litedav-host, kept in work_dir while its parameters and the store's code
+    are unchanged. Returns its path."""
+    from litedav.sim.run import free_port
+    os.makedirs(work_dir, exist_ok=True)
+    path = os.path.join(work_dir, f"office-{users}x{items}-s{seed}-{_code_fingerprint()}.flash")
+    if os.path.exists(path):
+        return path
+    binary = build_host(os.path.join(work_dir, "host"))
+    tmp = path + ".tmp"
+    if os.path.exists(tmp):
+        os.remove(tmp)
+    t0 = time.time()
+    srv = HostServer(binary, free_port(), tmp, users_of(users))
+    try:
+        load(srv.port, users_of(users), items, seed)
+    finally:
+        code = srv.stop()
+    if code != 0:
+        raise BenchError(f"litedav-host exited with {code}:\n" + "\n".join(srv.console[-20:]))
+    os.rename(tmp, path)
+    log(f"store image {os.path.basename(path)}: {users} users x {items} items in {time.time() - t0:.0f} s")
+    return path
+
+
+# ---- the pcap: per-connection frames -----------------------------------------------------------
+
+@dataclass
+class Conn:
+    client: tuple
+    frames: list = field(default_factory=list)     # (start_ns, end_ns, wire bytes, from client)
+    flow: Flow = None
+    syn_in_window: bool = True    # its handshake is part of the scenario (opened inside it)
+
+
+def connections(path, byte_ns):
+    """Every TCP connection to the appliance's port 80 in a simulator pcap, keyed by the
+    client's (address, port): all its frames (handshake and ACKs too) and its payload flow."""
+    conns = {}
+    for ts, frame in read_pcap(path):
+        if len(frame) < 54 or frame[12:14] != b"\x08\x00" or frame[23] != 6:
+            continue
+        ihl = (frame[14] & 0x0f) * 4
+        total = struct.unpack(">H", frame[16:18])[0]
+        src, dst = ".".join(map(str, frame[26:30])), ".".join(map(str, frame[30:34]))
+        tcp = 14 + ihl
+        sport, dport = struct.unpack(">HH", frame[tcp:tcp + 4])
+        if dst == SERVER_IP and dport == SERVER_PORT:
+            client, from_client = (src, sport), True
+        elif src == SERVER_IP and sport == SERVER_PORT:
+            client, from_client = (dst, dport), False
+        else:
+            continue
+        c = conns.setdefault(client, Conn(client, flow=Flow(client)))
+        end = ts + len(frame) * byte_ns
+        c.frames.append((ts, end, max(len(frame), MIN_FRAME) + WIRE_OVERHEAD, from_client))
+        payload = frame[tcp + (frame[tcp + 12] >> 4) * 4:14 + total]
+        if payload:
+            c.flow.segments.append(Segment(ts, end, from_client, bytes(payload)))
+    return conns
+
+
+def first_request(conn):
+    reqs = conn.flow.requests()
+    return reqs[0][0].split(" ", 1)[0] if reqs else None
+
+
+def scenario_figures(conns, hz):
+    """Time and bytes of a set of connections taken together: from their first frame (or
+    their first request, for connections opened beforehand: from_request) to the last
+    response frame out; client gaps summed per connection."""
+    start, end, gaps, wire_in, wire_out, payload_in, payload_out, requests = None, 0, [], 0, 0, 0, 0, 0
+    for c in conns:
+        reqs = [r for r in c.flow.requests() if r[2]]
+        if not reqs:
+            continue
+        first = c.frames[0][0] if c.syn_in_window else reqs[0][1][0].start_ns
+        last = reqs[-1][2][-1].end_ns
+        start = first if start is None else min(start, first)
+        end = max(end, last)
+        gap = 0
+        for prev, nxt in zip(reqs, reqs[1:]):
+            gap += max(0, nxt[1][0].start_ns - prev[2][-1].end_ns)
+        gaps.append(gap)
+        for (t0, _, wire, from_client) in c.frames:
+            if first <= t0 <= last:
+                if from_client:
+                    wire_in += wire
+                else:
+                    wire_out += wire
+        for _, req, resp in reqs:
+            requests += 1
+            payload_in += sum(len(s.payload) for s in req)
+            payload_out += sum(len(s.payload) for s in resp)
+    if start is None:
+        raise BenchError("no request of the scenario in the pcap")
+    elapsed = end - start
+    return {"elapsed_ns": round(elapsed), "elapsed_ms": round(elapsed / 1e6, 3),
+            "elapsed_cycles": round(elapsed * hz / 1e9),
+            "client_gap_ms_max": round(max(gaps) / 1e6, 3),
+            "requests": requests,
+            "wire_bytes_in": wire_in, "wire_bytes_out": wire_out,
+            "http_bytes_in": payload_in, "http_bytes_out": payload_out}
+
+
+# ---- the simulated SoC ---------------------------------------------------------------------------
+
+def read_status(port, timeout=600):
+    with urllib.request.urlopen(f"http://127.0.0.1:{port}/", timeout=timeout) as r:
+        body = r.read().decode()
+    return {k: int(v) for k, v in re.findall(r"^(\w+): (\d+)$", body, re.M)}
+
+
+def status_cost(port):
+    costs = []
+    for _ in range(3):
+        a, b = read_status(port), read_status(port)
+        costs.append(b["busy_cycles"] - a["busy_cycles"])
+    return min(costs)
+
+
+def cpu(before, after, overhead):
+    return {"cpu_busy_cycles": after["busy_cycles"] - before["busy_cycles"] - overhead,
+            "rx_dropped": after["rx_dropped"] - before["rx_dropped"],
+            "tx_dropped": after["tx_dropped"] - before["tx_dropped"]}
+
+
+def boot(build_dir, image, phy, pcap, run_dir_flash, log):
+    from litedav.sim.run import Simulator, free_port
+    shutil.copyfile(image, run_dir_flash)
+    sim = Simulator(build_dir, port=free_port(), echo=False, flash=run_dir_flash, phy=phy, pcap=pcap)
+    sim.start()
+    t0 = time.time()
+    try:
+        sim.wait_ready(timeout=3600)
+    except BaseException:
+        sim.stop()
+        raise
+    check = next((line for line in sim.console if line.startswith("store check")), "")
+    store = next((line for line in sim.console if line.startswith("store:")), "")
+    log(f"booted in {time.time() - t0:.0f} s of wall time: {store}; {check}")
+    if not check.startswith("store check: ok"):
+        sim.stop()
+        raise BenchError(f"the SoC's store check on the image failed: {check or 'no check line'}")
+    return sim, store
+
+
+def measure_users_day(build_dir, nic, phy, work, log):
+    """One user's day on a store holding that user alone."""
+    user = "user000"
+    image = store_image(1, 200, log=log)
+    items = office_data.user_items(user, 200)
+    expected = {name: text for name, _, text in items}
+    pcap = os.path.join(work, f"users-day-{nic}-{phy}.pcap")
+    sim, store = boot(build_dir, image, phy, pcap, os.path.join(work, f"users-day-{nic}-{phy}.flash"), log)
+    with sim:
+        port = sim.port
+        st = read_status(port)
+        hz = st["sys_clk_hz"]
+        boot_cycles = st["uptime_cycles"]
+        overhead = status_cost(port)
+        before = read_status(port)
+        dav = Dav(port, user)
+        state = initial_sync(dav, user, expected)
+        dav.close()
+        after = read_status(port)
+        initial_cpu = cpu(before, after, overhead)
+        rewrites, new, deleted = changed_items(user, items)
+        editor = Dav(port, user)
+        make_changes(editor, user, state, rewrites, new, deleted)
+        editor.close()
+        before = read_status(port)
+        dav = Dav(port, user)
+        reported = incremental_sync(dav, user, state, rewrites, new, deleted)
+        dav.close()
+        after = read_status(port)
+        incr_cpu = cpu(before, after, overhead)
+        time.sleep(1)  # the last frames reach the pcap
+    conns = connections(pcap, 8000 / PHY_MBPS[phy])
+    first_by_method = {}
+    for c in conns.values():
+        first_by_method.setdefault(first_request(c), []).append(c)
+    initial = scenario_figures(first_by_method.get("PROPFIND", []), hz)
+    incremental = scenario_figures([c for c in first_by_method.get("REPORT", [])], hz)
+    os.remove(pcap)
+    return {"user": user, "items": len(items), "store": store, "boot_cycles": boot_cycles,
+            "status_read_cycles": overhead,
+            "initial": {**initial, **initial_cpu, "objects": len(state["items"]) - len(new) + len(deleted)},
+            "incremental": {**incremental, **incr_cpu, "changes": CHANGES, "hrefs_reported": reported},
+            "sys_clk_hz": hz}
+
+
+def measure_office(build_dir, nic, phy, users, clients, work, log):
+    """`clients` clients at once, client i syncing user i % users from empty."""
+    image = store_image(users, 200, log=log)
+    names = users_of(users)
+    data = {user: office_data.user_items(user, 200) for user in names}
+    pcap = os.path.join(work, f"office-{nic}-{phy}.pcap")
+    sim, store = boot(build_dir, image, phy, pcap, os.path.join(work, f"office-{nic}-{phy}.flash"), log)
+    with sim:
+        port = sim.port
+        st = read_status(port)
+        hz = st["sys_clk_hz"]
+        boot_cycles = st["uptime_cycles"]
+        overhead = status_cost(port)
+        daves = []
+        for i in range(clients):  # connected beforehand, in waves the receive side absorbs
+            daves.append(Dav(port, names[i % users]))
+            if len(daves) % WAVE == 0 or len(daves) == clients:
+                for d in daves[-WAVE:]:
+                    status, _, _ = d("OPTIONS", "/dav/")
+                    if status not in (200, 204):
+                        raise BenchError(f"OPTIONS /dav/: {status}")
+        before = read_status(port)
+        go = threading.Barrier(clients)
+        results, errors = [None] * clients, []
+
+        def client(i):
+            try:
+                user = names[i % users]
+                go.wait()
+                results[i] = initial_sync(daves[i], user, {n: t for n, _, t in data[user]})
+            except Exception as e:  # reported below
+                errors.append(e)
+                go.abort()
+        threads = [threading.Thread(target=client, args=(i,)) for i in range(clients)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        after = read_status(port)
+        retries = sum(d.retries_503 for d in daves)
+        for d in daves:
+            d.close()
+        if errors:
+            raise errors[0]
+        time.sleep(1)
+    conns = connections(pcap, 8000 / PHY_MBPS[phy])
+    synced = []
+    for c in conns.values():
+        c.syn_in_window = False
+        reqs = [r[0].split(" ", 1)[0] for r in c.flow.requests()]
+        if "PROPFIND" in reqs:
+            synced.append(c)
+    if len(synced) != clients:
+        raise BenchError(f"{len(synced)} syncing connections in the pcap, expected {clients}")
+    figures = scenario_figures(synced, hz)
+    os.remove(pcap)
+    objects = sum(len(r["items"]) for r in results)
+    return {"users": users, "clients": clients, "items_per_user": 200, "store": store,
+            "boot_cycles": boot_cycles, "objects_synced": objects,
+            "ical_bytes": sum(len(t) for u in names for _, _, t in data[u]) * clients // users,
+            "retries_503": retries, **figures, **cpu(before, after, overhead), "sys_clk_hz": hz}
+
+
+def measure(nic, phy, users, clients, build_dir=None, office=True, log=print):
+    from litedav.sim.run import build, default_build_dir
+    build_dir = build_dir or default_build_dir(nic)
+    build(build_dir, nic=nic)
+    work = os.path.join(WORK_DIR, "runs")
+    os.makedirs(work, exist_ok=True)
+    t0 = time.time()
+    result = {"nic": nic, "phy": phy, "link_mbps": PHY_MBPS[phy]}
+    log(f"user's day ({nic}, {phy.upper()}) ...")
+    result["users_day"] = measure_users_day(build_dir, nic, phy, work, log)
+    result["sys_clk_hz"] = result["users_day"].pop("sys_clk_hz")
+    if office:
+        log(f"office: {users} users, {clients} clients at once ({nic}, {phy.upper()}) ...")
+        result["office"] = measure_office(build_dir, nic, phy, users, clients, work, log)
+        result["office"].pop("sys_clk_hz")
+    result["wall_s"] = round(time.time() - t0)
+    return result
+
+
+# ---- reports ------------------------------------------------------------------------------------
+
+def markdown(results):
+    lines = [MD_BEGIN]
+    for r in results:
+        mhz = r["sys_clk_hz"] / 1e6
+        day = r["users_day"]
+        lines += [f"\n**Office calendar sync, {r['nic']} at {r['phy'].upper()} {r['link_mbps']} Mbit/s, "
+                  f"VexRiscv at {mhz:g} MHz** (simulated time from the pcap; goals: user's day ≤ 5 ms, "
+                  f"office ≤ 0.5 s at 1 GbE)\n",
+                  "| scenario | simulated time | CPU busy cycles | requests | bytes on the wire in / out "
+                  "(HTTP in / out) | frames dropped (rx) | 503 retries |",
+                  "|---|---|---|---|---|---|---|"]
+
+        def row(name, f, retries="-"):
+            lines.append(f"| {name} | {f['elapsed_ms']:.3f} ms ({f['elapsed_cycles']:,} cycles; client gaps "
+                         f"≤ {f['client_gap_ms_max']:.3f} ms) | {f['cpu_busy_cycles']:,} | {f['requests']} | "
+                         f"{f['wire_bytes_in']:,} / {f['wire_bytes_out']:,} ({f['http_bytes_in']:,} / "
+                         f"{f['http_bytes_out']:,}) | {f['rx_dropped']} | {retries} |")
+        row(f"user's day from empty: connect, PROPFIND Depth 1 + calendar-multiget of "
+            f"{day['initial']['objects']} items", day["initial"])
+        row(f"incremental sync after {day['incremental']['changes']} changes: connect, sync-collection "
+            f"({day['incremental']['hrefs_reported']} hrefs) + calendar-multiget", day["incremental"])
+        if "office" in r:
+            o = r["office"]
+            row(f"office: {o['clients']} clients at once, {o['users']} users x {o['items_per_user']} items "
+                f"({o['objects_synced']:,} objects, {o['ical_bytes'] / 1e6:.1f} MB of iCalendar), connections "
+                f"open beforehand", o, o["retries_503"])
+    lines.append(MD_END)
+    return "\n".join(lines) + "\n"
+
+
+def merge_reports(results, out):
+    json_path, md_path = os.path.join(out, "latest.json"), os.path.join(out, "latest.md")
+    data = {}
+    if os.path.exists(json_path):
+        with open(json_path) as f:
+            data = json.load(f)
+    data = data if isinstance(data, dict) else {"soc": data}
+    data[SECTION] = results
+    with open(json_path, "w") as f:
+        json.dump(data, f, indent=2)
+    text = ""
+    if os.path.exists(md_path):
+        with open(md_path) as f:
+            text = re.sub(re.escape(MD_BEGIN) + r".*?" + re.escape(MD_END) + r"\n?", "", f.read(), flags=re.S)
+    with open(md_path, "w") as f:
+        f.write(text.rstrip("\n") + ("\n\n" if text.strip() else "") + markdown(results))
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(prog="office_sync", description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--users", type=int, default=100, help="users in the office's store (1-100)")
+    parser.add_argument("--clients", type=int, default=None,
+                        help="clients syncing at once in the office run (default: one per user)")
+    parser.add_argument("--no-office", action="store_true", help="the user's day only")
+    parser.add_argument("--nic", nargs="+", default=["liteeth"], choices=("liteeth", "offload"))
+    parser.add_argument("--phy", default="gmii", choices=list(PHY_MBPS))
+    parser.add_argument("--build-dir", default=None,
+                        help="simulator build (default: build/sim, build/sim-offload with --nic offload; "
+                             "one NIC only)")
+    parser.add_argument("--out", default=os.path.join(TOP, "bench", "results"), help="output directory")
+    args = parser.parse_args(argv)
+    if not 1 <= args.users <= 100:
+        parser.error("--users must be 1 to 100 (tests/office_data.py's office)")
+    clients = args.clients or args.users
+    if clients < 1:
+        parser.error("--clients must be 1 or more")
+    if args.build_dir and len(args.nic) > 1:
+        parser.error("--build-dir goes with one --nic")
+    os.makedirs(args.out, exist_ok=True)
+    results = []
+    for nic in args.nic:
+        results.append(measure(nic, args.phy, args.users, clients,
+                               os.path.abspath(args.build_dir) if args.build_dir else None,
+                               office=not args.no_office,
+                               log=lambda m: print(f"[office_sync] {m}", flush=True)))
+    merge_reports(results, args.out)
+    print(markdown(results))
+
+
+if __name__ == "__main__":
+    main()

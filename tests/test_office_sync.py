@@ -1,0 +1,123 @@
+"""The office-sync benchmark's scenarios (bench/office_sync.py, `make bench`) on a small data
+set against litedav-host, so the benchmark's client logic cannot rot: loading users' calendars,
+a sync from empty (PROPFIND Depth 1 + calendar-multiget, every body compared), 10 changes by
+another client and the incremental sync-collection that must report exactly them, and clients
+syncing at once. Also the pcap accounting (time, bytes on the wire) on a hand-built trace.
+About 10 s.
+"""
+import struct
+
+import pytest
+
+from office_data import user_items
+from test_host_server import TIMEOUT, host_build  # noqa: F401
+from litedav.bench import office_sync
+from litedav.sim.run import free_port
+
+USERS = office_sync.users_of(3)
+ITEMS = 12
+
+
+@pytest.fixture(scope="module")
+def server(host_build, tmp_path_factory):
+    store = str(tmp_path_factory.mktemp("office") / "store.flash")
+    srv = office_sync.HostServer(host_build, free_port(), store, USERS, timeout=TIMEOUT)
+    try:
+        office_sync.load(srv.port, USERS, ITEMS)
+        yield srv
+    finally:
+        assert srv.stop() == 0
+
+
+def expected(user):
+    return {name: text for name, _, text in user_items(user, ITEMS)}
+
+
+def test_users_day_sync_then_incremental(server):
+    user = USERS[0]
+    items = user_items(user, ITEMS)
+    dav = office_sync.Dav(server.port, user)
+    state = office_sync.initial_sync(dav, user, expected(user))
+    assert len(state["items"]) == ITEMS
+    rewrites, new, deleted = office_sync.changed_items(user, items)
+    assert (len(rewrites), len(new), len(deleted)) == (7, 2, 1)
+    assert not set(rewrites) & set(deleted) and not set(new) & {n for n, _, _ in items}
+    office_sync.make_changes(office_sync.Dav(server.port, user), user, state, rewrites, new, deleted)
+    reported = office_sync.incremental_sync(office_sync.Dav(server.port, user), user, state, rewrites,
+                                            new, deleted)
+    assert reported == office_sync.CHANGES
+    assert len(state["items"]) == ITEMS + 1
+    # the client's cache is now what a fresh client gets
+    now = {n: t for n, t in {**expected(user), **rewrites, **new}.items() if n not in deleted}
+    fresh = office_sync.initial_sync(office_sync.Dav(server.port, user), user, now)
+    assert fresh["items"] == state["items"]
+    # a wrong expectation is caught, not passed over
+    with pytest.raises(office_sync.BenchError):
+        office_sync.initial_sync(dav, user, expected(user))
+
+
+def test_clients_at_once(server):
+    """One client per remaining user at once, as the office run does."""
+    import threading
+    errors, done = [], []
+
+    def client(user):
+        try:
+            done.append(len(office_sync.initial_sync(office_sync.Dav(server.port, user), user,
+                                                     expected(user))["items"]))
+        except Exception as e:
+            errors.append(e)
+    threads = [threading.Thread(target=client, args=(u,)) for u in USERS[1:]]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert not errors and done == [ITEMS] * (len(USERS) - 1)
+
+
+def frame(client_port, from_client, flags, payload=b""):
+    """An Ethernet/IPv4/TCP frame between 10.0.2.2:client_port and the appliance's port 80."""
+    client, server = bytes([10, 0, 2, 2]), bytes([10, 0, 2, 15])
+    src, dst = (client, server) if from_client else (server, client)
+    sport, dport = (client_port, 80) if from_client else (80, client_port)
+    tcp = struct.pack(">HHIIBBHHH", sport, dport, 0, 0, 5 << 4, flags, 65535, 0, 0) + payload
+    ip = struct.pack(">BBHHHBBH4s4s", 0x45, 0, 20 + len(tcp), 0, 0, 64, 6, 0, src, dst)
+    return b"\x02" * 6 + b"\x04" * 6 + b"\x08\x00" + ip + tcp
+
+
+def write_pcap(path, records):
+    with open(path, "wb") as f:
+        f.write(struct.pack("<IHHiIII", 0xa1b23c4d, 2, 4, 0, 0, 65535, 1))
+        for ns, data in records:
+            f.write(struct.pack("<IIII", ns // 10**9, ns % 10**9, len(data), len(data)) + data)
+
+
+def test_pcap_accounting(tmp_path):
+    """Time from the SYN to the last response frame; client gaps; every frame's wire bytes
+    (padded to 60, + 24 of preamble, FCS and gap); HTTP payload both ways."""
+    req1, resp1 = b"PROPFIND /dav/u/cal/ HTTP/1.1\r\n\r\n", b"HTTP/1.1 207 Multi-Status\r\n\r\n" + b"x" * 900
+    req2, resp2 = b"REPORT /dav/u/cal/ HTTP/1.1\r\n\r\n", b"HTTP/1.1 207 Multi-Status\r\n\r\n" + b"y" * 100
+    trace = [(1000, frame(5000, True, 0x02)), (2000, frame(5000, False, 0x12)),
+             (3000, frame(5000, True, 0x10)), (4000, frame(5000, True, 0x18, req1)),
+             (9000, frame(5000, False, 0x18, resp1)), (20000, frame(5000, True, 0x18, req2)),
+             (25000, frame(5000, False, 0x18, resp2)), (40000, frame(5000, True, 0x10)),
+             (5000, frame(6000, True, 0x18, b"GET / HTTP/1.1\r\n\r\n"))]
+    path = str(tmp_path / "t.pcap")
+    write_pcap(path, sorted(trace))
+    conns = office_sync.connections(path, byte_ns=8)
+    assert set(conns) == {("10.0.2.2", 5000), ("10.0.2.2", 6000)}
+    c = conns[("10.0.2.2", 5000)]
+    assert office_sync.first_request(c) == "PROPFIND"
+    f = office_sync.scenario_figures([c], hz=125_000_000)
+    last_end = 25000 + len(frame(5000, False, 0x18, resp2)) * 8
+    assert f["elapsed_ns"] == last_end - 1000
+    assert f["elapsed_cycles"] == round((last_end - 1000) * 0.125)
+    assert f["client_gap_ms_max"] == round((20000 - (9000 + len(frame(5000, False, 0x18, resp1)) * 8)) / 1e6, 3)
+    assert f["requests"] == 2
+    assert (f["http_bytes_in"], f["http_bytes_out"]) == (len(req1) + len(req2), len(resp1) + len(resp2))
+    wire = lambda fr: max(len(fr), 60) + 24  # noqa: E731
+    # the final ACK after the last response is outside the window
+    assert f["wire_bytes_in"] == sum(wire(fr) for t, fr in trace[:6] if t in (1000, 3000, 4000, 20000))
+    assert f["wire_bytes_out"] == sum(wire(fr) for t, fr in trace if t in (2000, 9000, 25000))
+    c.syn_in_window = False  # opened beforehand: from its first request
+    assert office_sync.scenario_figures([c], hz=125_000_000)["elapsed_ns"] == last_end - 4000
