@@ -12,6 +12,7 @@ import threading
 
 import caldav
 
+from http_checks import status
 from caldav_checks import (HOME, NS, PASSWORD, RECURRING, USER, Dav, calendar, error_element,
                            ics, ics_of_size, multistatus, precondition, put, responses, tag)
 
@@ -236,14 +237,18 @@ def read_response(sock):
     return lines[0], headers, rest
 
 
-def test_dav_requests_beyond_the_contexts_get_503(target):
+def test_dav_requests_beyond_the_contexts_wait(target):
     """Target.dav_requests_max PUTs hold every /dav/ request context (each has been told
-    100 Continue, so its context is taken, and sends its body only later): the next /dav/
-    request is answered 503 with Retry-After, while the status page still answers. Once the
-    PUTs are done, everything is stored byte for byte and /dav/ answers again."""
+    100 Continue, so its context is taken, and sends its body only later); the status page still
+    answers. The next /dav/ request (a PUT, its body sent at once) waits for a context instead of
+    being refused: no answer while the PUTs hold them all, then its 201 once they are done (the
+    status page counts the wait),
+    with everything stored byte for byte."""
     dav = Dav(target)
     with calendar(dav, "busy") as cal:
         held, bodies = [], [ics_of_size(f"busy-{i}", 300 + i) for i in range(target.dav_requests_max)]
+        late = ics_of_size("busy-late", 400)
+        waiter = None
         try:
             for i, body in enumerate(bodies):
                 s = socket.create_connection(("127.0.0.1", target.port), timeout=target.timeout)
@@ -251,26 +256,38 @@ def test_dav_requests_beyond_the_contexts_get_503(target):
                 s.sendall(dav_head("PUT", f"{cal}{i}.ics", len(body),
                                    "Content-Type: text/calendar\r\nExpect: 100-continue\r\n"))
                 assert read_response(s)[0] == "HTTP/1.1 100 Continue"
-            r = dav.once("PROPFIND", HOME, None, {"Depth": "0", "Authorization": dav.auth})
-            assert r.status == 503, (r.status, r.data)
-            retry_after = r.getheader("Retry-After") or ""
-            assert retry_after.isdigit() and int(retry_after) >= 1, r.getheaders()
-            anonymous = target.connection()
-            anonymous.request("GET", "/")
-            assert anonymous.getresponse().status == 200
-            anonymous.close()
+            before = status(target)  # a context-free route answers meanwhile
+            assert before["dav_ctx_used"] == target.dav_requests_max, before
+            waiter = socket.create_connection(("127.0.0.1", target.port), timeout=target.timeout)
+            waiter.sendall(dav_head("PUT", f"{cal}late.ics", len(late), "Content-Type: text/calendar\r\n")
+                           + late.encode())
+            waiter.settimeout(1.0)
+            try:
+                early = waiter.recv(1)
+            except socket.timeout:
+                early = None
+            assert early is None, f"answered while every context was held: {early!r}"
+            waiter.settimeout(target.timeout)
             for s, body in zip(held, bodies):
                 s.sendall(body.encode())
             for s in held:
-                status, headers, _ = read_response(s)
-                assert status == "HTTP/1.1 201 Created", (status, headers)
+                status_line, headers, _ = read_response(s)
+                assert status_line == "HTTP/1.1 201 Created", (status_line, headers)
+            status_line, headers, _ = read_response(waiter)
+            assert status_line == "HTTP/1.1 201 Created", (status_line, headers)
         finally:
-            for s in held:
+            for s in held + ([waiter] if waiter else []):
                 s.close()
+        after = status(target)
+        assert after["dav_waited"] >= before["dav_waited"] + 1, (before, after)
+        assert after["dav_refused"] == before["dav_refused"], (before, after)
         for i, body in enumerate(bodies):
             r = dav("GET", f"{cal}{i}.ics")
             assert r.status == 200 and r.data == body.encode()
             assert dav("DELETE", f"{cal}{i}.ics").status == 204
+        r = dav("GET", f"{cal}late.ics")
+        assert r.status == 200 and r.data == late.encode()
+        assert dav("DELETE", f"{cal}late.ics").status == 204
         assert dav.retried == 0
 
 
@@ -315,6 +332,7 @@ def test_caldav_concurrent_clients(target):
             t.join()
         print(f"{clients} clients x {rounds} rounds: {sum(retried)} requests answered 503 and retried")
         assert not errors, "\n".join(errors)
+        assert sum(retried) == 0, "requests beyond the contexts wait for one: no 503"
         listing = responses(multistatus(owner("PROPFIND", cal, headers={"Depth": "1"})))
         assert list(listing) == [cal], "objects left behind"
 

@@ -29,7 +29,7 @@ class Target:
     # What its CalDAV app was built with (app_config.h; caldav_checks.py reads these):
     max_resource_size: int = 65536  # DAV_MAX_RESOURCE_SIZE, the CALDAV:max-resource-size
     xml_body_max: int = 16384  # DAV_XML_MAX: longer XML request bodies get 413
-    dav_requests_max: int = 8  # DAV_CTX_MAX: /dav/ requests at once; more get 503 + Retry-After
+    dav_requests_max: int = 8  # DAV_CTX_MAX: /dav/ requests at once; more wait for one
     quick: bool = False  # a slow target (the simulator): fewer rounds in the long checks
 
     def connection(self):

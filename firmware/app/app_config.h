@@ -11,8 +11,14 @@
 
 /* ---- dav.c: request contexts and arenas -------------------------------- */
 #ifndef DAV_CTX_MAX
-#define DAV_CTX_MAX 8                 /* concurrent /dav/ requests; 503 beyond */
+#define DAV_CTX_MAX 8                 /* concurrent /dav/ requests; more wait for one */
 #endif
+#ifndef DAV_CTX_WAIT_MAX
+#define DAV_CTX_WAIT_MAX 64           /* requests waiting for a context (8 bytes each); 503 beyond */
+#endif
+#ifndef DAV_CTX_WAIT_MS
+#define DAV_CTX_WAIT_MS 30000u        /* the longest wait (lwIP ms, under httpd's 60 s idle */
+#endif                                /* timeout); 503 then */
 #ifndef DAV_XML_MAX
 #define DAV_XML_MAX 16384             /* XML request bodies, per context; 413 above */
 #endif

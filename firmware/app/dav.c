@@ -7,6 +7,8 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "lwip/sys.h"
+
 #include "caldav.h"
 #include "http_cond.h"
 #include "ical.h"
@@ -37,6 +39,22 @@ const size_t dav_ical_arena_size = sizeof(dav_ical_arena);
 static struct dav_ctx *writer;
 static struct dav_ctx *wait_queue[DAV_CTX_MAX];
 static unsigned wait_count;
+
+/* Requests that found every context taken wait for one, oldest first (their
+ * connection reads nothing meanwhile: httpd's HTTPD_BEGIN_WAIT). dav_poll()
+ * lets the oldest in as soon as a context is free. The wait is bounded: a
+ * request gets 503 with Retry-After when the queue is full or after
+ * dav_ctx_wait_ms (below httpd's idle timeout, which would reset it). */
+struct ctx_waiter {
+    struct http_exchange *x;
+    uint32_t since_ms;          /* sys_now() when it began to wait */
+};
+static struct ctx_waiter ctx_waiters[DAV_CTX_WAIT_MAX];
+static unsigned ctx_waiting;
+static struct http_exchange *ctx_handover;  /* dav_poll() is letting it in */
+static struct http_exchange *ctx_expired;   /* dav_poll() is sending it its 503 */
+uint32_t dav_ctx_wait_ms = DAV_CTX_WAIT_MS;
+struct dav_stats dav_stats;
 
 static void end_request(struct dav_ctx *c);
 
@@ -75,10 +93,58 @@ static struct dav_ctx *ctx_get(struct http_exchange *x)
             c->in_use = true;
             c->x = x;
             x->state = c;
+            dav_stats.ctx_used++;
             return c;
         }
     }
     return NULL;
+}
+
+static void ctx_wait_remove(struct http_exchange *x)
+{
+    unsigned i, j;
+    for (i = j = 0; i < ctx_waiting; i++)
+        if (ctx_waiters[i].x != x)
+            ctx_waiters[j++] = ctx_waiters[i];
+    ctx_waiting = j;
+    dav_stats.waiting = j;
+}
+
+/* A context for x's request: 0 with *out set, HTTPD_BEGIN_WAIT (queued), or
+ * 503 (answered). Waiting requests go first: a new one does not overtake
+ * them when a context has just been freed. */
+static int ctx_acquire(struct http_exchange *x, struct dav_ctx **out)
+{
+    unsigned i;
+    if (x == ctx_expired) {
+        ctx_expired = NULL;
+        dav_stats.refused++;
+        httpd_respond_error(x, 503, "Every request context stayed busy for the longest wait.",
+                            "Retry-After: 1\r\n");
+        return 503;
+    }
+    if ((x == ctx_handover || !ctx_waiting) && (*out = ctx_get(x)) != NULL) {
+        if (x == ctx_handover) {
+            ctx_handover = NULL;
+            ctx_wait_remove(x);
+        }
+        return 0;
+    }
+    for (i = 0; i < ctx_waiting; i++)
+        if (ctx_waiters[i].x == x)
+            return HTTPD_BEGIN_WAIT; /* keeps its place */
+    if (ctx_waiting == DAV_CTX_WAIT_MAX) {
+        dav_stats.refused++;
+        httpd_respond_error(x, 503, "All request contexts are busy and the wait queue is full.",
+                            "Retry-After: 1\r\n");
+        return 503;
+    }
+    ctx_waiters[ctx_waiting].x = x;
+    ctx_waiters[ctx_waiting].since_ms = sys_now();
+    ctx_waiting++;
+    dav_stats.waiting = ctx_waiting;
+    dav_stats.waited++;
+    return HTTPD_BEGIN_WAIT;
 }
 
 static void writer_release(struct dav_ctx *c)
@@ -110,6 +176,7 @@ static void ctx_free(struct dav_ctx *c)
     wait_remove(c);
     c->x->state = NULL;
     c->in_use = false;
+    dav_stats.ctx_used--;
 }
 
 /* Take the lock now, or return false (the caller queues itself). */
@@ -137,6 +204,23 @@ static int put_take(struct dav_ctx *c, const uint8_t *data, size_t len);
 
 void dav_poll(void)
 {
+    /* contexts freed since the last call go to the oldest waiting requests */
+    while (ctx_waiting && dav_stats.ctx_used < DAV_CTX_MAX) {
+        struct http_exchange *x = ctx_waiters[0].x;
+        ctx_handover = x;
+        httpd_resume(x); /* begin() again: it takes a context and leaves the queue */
+        ctx_handover = NULL;
+        if (ctx_waiting && ctx_waiters[0].x == x)
+            break; /* it did not (cannot happen): try again next time */
+    }
+    /* the oldest first: those that waited too long get their 503 */
+    while (ctx_waiting && (uint32_t)(sys_now() - ctx_waiters[0].since_ms) >= dav_ctx_wait_ms) {
+        struct http_exchange *x = ctx_waiters[0].x;
+        ctx_wait_remove(x);
+        ctx_expired = x;
+        httpd_resume(x);
+        ctx_expired = NULL;
+    }
     while (!writer && wait_count) {
         struct dav_ctx *c = wait_queue[0];
         struct http_exchange *x = c->x;
@@ -1765,10 +1849,8 @@ static int dav_begin(struct http_exchange *x)
 
     if (!mounted)
         return 503;
-    if (!(c = ctx_get(x))) {
-        httpd_respond_error(x, 503, "All request contexts are busy.", "Retry-After: 1\r\n");
-        return 503;
-    }
+    if ((rc = ctx_acquire(x, &c)) != 0)
+        return rc;
     switch (auth_check(&dav_store, req, c->user)) {
     case AUTH_OK:
         break;
@@ -1914,7 +1996,10 @@ static void dav_end(struct http_exchange *x)
 
 static void dav_abort(struct http_exchange *x)
 {
-    ctx_free(x->state);
+    if (x->state)
+        ctx_free(x->state);
+    else
+        ctx_wait_remove(x); /* it ended while waiting for a context */
 }
 
 const struct http_handler dav_handler = {dav_begin, dav_body, dav_end, dav_abort};

@@ -15,7 +15,8 @@
  * keeps no resource type of its own). Object names are decoded path segments.
  *
  * Memory: a fixed pool of DAV_CTX_MAX request contexts (a request that finds
- * none gets 503 with Retry-After), one upload buffer of DAV_MAX_RESOURCE_SIZE
+ * none waits for one, in a queue of DAV_CTX_WAIT_MAX, at most dav_ctx_wait_ms;
+ * beyond either it gets 503 with Retry-After), one upload buffer of DAV_MAX_RESOURCE_SIZE
  * shared by PUT bodies, and one work buffer + iCalendar arena used inside a
  * single callback (validation, filters). Nothing is allocated. */
 #ifndef LITEDAV_DAV_H
@@ -138,8 +139,21 @@ int dav_mount(const struct flash *f, struct store_mount_stats *stats);
 bool dav_mounted(void);
 /* store_check() of the store as dav_mount() found it (problems == 0: consistent) */
 const struct store_check *dav_mount_check(void);
-/* Main-loop hook: hands the store to requests waiting for it. */
+/* Main-loop hook: hands free contexts and the store to requests waiting for
+ * them, and answers 503 to those that waited dav_ctx_wait_ms. */
 void dav_poll(void);
+
+/* The longest wait for a context, in sys_now() ms (DAV_CTX_WAIT_MS; the host
+ * build sets it from --dav-wait-ms). */
+extern uint32_t dav_ctx_wait_ms;
+
+struct dav_stats {
+    uint32_t ctx_used;          /* request contexts taken now */
+    uint32_t waiting;           /* requests waiting for a context now */
+    uint64_t waited;            /* requests that waited for one, since boot */
+    uint64_t refused;           /* 503: the wait queue was full, or the wait too long */
+};
+extern struct dav_stats dav_stats;
 
 /* The route handler for /dav/ (routes.c). */
 extern const struct http_handler dav_handler;

@@ -70,6 +70,7 @@ struct conn {
     uint8_t accepted;           /* begin() said yes: end() or abort() is owed */
     uint8_t deliver;            /* body goes to the handler (else dropped) */
     uint8_t paused;
+    uint8_t begin_wait;         /* begin() said HTTPD_BEGIN_WAIT: asked again at httpd_resume() */
     uint8_t responded;          /* the response has been started */
     uint8_t skip_body;          /* rejected, body not read: the connection closes */
     uint32_t body_left;         /* BODY_LENGTH: bytes still to come */
@@ -564,7 +565,7 @@ static void request_reset(struct conn *c)
 {
     c->handler = NULL;
     c->framing = BODY_NONE;
-    c->accepted = c->deliver = c->paused = c->responded = c->skip_body = 0;
+    c->accepted = c->deliver = c->paused = c->begin_wait = c->responded = c->skip_body = 0;
     c->body_left = c->drain_left = 0;
     memset(&c->x, 0, sizeof(c->x));
     c->x.req = &c->req;
@@ -572,6 +573,29 @@ static void request_reset(struct conn *c)
     c->x.scratch_size = sizeof(c->scratch);
     c->head_len = 0;
     c->rx_state = RX_HEAD;
+}
+
+/* Ask the handler to take the request (again after HTTPD_BEGIN_WAIT). */
+static void begin_request(struct conn *c)
+{
+    int rc = c->handler->begin ? c->handler->begin(&c->x) : 0;
+    if (rc == HTTPD_BEGIN_WAIT && !c->responded) {
+        /* nothing more is read (paused: the window stays shut) until the
+         * handler resumes x; abort() is owed if the connection ends first */
+        c->begin_wait = c->accepted = c->paused = 1;
+        return;
+    }
+    if (rc == 0 && !c->responded) {
+        c->accepted = 1;
+        c->deliver = c->handler->body != NULL;
+        /* RFC 9110 section 10.1.1: ask for the body only once it is wanted */
+        if (c->req.expect_continue && c->framing != BODY_NONE)
+            c->continue_left = sizeof(continue_line) - 1;
+    } else if (!c->responded) {
+        httpd_respond_error(&c->x, rc >= 300 && rc <= 599 ? rc : 500, NULL, NULL);
+    }
+    if (c->responded && c->framing != BODY_NONE && !c->skip_body)
+        c->drain_left = HTTPD_DRAIN_MAX;
 }
 
 /* A complete head is in c->head[0..head_len). */
@@ -602,20 +626,11 @@ static void start_request(struct conn *c)
         /* RFC 9110 section 15.5.14 */
         snprintf(detail, sizeof(detail), "The limit is %lu bytes.", (unsigned long)body_max);
         httpd_respond_error(&c->x, 413, detail, NULL);
+        if (c->responded && c->framing != BODY_NONE && !c->skip_body)
+            c->drain_left = HTTPD_DRAIN_MAX;
     } else {
-        rc = c->handler->begin ? c->handler->begin(&c->x) : 0;
-        if (rc == 0 && !c->responded) {
-            c->accepted = 1;
-            c->deliver = c->handler->body != NULL;
-            /* RFC 9110 section 10.1.1: ask for the body only once it is wanted */
-            if (c->req.expect_continue && c->framing != BODY_NONE)
-                c->continue_left = sizeof(continue_line) - 1;
-        } else if (!c->responded) {
-            httpd_respond_error(&c->x, rc >= 300 && rc <= 599 ? rc : 500, NULL, NULL);
-        }
+        begin_request(c);
     }
-    if (c->responded && c->framing != BODY_NONE && !c->skip_body)
-        c->drain_left = HTTPD_DRAIN_MAX;
 }
 
 /* The body is complete (or will not be read): hand over to the handler. */
@@ -804,7 +819,16 @@ static enum conn_fate process_loop(struct conn *c)
 void httpd_resume(struct http_exchange *x)
 {
     struct conn *c = conn_of(x);
-    if (c->paused) {
+    if (c->begin_wait) {
+        c->begin_wait = c->accepted = c->paused = 0;
+        begin_request(c);
+        if (c->begin_wait)
+            return; /* still no room */
+        if (c->recved_owed) {
+            window_give(c->pcb, c->recved_owed);
+            c->recved_owed = 0;
+        }
+    } else if (c->paused) {
         c->paused = 0;
         window_give(c->pcb, c->recved_owed);
         c->recved_owed = 0;

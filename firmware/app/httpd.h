@@ -10,6 +10,11 @@
  *                       >= 300 to reject it with a short error body. A handler
  *                       that needs headers in its rejection (ETag, Allow...)
  *                       calls httpd_respond() and returns its status instead.
+ *                       HTTPD_BEGIN_WAIT: not now (no room for the request
+ *                       yet); nothing is read meanwhile (the TCP window stays
+ *                       shut), and begin(x) is called again once the handler
+ *                       calls httpd_resume(x). abort(x) is called if the
+ *                       connection ends while it waits.
  *   body(x, data, len)  the next piece of the decoded body (Content-Length or
  *                       chunked, RFC 9112 section 6.3). Return HTTPD_BODY_OK,
  *                       HTTPD_BODY_PAUSE to get no more until httpd_resume()
@@ -55,6 +60,7 @@ struct http_exchange {
 };
 
 enum { HTTPD_BODY_OK = 0, HTTPD_BODY_PAUSE = 1 };
+enum { HTTPD_BEGIN_WAIT = 1 };
 
 struct http_handler {
     int (*begin)(struct http_exchange *x);

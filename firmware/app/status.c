@@ -4,6 +4,7 @@
 #include "lwip/priv/tcp_priv.h"
 #include "lwip/stats.h"
 
+#include "dav.h"
 #include "httpd.h"
 #include "port.h"
 #include "routes.h"
@@ -77,6 +78,19 @@ static int render_http(char *out, size_t size)
         httpd_stats.requests, httpd_stats.responses_4xx, httpd_stats.responses_5xx);
 }
 
+/* /dav/ request contexts: taken, and requests waiting for one */
+static int render_dav(char *out, size_t size)
+{
+    return snprintf(out, size,
+        "dav_ctx_used: %" PRIu32 "\n"
+        "dav_ctx_max: %u\n"
+        "dav_waiting: %" PRIu32 "\n"
+        "dav_waited: %" PRIu64 "\n"
+        "dav_refused: %" PRIu64 "\n",
+        dav_stats.ctx_used, (unsigned)DAV_CTX_MAX, dav_stats.waiting, dav_stats.waited,
+        dav_stats.refused);
+}
+
 static int render_heap(char *out, size_t size)
 {
 #if LWIP_STATS && MEM_STATS
@@ -140,7 +154,7 @@ static int render_pools(char *out, size_t size)
 }
 
 static int (*const sections[])(char *out, size_t size) = {
-    render_clock, render_network, render_http, render_heap, render_pools, render_tcp_states,
+    render_clock, render_network, render_http, render_dav, render_heap, render_pools, render_tcp_states,
 };
 
 size_t status_section(unsigned index, char *out, size_t size)

@@ -65,8 +65,10 @@ static void usage(FILE *out, const char *prog)
             "                absent); without it the store is in RAM and lost at exit\n"
             "  --user NAME:PASSWORD  add or update a user at start-up (repeatable), beside\n"
             "                the ones of firmware/users.conf (demo / demo)\n"
+            "  --dav-wait-ms N  longest wait of a /dav/ request for a request context,\n"
+            "                in ms (1-600000; default %u), then 503\n"
             "  --help        this text\n",
-            prog, HTTP_PORT);
+            prog, HTTP_PORT, (unsigned)DAV_CTX_WAIT_MS);
 }
 
 static struct flash_file store_file;
@@ -167,6 +169,7 @@ int main(int argc, char **argv)
         {"port", required_argument, NULL, 'p'},
         {"store", required_argument, NULL, 's'},
         {"user", required_argument, NULL, 'u'},
+        {"dav-wait-ms", required_argument, NULL, 'w'},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
     };
@@ -179,7 +182,7 @@ int main(int argc, char **argv)
     unsigned nusers = 0;
     int opt;
 
-    while ((opt = getopt_long(argc, argv, "p:s:u:h", options, NULL)) != -1) {
+    while ((opt = getopt_long(argc, argv, "p:s:u:w:h", options, NULL)) != -1) {
         switch (opt) {
         case 'p':
             if (parse_port(optarg, &net_config.host_port) != 0) {
@@ -198,6 +201,17 @@ int main(int argc, char **argv)
             }
             users[nusers++] = optarg;
             break;
+        case 'w': {
+            char *end;
+            long v = strtol(optarg, &end, 10);
+            if (!*optarg || *end || v < 1 || v > 600000) {
+                fprintf(stderr, "%s: --dav-wait-ms wants a number from 1 to 600000, not \"%s\"\n",
+                        argv[0], optarg);
+                return 2;
+            }
+            dav_ctx_wait_ms = (uint32_t)v;
+            break;
+        }
         case 'h':
             usage(stdout, argv[0]);
             return 0;

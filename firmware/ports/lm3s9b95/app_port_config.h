@@ -4,7 +4,8 @@
 #ifndef LITEDAV_APP_PORT_CONFIG_H
 #define LITEDAV_APP_PORT_CONFIG_H
 
-#define DAV_CTX_MAX 1                 /* one /dav/ request at a time; others get 503 */
+#define DAV_CTX_MAX 1                 /* one /dav/ request at a time; others wait */
+#define DAV_CTX_WAIT_MAX 4            /* for it (more connections wait for an HTTP state) */
 #define DAV_XML_MAX 1536
 #define DAV_XML_ARENA 4096
 #define DAV_OUT_MAX 1536

@@ -1,0 +1,292 @@
+"""/dav/ requests beyond the request contexts wait for one, on litedav-host (the whole firmware,
+ASan/UBSan; the same app code as the LiteX SoC, which has the same DAV_CTX_MAX).
+
+Before, a request that found all DAV_CTX_MAX contexts taken was answered 503 at once: 20 CalDAV
+clients over a lossy link got `503 All request contexts are busy` (issue 8). Now it waits, its
+connection reading nothing meanwhile (httpd.h HTTPD_BEGIN_WAIT), oldest first, and takes the next
+free context (firmware/app/dav.c ctx_acquire, dav_poll). The wait is bounded: 503 with Retry-After
+when DAV_CTX_WAIT_MAX requests already wait, or after dav_ctx_wait_ms (--dav-wait-ms here).
+
+Contexts are held deterministically: a PUT told "100 Continue" keeps its context until its body
+comes. About 15 s.
+"""
+import http.client
+import re
+import socket
+import struct
+import threading
+import time
+import xml.etree.ElementTree as ET
+
+import pytest
+
+from caldav_checks import APP_CONFIG, Dav, calendar, ics_of_size, put
+from caldav_report_checks import dav_head, read_response
+from http_checks import Target, status
+from test_host_server import HOST_CYCLES_HZ, SANITIZER_REPORT, TIMEOUT, HostServer, host_build  # noqa: F401
+from litedav.sim.run import free_port
+
+
+def config_value(name):
+    with open(APP_CONFIG) as f:
+        m = re.search(rf"^#define {name} (\d+)u?\b", f.read(), re.M)
+    assert m, f"{name} not in {APP_CONFIG}"
+    return int(m.group(1))
+
+
+CTX_MAX = config_value("DAV_CTX_MAX")
+WAIT_MAX = config_value("DAV_CTX_WAIT_MAX")
+SHORT_WAIT_MS = 1500
+
+
+def start(*args):
+    srv = HostServer(free_port(), *args)
+    srv.wait_ready(timeout=TIMEOUT)
+    return srv
+
+
+def stop(srv):
+    srv.stop()
+    console = "\n".join(srv.console)
+    assert not SANITIZER_REPORT.search(console), console[-4000:]
+
+
+@pytest.fixture(scope="module")
+def target(host_build):
+    srv = start()
+    yield Target(port=srv.port, cycles_hz=HOST_CYCLES_HZ, timeout=TIMEOUT)
+    stop(srv)
+
+
+@pytest.fixture(scope="module")
+def short_wait_target(host_build):
+    srv = start("--dav-wait-ms", str(SHORT_WAIT_MS))
+    yield Target(port=srv.port, cycles_hz=HOST_CYCLES_HZ, timeout=TIMEOUT)
+    stop(srv)
+
+
+class Holders:
+    """CTX_MAX PUTs that each hold a context: head sent, 100 Continue received, body not yet."""
+
+    def __init__(self, target, cal, label="held"):
+        self.target, self.sockets = target, []
+        self.paths = [f"{cal}{label}-{i}.ics" for i in range(CTX_MAX)]
+        self.bodies = [ics_of_size(f"{label}-{i}", 300 + 7 * i) for i in range(CTX_MAX)]
+        for path, body in zip(self.paths, self.bodies):
+            s = socket.create_connection(("127.0.0.1", target.port), timeout=target.timeout)
+            self.sockets.append(s)
+            s.sendall(dav_head("PUT", path, len(body), "Content-Type: text/calendar\r\n"
+                                                       "Expect: 100-continue\r\n"))
+            assert read_response(s)[0] == "HTTP/1.1 100 Continue"
+
+    def release(self):
+        for s, body in zip(self.sockets, self.bodies):
+            s.sendall(body.encode())
+        for s in self.sockets:
+            line, headers, _ = read_response(s)
+            assert line == "HTTP/1.1 201 Created", (line, headers)
+
+    def close(self):
+        for s in self.sockets:
+            s.close()
+
+
+def wait_for(target, field, value, seconds=10):
+    deadline = time.monotonic() + seconds
+    while True:
+        page = status(target)
+        if page[field] == value:
+            return page
+        assert time.monotonic() < deadline, f"{field} is {page[field]}, not {value}: {page}"
+        time.sleep(0.05)
+
+
+def request_thread(target, method, path, body, headers, results, key):
+    def run():
+        conn = http.client.HTTPConnection("127.0.0.1", target.port, timeout=target.timeout)
+        try:
+            conn.request(method, path, body=body.encode() if body else None,
+                         headers={"Authorization": Dav(target).auth, **headers})
+            r = conn.getresponse()
+            results[key] = (r.status, dict(r.getheaders()), r.read())
+        except Exception as e:  # checked by the main thread
+            results[key] = e
+        finally:
+            conn.close()
+    t = threading.Thread(target=run)
+    t.start()
+    return t
+
+
+MULTIGET = ('<C:calendar-multiget xmlns:D="DAV:" xmlns:C="urn:ietf:params:xml:ns:caldav"><D:prop>'
+            '<D:getetag/><C:calendar-data/></D:prop><D:href>{href}</D:href></C:calendar-multiget>')
+
+
+def test_twenty_clients_beyond_the_contexts_all_served(target):
+    """CTX_MAX clients hold every context; 12 more send whole requests (PUT, GET, REPORT,
+    DELETE): all 12 wait (the status page counts them, none is answered), and once the holders'
+    bodies come, every one of the 20 is answered with its right result, none with 503, and the
+    contexts and the queue are back to empty."""
+    owner = Dav(target)
+    with calendar(owner, "wait") as cal:
+        seeded = {}
+        for i in range(6):
+            body = ics_of_size(f"seed-{i}", 400 + 50 * i)
+            r = put(owner, f"{cal}seed-{i}.ics", body)
+            assert r.status == 201, r.status
+            seeded[f"{cal}seed-{i}.ics"] = (body, r.getheader("ETag"))
+        owner.close()
+        before = status(target)
+        holders = Holders(target, cal)
+        results, threads, expect = {}, [], {}
+        try:
+            assert status(target)["dav_ctx_used"] == CTX_MAX
+            new_bodies = {}
+            for i in range(12):
+                kind = ("PUT", "GET", "REPORT", "DELETE")[i % 4]
+                seed_path = f"{cal}seed-{i // 4 + (i % 4 == 3) * 3}.ics"
+                if kind == "PUT":
+                    path = f"{cal}late-{i}.ics"
+                    new_bodies[path] = ics_of_size(f"late-{i}", 350 + 11 * i)
+                    args = ("PUT", path, new_bodies[path], {"Content-Type": "text/calendar"})
+                elif kind == "GET":
+                    args = ("GET", seed_path, None, {})
+                elif kind == "REPORT":
+                    args = ("REPORT", cal, MULTIGET.format(href=seed_path),
+                            {"Depth": "1", "Content-Type": "application/xml"})
+                else:
+                    args = ("DELETE", seed_path, None, {"If-Match": seeded[seed_path][1]})
+                expect[i] = (kind, seed_path if kind == "REPORT" else args[1])
+                threads.append(request_thread(target, *args, results, i))
+            page = wait_for(target, "dav_waiting", 12)
+            assert page["dav_waited"] == before["dav_waited"] + 12, (before, page)
+            time.sleep(0.5)
+            assert not results, f"answered while every context was held: {results}"
+            holders.release()
+            for t in threads:
+                t.join(target.timeout)
+        finally:
+            holders.close()
+        for i, (kind, path) in expect.items():
+            got = results.get(i)
+            assert isinstance(got, tuple), (kind, path, got)
+            code, headers, data = got
+            if kind == "PUT":
+                assert code == 201, (kind, path, code, data)
+            elif kind == "GET":
+                assert code == 200 and data == seeded[path][0].encode(), (kind, path, code)
+            elif kind == "REPORT":
+                assert code == 207, (kind, path, code)
+                text = ET.fromstring(data).find(".//{urn:ietf:params:xml:ns:caldav}calendar-data").text
+                assert text.replace("\r\n", "\n") == seeded[path][0].replace("\r\n", "\n")
+            else:
+                assert code == 204, (kind, path, code, data)
+        after = wait_for(target, "dav_ctx_used", 0)
+        assert after["dav_waiting"] == 0 and after["dav_refused"] == before["dav_refused"], after
+        assert after["responses_5xx"] == before["responses_5xx"], (before, after)
+        check = Dav(target)
+        for path, body in list(new_bodies.items()) + list(zip(holders.paths, holders.bodies)):
+            r = check("GET", path)
+            assert r.status == 200 and r.data == body.encode(), (path, r.status)
+        check.close()
+
+
+def test_a_waiting_client_that_resets_leaves_the_queue(target):
+    """A waiting client that resets its connection leaves the queue (httpd calls abort()): the
+    others are still served in turn and no context stays taken."""
+    dav = Dav(target)
+    with calendar(dav, "leave") as cal:
+        holders = Holders(target, cal)
+        waiters = []
+        try:
+            for i in range(3):
+                s = socket.create_connection(("127.0.0.1", target.port), timeout=target.timeout)
+                s.sendall(dav_head("GET", f"{cal}{'held-0' if i != 1 else 'nothing'}.ics", 0))
+                waiters.append(s)
+                wait_for(target, "dav_waiting", i + 1)
+            waiters[1].setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+            waiters[1].close()  # RST
+            wait_for(target, "dav_waiting", 2)
+            holders.release()
+            for s in (waiters[0], waiters[2]):
+                line, _, body = read_response(s)
+                assert line == "HTTP/1.1 200 OK" and body == holders.bodies[0].encode(), line
+        finally:
+            holders.close()
+            for s in waiters:
+                s.close()
+        page = wait_for(target, "dav_ctx_used", 0)
+        assert page["dav_waiting"] == 0, page
+        for path in holders.paths:
+            assert dav("DELETE", path).status == 204
+
+
+def test_full_wait_queue_answers_503_at_once(target):
+    """With every context held and DAV_CTX_WAIT_MAX requests waiting, the next one is answered
+    503 with Retry-After at once; the waiting ones are all served afterwards."""
+    dav = Dav(target)
+    with calendar(dav, "full") as cal:
+        before = status(target)
+        holders = Holders(target, cal)
+        waiters = []
+        try:
+            for i in range(WAIT_MAX):
+                s = socket.create_connection(("127.0.0.1", target.port), timeout=target.timeout)
+                s.sendall(dav_head("GET", f"{cal}held-{i % CTX_MAX}.ics", 0))
+                waiters.append(s)
+            wait_for(target, "dav_waiting", WAIT_MAX)
+            extra = socket.create_connection(("127.0.0.1", target.port), timeout=5)
+            extra.sendall(dav_head("GET", f"{cal}held-0.ics", 0))
+            line, headers, body = read_response(extra)
+            extra.close()
+            assert line.startswith("HTTP/1.1 503"), (line, body)
+            assert headers.get("retry-after", "").isdigit(), headers
+            assert b"wait queue is full" in body, body
+            holders.release()
+            for i, s in enumerate(waiters):
+                line, _, body = read_response(s)
+                assert line == "HTTP/1.1 200 OK" and body == holders.bodies[i % CTX_MAX].encode(), (i, line)
+        finally:
+            holders.close()
+            for s in waiters:
+                s.close()
+        page = wait_for(target, "dav_ctx_used", 0)
+        assert page["dav_waiting"] == 0 and page["dav_refused"] == before["dav_refused"] + 1, page
+        for path in holders.paths:
+            assert dav("DELETE", path).status == 204
+
+
+def test_the_wait_is_bounded(short_wait_target):
+    """With every context held longer than --dav-wait-ms, a waiting request is answered 503
+    with Retry-After after that wait, not before; the holders still complete."""
+    target = short_wait_target
+    dav = Dav(target)
+    with calendar(dav, "bound") as cal:
+        before = status(target)
+        holders = Holders(target, cal)
+        try:
+            s = socket.create_connection(("127.0.0.1", target.port), timeout=target.timeout)
+            started = time.monotonic()
+            s.sendall(dav_head("GET", f"{cal}held-0.ics", 0))
+            line, headers, body = read_response(s)
+            waited = time.monotonic() - started
+            s.close()
+            assert line.startswith("HTTP/1.1 503"), (line, body)
+            assert headers.get("retry-after", "").isdigit(), headers
+            assert b"longest wait" in body, body
+            assert SHORT_WAIT_MS / 1000 <= waited + 0.05 < SHORT_WAIT_MS / 1000 + 5, waited
+            holders.release()
+        finally:
+            holders.close()
+        page = wait_for(target, "dav_ctx_used", 0)
+        assert page["dav_waiting"] == 0 and page["dav_refused"] == before["dav_refused"] + 1, page
+        for path in holders.paths:
+            assert dav("DELETE", path).status == 204
+
+
+def test_dav_wait_ms_option_is_checked(host_build):
+    import subprocess
+    for bad in ("0", "-5", "x", "600001"):
+        proc = subprocess.run([host_build, "--port", str(free_port()), "--dav-wait-ms", bad],
+                              stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, timeout=10)
+        assert proc.returncode == 2 and "--dav-wait-ms wants a number" in proc.stdout, (bad, proc.stdout)
