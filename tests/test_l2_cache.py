@@ -1,7 +1,8 @@
 """gateware/l2_cache.py against a reference memory (Migen simulation, a few seconds): random reads
 and byte-masked writes over more lines than the cache holds, through a main-RAM model that answers
 after random delays; what the CPU reads and what ends up in main RAM match the reference, hits
-never reach main RAM, and a hit is acked in the third cycle of its request."""
+never reach main RAM, and a hit is acked in the third cycle of its request; behind LiteDRAM's
+wishbone bridge, as on the board, a line's words land at consecutive port addresses."""
 import random
 
 from migen import passive, run_simulation
@@ -125,3 +126,59 @@ def test_hits_stay_in_the_cache_and_take_three_cycles():
     assert seen["hit_cycles"] == 3
     assert seen["word5"] == 0x12345678
     assert seen["ram_after"] == (1, 0)
+
+
+class NativePortRAM:
+    """LiteDRAM's 32-bit native user port over a dict of words: commands accepted at once, write
+    data taken only for an accepted write command, read data in command order after a few cycles."""
+    def __init__(self, port, rng):
+        self.port, self.rng = port, rng
+        self.words = {}
+
+    @passive
+    def process(self):
+        port = self.port
+        pending_writes, pending_reads = [], []
+        yield port.cmd.ready.eq(1)
+        while True:
+            yield port.wdata.ready.eq(bool(pending_writes))
+            yield port.rdata.valid.eq(0)
+            if pending_reads and self.rng.random() < 0.5:
+                yield port.rdata.data.eq(self.words.get(pending_reads.pop(0), 0))
+                yield port.rdata.valid.eq(1)
+            yield
+            if (yield port.cmd.valid):
+                addr = yield port.cmd.addr
+                (pending_writes if (yield port.cmd.we) else pending_reads).append(addr)
+            if (yield port.wdata.valid) and (yield port.wdata.ready):
+                self.words[pending_writes.pop(0)] = yield port.wdata.data
+
+
+def test_lines_reach_litedram_in_word_order():
+    """Through LiteDRAM's wishbone bridge (line -> 4 commands on a 32-bit port), as on the board:
+    the word the CPU wrote at main RAM + 4 i is port word i."""
+    from migen import Module
+    from litedram.common import LiteDRAMNativePort
+    from litedram.frontend.wishbone import LiteDRAMWishbone2Native
+
+    rng = random.Random(3)
+    top = Module()
+    top.submodules.cache = cache = make_dut()
+    port = LiteDRAMNativePort("both", address_width=21, data_width=32)
+    top.submodules.bridge = LiteDRAMWishbone2Native(cache.slave, port, base_address=BASE_LINE * 16)
+    ram = NativePortRAM(port, rng)
+    written = {word: rng.getrandbits(32) for word in rng.sample(range(RAM_WORDS), 40)}
+    seen = {}
+
+    def cpu():
+        for word, value in written.items():
+            yield from cache.master.write(word_address(word), value)
+        for index in range(CACHE_LINES):
+            for line in (index + CACHE_LINES, index + 2 * CACHE_LINES):
+                yield from cache.master.read(word_address(line * LINE_WORDS))
+        for word in written:
+            seen[word] = yield from cache.master.read(word_address(word))
+
+    run_simulation(top, [cpu(), ram.process()])
+    assert {word: ram.words.get(word) for word in written} == written
+    assert seen == written
