@@ -9,13 +9,14 @@ Board
 - FPGA: Lattice ECP5 LFE5U-25F-6BG381C (24k LUT4, 56 DP16KD block RAMs, speed grade 6).
 - Pins and IO standards come from litex-boards' platform module (pinned in requirements.txt),
   imported, not copied: `litex_boards.platforms.colorlight_i5`, board "i5", revision "7.0".
-- Clock: 25 MHz oscillator on P3 (`clk25`). One ECP5 PLL makes sys_clk (default 60 MHz) and the
+- Clock: 25 MHz oscillator on P3 (`clk25`). One ECP5 PLL makes sys_clk (default 75 MHz) and the
   same frequency shifted by 180 degrees for the SDRAM clock pin (B9, driven through an ODDR).
 - Reset: `cpu_reset_n` (K18, pulled up) resets the PLL and with it the whole SoC.
 - UART: J17 (tx) / H18 (rx), 115200 baud, the console (the extension board's CMSIS-DAP probe
   also offers it as a USB serial port).
 - SDRAM: 8 MiB, 32 bits (M12L64322A / EM638325 class) at sys_clk, 1:1, LiteDRAM GENSDRPHY:
-  main RAM at 0x40000000 (firmware, lwIP heap, the offload NIC's rings and buffers).
+  main RAM at 0x40000000 (firmware, lwIP heap, the offload NIC's rings and buffers), behind an
+  8 KiB L2 cache (gateware/l2_cache.py, soc/main_ram.py).
 - SPI flash: 2 MiB GD25Q16 (R2 cs_n, W2 mosi, V2 miso; its clock is the ECP5's configuration
   clock, reached through the USRMCLK primitive), read at 1x; see FLASH_* below for its layout.
 - Ethernet: two Gigabit PHYs with RGMII; LiteDAV uses PHY 0: RX clock H2,
@@ -49,6 +50,8 @@ from litex.soc.cores.clock import ECP5PLL
 
 from litex_boards.platforms import colorlight_i5 as board
 
+from litedav.soc.main_ram import add_sdram_main_ram
+
 from . import boot_flash
 
 NAME = "colorlight_i5"
@@ -56,17 +59,13 @@ NAME = "colorlight_i5"
 # Clocks and CPU.
 # Measured with nextpnr (seed 1), sys_clk constrained to 75 MHz: VexRiscv standard 62.4 MHz (worst
 # path: the RX DMA's request from a block RAM through the bus arbiter into the ROM, since cut by
-# soc/bus_slice.py); VexRiscv lite 48.1 MHz (the L2 cache's tag RAM -> data bus ack -> the lite
-# pipeline's stall logic). Since then every build's worst sys path is LiteX's L2 cache hit
-# (litex.soc.interconnect.wishbone.Cache): its tag block RAM (5.6 ns clock-to-out, no output
-# register) -> tag compare -> ack -> the data RAM's write/byte enables, all in one cycle, about
-# 16 ns. A register slice between the bus and the cache (requests and ack registered, two cycles
-# more per access) still left 16.2 ns of it (61.6 MHz at 75 MHz); nextpnr's slack histogram of
-# that build put at most ~140 endpoints below +0.2 ns of slack at 75 MHz, the rest of the SoC
-# closes. Closing 75 MHz needs an L2 cache with a registered tag compare (or none: every main RAM
-# access then pays LiteDRAM's latency, which the simulator, with on-chip main RAM, cannot measure).
-# 60 MHz is the clock that closes; the 75 MHz goal is not met yet.
-DEFAULT_SYS_CLK_FREQ = 60e6
+# soc/bus_slice.py); VexRiscv lite 48.1 MHz. Then every build's worst sys path was LiteX's L2 cache
+# hit (litex.soc.interconnect.wishbone.Cache, 8 KiB): its tag block RAM (5.6 ns clock-to-out, no
+# output register) -> tag compare -> ack -> bus arbiter -> the next request's address into the data
+# RAM, all in one cycle, about 16 ns (61.6-62.3 MHz). LiteDAV's own L2 (gateware/l2_cache.py,
+# same size and line) registers the compare: a hit takes one cycle more, the path is gone.
+DEFAULT_SYS_CLK_FREQ = 75e6
+L2_CACHE_SIZE        = 8192
 CPU_VARIANT          = "standard"
 ETH_CLK_FREQ         = 125e6   # RGMII at 1 Gbit/s.
 
@@ -130,9 +129,7 @@ def add_board(soc, sys_clk_freq):
     soc.crg = CRG(platform, sys_clk_freq)
 
     soc.sdrphy = GENSDRPHY(platform.request("sdram"))
-    # The L2 cache's data RAM with byte enables: 4 DP16KD instead of 16 (one per byte lane).
-    soc.add_sdram("sdram", phy=soc.sdrphy, module=M12L64322A(sys_clk_freq, "1:1"),
-                  l2_cache_size=8192, l2_cache_full_memory_we=False)
+    add_sdram_main_ram(soc, soc.sdrphy, M12L64322A(sys_clk_freq, "1:1"), L2_CACHE_SIZE)
 
     soc.add_spi_flash(mode="1x", module=GD25Q16(SpiNorFlashOpCodes.READ_1_1_1))
     boot_flash.add_flash_layout(soc, FLASH_FIRMWARE_OFFSET, FLASH_STORE_OFFSET, FLASH_STORE_SIZE)
