@@ -23,3 +23,22 @@ def target(appliance):
 
 def test_apachebench_200_requests_20_concurrent(target):
     apachebench(target, requests=200, concurrency=20)
+
+
+# crt0 clears .bss, and 2.7 MB of it cleared a byte at a time (picolibc's memset) cost
+# ~15 M cycles of every simulated boot; the firmware's word memset and the no-init buffers
+# (lwipopts.h LWIP_DECLARE_MEMORY_ALIGNED, app_port_config.h LITEDAV_NOINIT) brought it to
+# ~0.4 M, and the whole boot to ~4.5 M (most of it the store's mount of the 16 MiB flash).
+BOOT_CYCLES_MAX = 8_000_000
+BEFORE_MAIN_CYCLES_MAX = 1_000_000
+
+
+def test_boot_cycles(appliance):
+    """The firmware prints 'boot: N cycles from reset to serving (M before main)'."""
+    import re
+    lines = [m for m in (re.search(r"^boot: (\d+) cycles from reset to serving \((\d+) before main\)", line)
+                         for line in appliance.console) if m]
+    assert lines, "no 'boot:' line on the console: " + " | ".join(appliance.console[-10:])
+    boot, before_main = (int(g) for g in lines[-1].groups())
+    assert before_main <= BEFORE_MAIN_CYCLES_MAX, f"crt0 took {before_main} cycles (.data copy, .bss clear)"
+    assert boot <= BOOT_CYCLES_MAX, f"boot took {boot} cycles ({before_main} before main)"

@@ -79,4 +79,13 @@
 #define APP_BULK_SIZE (1024u * 1024u) /* RAM from port_bulk_buffer(); 0: no /bulk */
 #endif
 
+/* ---- placement of large buffers ------------------------------------------ */
+/* On the static buffers that are always written before they are read (the
+ * arenas, the upload and work buffers; the store's RAM index, which
+ * store_mount() clears): a port may put them where start-up code does not
+ * clear them (LiteX: picolibc's .preserve section, outside .bss). */
+#ifndef LITEDAV_NOINIT
+#define LITEDAV_NOINIT
+#endif
+
 #endif

@@ -20,16 +20,16 @@ STORE_MEMORY_DEFINE(dav_memory, DAV_STORE_INDEX_SLOTS, DAV_STORE_COLL_SLOTS, DAV
 
 static bool mounted;
 static struct dav_ctx ctx_pool[DAV_CTX_MAX];
-static unsigned char xml_arenas[DAV_CTX_MAX][DAV_XML_ARENA];
+static unsigned char xml_arenas[DAV_CTX_MAX][DAV_XML_ARENA] LITEDAV_NOINIT;
 
 /* PUT bodies are collected here (calendar objects are validated whole before
  * they are stored, RFC 4791 section 5.3.2.1) by the request holding the
  * writer lock. */
-static char upload[DAV_MAX_RESOURCE_SIZE];
+static char upload[DAV_MAX_RESOURCE_SIZE] LITEDAV_NOINIT;
 static size_t upload_len;
 
-char dav_work[DAV_MAX_RESOURCE_SIZE];
-unsigned char dav_ical_arena[DAV_ICAL_ARENA];
+char dav_work[DAV_MAX_RESOURCE_SIZE] LITEDAV_NOINIT;
+unsigned char dav_ical_arena[DAV_ICAL_ARENA] LITEDAV_NOINIT;
 const size_t dav_ical_arena_size = sizeof(dav_ical_arena);
 
 /* The writer lock: one request at a time writes the store (a streamed put

@@ -71,11 +71,15 @@ struct store_memory {
 };
 
 /* Static RAM for a store: STORE_MEMORY_DEFINE(mem, 4096, 16, 8) defines
- * `struct store_memory mem` backed by static arrays. */
+ * `struct store_memory mem` backed by static arrays. store_mount() clears
+ * them, so a port may keep them out of .bss (LITEDAV_NOINIT, app_config.h). */
+#ifndef LITEDAV_NOINIT
+#define LITEDAV_NOINIT
+#endif
 #define STORE_MEMORY_DEFINE(name, nindex, ncoll, nusers)                              \
-    static struct store_index_slot name##_index[nindex];                             \
-    static struct store_coll_slot name##_colls[ncoll];                               \
-    static struct store_user_slot name##_users[nusers];                              \
+    static struct store_index_slot name##_index[nindex] LITEDAV_NOINIT;              \
+    static struct store_coll_slot name##_colls[ncoll] LITEDAV_NOINIT;                \
+    static struct store_user_slot name##_users[nusers] LITEDAV_NOINIT;               \
     static struct store_memory name = {name##_index, nindex, name##_colls, ncoll,   \
                                        name##_users, nusers}
 

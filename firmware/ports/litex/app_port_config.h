@@ -22,5 +22,8 @@
  * of issue 9, 100 users x 200 items = 20,000 objects, with room for their
  * tombstones (bench/office_sync.py). */
 #define DAV_STORE_INDEX_SLOTS 32768
+/* Buffers written before they are read (arenas, the store's index: 1.4 MB)
+ * stay out of .bss, which crt0 clears on every boot (app_config.h). */
+#define LITEDAV_NOINIT __attribute__((section(".preserve.litedav")))
 
 #endif

@@ -38,6 +38,15 @@ int tcp_park_input(struct pbuf *p, struct netif *inp);
 #define MEMP_NUM_TCP_SEG            512
 #define PBUF_POOL_SIZE              128
 #define PBUF_POOL_BUFSIZE           1536
+/* The memp pools (~880 KB: 4,200 PCBs, the pbuf pool) live in picolibc's
+ * .preserve section, which crt0 does not clear (NOLOAD, not part of .bss).
+ * lwIP needs no zeroed pool memory (MEMP_MEM_INIT stays 0): memp_init() links
+ * every element into its pool's free list, and each allocation sets what it
+ * uses (tcp_alloc, udp_new and the reassembly clear the whole element;
+ * pbuf_alloc, tcp_create_segment, tcp_seg_copy, sys_timeout and tcp_listen set
+ * every field they read), as they must for an element freed and reused. */
+#define LWIP_DECLARE_MEMORY_ALIGNED(variable_name, size) \
+    u8_t variable_name[LWIP_MEM_ALIGN_BUFFER(size)] __attribute__((section(".preserve." #variable_name)))
 
 #define TCP_MSS                     1460
 /* Windows as large as 16 bits allow (no window scaling): a bulk transfer at
