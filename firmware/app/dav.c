@@ -1076,30 +1076,39 @@ static bool after_cursor(const struct dav_ctx *c, const char *name, size_t len, 
     return member_cmp(c, &cur, name, len, seq) < 0;
 }
 
-/* Keep the DAV_BATCH smallest candidates after the cursor, sorted. */
+/* Keep the DAV_BATCH smallest candidates after the cursor, in order. The
+ * members stay where they were written and only batch_order[] is kept sorted:
+ * an insertion moves bytes, not 280-byte members (picolibc's memmove copies
+ * byte by byte, which made large batches cost more than the index walks they
+ * save). */
 static void batch_offer(struct batch_fill *f, const char *name, size_t len, uint32_t etag,
                         uint32_t size, uint32_t seq, uint32_t coll, bool deleted)
 {
     struct dav_ctx *c = f->c;
-    unsigned i;
+    struct dav_member *m;
+    unsigned i, slot;
     if (len > STORE_PATH_MAX || !after_cursor(c, name, len, seq))
         return;
     f->candidates++;
     i = c->batch_n;
-    while (i > 0 && member_cmp(c, &c->batch[i - 1], name, len, seq) > 0)
+    while (i > 0 && member_cmp(c, &c->batch[c->batch_order[i - 1]], name, len, seq) > 0)
         i--;
     if (i >= DAV_BATCH)
         return;
     if (c->batch_n == DAV_BATCH)
-        c->batch_n--;
-    memmove(&c->batch[i + 1], &c->batch[i], (c->batch_n - i) * sizeof(c->batch[0]));
-    memcpy(c->batch[i].name, name, len);
-    c->batch[i].len = len;
-    c->batch[i].etag = etag;
-    c->batch[i].size = size;
-    c->batch[i].sync_seq = seq;
-    c->batch[i].coll = coll;
-    c->batch[i].deleted = deleted;
+        slot = c->batch_order[--c->batch_n];  /* the largest drops out; its member is reused */
+    else
+        slot = c->batch_n;
+    memmove(&c->batch_order[i + 1], &c->batch_order[i], c->batch_n - i);
+    c->batch_order[i] = (uint8_t)slot;
+    m = &c->batch[slot];
+    memcpy(m->name, name, len);
+    m->len = len;
+    m->etag = etag;
+    m->size = size;
+    m->sync_seq = seq;
+    m->coll = coll;
+    m->deleted = deleted;
     c->batch_n++;
 }
 
@@ -1139,7 +1148,7 @@ int dav_enum_next(struct dav_ctx *c, uint32_t coll)
         struct batch_fill f = {c, c->target.path, c->target.path_len, 0};
         int rc;
         if (c->batch_i < c->batch_n) {
-            c->member = c->batch[c->batch_i++];
+            c->member = c->batch[c->batch_order[c->batch_i++]];
             memcpy(c->cursor, c->member.name, c->member.len);
             c->cursor_len = c->member.len;
             c->cursor_seq = c->member.sync_seq;

@@ -36,7 +36,10 @@
  * and the arena/index sizes: app_config.h (per-port overrides) */
 #include "app_config.h"
 #define DAV_PATH_MAX 255              /* decoded URL path (store key is one more) */
-#define DAV_BATCH 8                   /* members fetched per store enumeration */
+#ifndef DAV_BATCH
+#define DAV_BATCH 8                   /* members fetched per store enumeration (each one walks */
+#endif                                /* the whole store index: a listing of N takes N/DAV_BATCH) */
+typedef char dav_batch_fits_order[DAV_BATCH <= 256 ? 1 : -1];
 #define DAV_OBJECTS_PER_COLLECTION 4096
 
 #define DAV_ROOT_PATH "/dav/"
@@ -123,6 +126,7 @@ struct dav_ctx {
     uint32_t cursor_seq;
     bool cursor_set, exhausted;
     struct dav_member batch[DAV_BATCH];
+    uint8_t batch_order[DAV_BATCH];     /* batch[] indices, smallest member first */
     unsigned batch_n, batch_i;
     struct dav_member member;           /* the one being rendered */
     struct dav_resource obj;            /* dav_render_object's resource */
