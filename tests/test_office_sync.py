@@ -121,3 +121,22 @@ def test_pcap_accounting(tmp_path):
     assert f["wire_bytes_out"] == sum(wire(fr) for t, fr in trace if t in (2000, 9000, 25000))
     c.syn_in_window = False  # opened beforehand: from its first request
     assert office_sync.scenario_figures([c], hz=125_000_000)["elapsed_ns"] == last_end - 4000
+
+
+def test_report_keeps_the_other_scenario(tmp_path):
+    """A run of one scenario (--no-day / --no-office) merges into the other's figures."""
+    fig = {"elapsed_ms": 1.5, "elapsed_cycles": 187500, "client_gap_ms_max": 0.01, "cpu_busy_cycles": 9,
+           "requests": 2, "wire_bytes_in": 1, "wire_bytes_out": 2, "http_bytes_in": 3, "http_bytes_out": 4,
+           "rx_dropped": 0}
+    day = {"nic": "liteeth", "phy": "gmii", "link_mbps": 1000, "sys_clk_hz": 125_000_000,
+           "users_day": {"initial": {**fig, "objects": 200},
+                         "incremental": {**fig, "changes": 10, "hrefs_reported": 10}}}
+    office = {"nic": "liteeth", "phy": "gmii", "link_mbps": 1000, "sys_clk_hz": 125_000_000,
+              "office": {**fig, "clients": 8, "users": 8, "items_per_user": 200, "objects_synced": 1600,
+                         "ical_bytes": 1_180_000, "retries_503": 3}}
+    office_sync.merge_reports([day], str(tmp_path))
+    merged = office_sync.merge_reports([office], str(tmp_path))
+    assert len(merged) == 1 and "users_day" in merged[0] and "office" in merged[0]
+    text = (tmp_path / "latest.md").read_text()
+    assert text.count(office_sync.MD_BEGIN) == 1
+    assert "user's day from empty" in text and "8 clients at once" in text
