@@ -339,9 +339,16 @@ def status_page(port):
     return dict(line.split(": ", 1) for line in text.splitlines() if ": " in line)
 
 
+SOAK_TRANSACTIONS, SOAK_CLIENTS = 1000, 20  # the issue's run (make soak)
+
+
 def summary_md(figures):
     """The lossy-link section of the reliability report."""
-    lines = [f"{figures['transactions']} transactions ({', '.join(f'{n} {op}' for op, n in figures['by_method'].items())}) "
+    reduced = figures["planned_transactions"] < SOAK_TRANSACTIONS or figures["clients"] < SOAK_CLIENTS
+    lines = [(f"**Reduced run: {figures['planned_transactions']} transactions by {figures['clients']} clients "
+              f"(LITEDAV_FAULT_TRANSACTIONS / LITEDAV_FAULT_CLIENTS); make soak runs {SOAK_TRANSACTIONS:,} by "
+              f"{SOAK_CLIENTS}.** " if reduced else "") +
+             f"{figures['transactions']} transactions ({', '.join(f'{n} {op}' for op, n in figures['by_method'].items())}) "
              f"by {figures['clients']} concurrent clients, {figures['failures']} failures, every body "
              f"byte-exact; {figures['simulated_seconds']} s of simulated time (cycles / sys_clk) "
              f"with both TCP ends' timers at {figures['timer_scale']} x simulated time (lwIP's and "
@@ -354,7 +361,9 @@ def summary_md(figures):
     for direction, counters in figures["faults"].items():
         lines.append(f"| {direction} | {counters['frames']} | "
                      + " | ".join(str(counters[k]) for k in KINDS) + " |")
-    lines += ["", f"Frames the SoC's MAC dropped for want of a receive buffer: {figures['rx_dropped']}."]
+    lines += ["", f"Frames the SoC's MAC dropped for want of a receive buffer: {figures['rx_dropped']}. "
+              f"Requests that waited for one of the firmware's /dav/ request contexts: {figures['dav_waited']}; "
+              f"refused with 503 after the bounded wait: {figures['dav_refused']}."]
     return "\n".join(lines)
 
 
@@ -389,13 +398,16 @@ def test_caldav_transactions_survive_a_lossy_link(sim_build, tmp_path):
     counters = sim.fault_counters()  # final, written at exit
     done = {op: sum(r[op] for r in results) for op in ("PUT", "GET", "REPORT", "DELETE")}
     cycles = int(after["uptime_cycles"]) - int(before["uptime_cycles"])
-    figures = {"transactions": sum(done.values()), "clients": clients, "by_method": done,
+    figures = {"transactions": sum(done.values()), "planned_transactions": transactions,
+               "clients": clients, "by_method": done,
                "failures": 0, "seed": seed, "rates": RATES, "timer_scale": TIMER_SCALE,
                "spare_syn": spare_syn,
                "simulated_seconds": round(cycles / SIM_CLOCK_HZ, 3), "wall_seconds": round(wall),
                "faults": {d: {k: counters[d][k] for k in ("frames", "spared_syn", *KINDS)}
                           for d in ("to_soc", "from_soc")},
-               "rx_dropped": int(after["rx_dropped"]) - int(before["rx_dropped"])}
+               "rx_dropped": int(after["rx_dropped"]) - int(before["rx_dropped"]),
+               "dav_waited": int(after["dav_waited"]) - int(before["dav_waited"]),
+               "dav_refused": int(after["dav_refused"]) - int(before["dav_refused"])}
     reliability_report.record("caldav_over_lossy_link", figures, summary_md(figures),
                               title="CalDAV over a lossy link")
     assert figures["transactions"] >= transactions
