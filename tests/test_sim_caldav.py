@@ -9,7 +9,7 @@ concurrent clients) plus multiget, authentication and the python caldav
 client of the README, and the target is `quick`: fewer rounds, clients and
 filters (calendar-query checks its time ranges only). The other shared
 checks (properties, PROPPATCH, preconditions with 64 KiB objects,
-free-busy, the 503 of busy contexts) run on the host build and in QEMU,
+free-busy, the wait for busy contexts) run on the host build and in QEMU,
 with the same firmware/app code."""
 import pytest
 
