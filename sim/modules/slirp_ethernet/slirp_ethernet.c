@@ -101,6 +101,7 @@
 #include "faults.h"
 #include "malformed.h"
 #include "flood.h"
+#include "poll_gate.h"
 #include "slirp_backlog.h"
 
 #define MAX_FRAME 2048
@@ -182,6 +183,7 @@ struct session {
 
     struct pollfd pollfds[MAX_POLLFDS];
     int npollfds;
+    struct poll_gate gate; /* whether a poll slot needs slirp's socket walks */
 };
 
 static struct session *the_session; /* for atexit and the signal path */
@@ -238,8 +240,10 @@ static void queue_to_soc(const uint8_t *data, size_t len, int flags, void *opaqu
 static void deliver_to_slirp(const uint8_t *data, size_t len, int flags, void *opaque)
 {
     struct session *s = opaque;
-    if (!(flags & FRAME_BAD_FCS))
+    if (!(flags & FRAME_BAD_FCS)) {
         slirp_input(s->slirp, data, (int)len); /* may queue frames to the SoC at once */
+        poll_gate_touch(&s->gate);
+    }
 }
 
 static ssize_t cb_send_packet(const void *buf, size_t len, void *opaque)
@@ -291,9 +295,9 @@ static void cb_timer_mod(void *timer, int64_t expire_ms, void *opaque)
     ((struct slirp_timer *)timer)->expire_ms = expire_ms;
 }
 
-static void cb_register_poll_fd(int fd, void *opaque) {}
-static void cb_unregister_poll_fd(int fd, void *opaque) {}
-static void cb_notify(void *opaque) {}
+static void cb_register_poll_fd(int fd, void *opaque) { poll_gate_touch(&((struct session *)opaque)->gate); }
+static void cb_unregister_poll_fd(int fd, void *opaque) { poll_gate_forget(&((struct session *)opaque)->gate, fd); }
+static void cb_notify(void *opaque) { poll_gate_touch(&((struct session *)opaque)->gate); }
 
 static const SlirpCb slirp_callbacks = {
     .send_packet = cb_send_packet,
@@ -336,7 +340,7 @@ static int get_revents(int idx, void *opaque)
 
 static void poll_host(struct session *s)
 {
-    uint32_t timeout = 0;
+    uint32_t timeout = UINT32_MAX; /* slirp lowers it to when its timers want a poll */
     struct slirp_timer *t;
     int64_t now = slirp_now_ns(s) / 1000000;
     int rc;
@@ -345,13 +349,25 @@ static void poll_host(struct session *s)
         if (t->expire_ms >= 0 && t->expire_ms <= now) {
             t->expire_ms = -1;
             t->cb(t->cb_opaque);
+            poll_gate_touch(&s->gate);
         }
+    }
+    if (!poll_gate_due(&s->gate, now)) {
+        /* Nothing for the socket walks (poll_gate.h). slirp_pollfds_poll with
+         * select_error set skips the sockets but still reads the clock and
+         * runs slirp's TCP timers (delayed ACK, retransmission) and output
+         * queue, as every slot did before. */
+        slirp_pollfds_poll(s->slirp, 1, get_revents, s);
+        return;
     }
     /* host sockets: never wait (wall time), the simulation goes on */
     s->npollfds = 0;
     slirp_pollfds_fill(s->slirp, &timeout, add_poll, s);
+    poll_gate_sync(&s->gate, s->pollfds, s->npollfds, now, timeout);
     rc = poll(s->pollfds, s->npollfds, 0);
     slirp_pollfds_poll(s->slirp, rc < 0, get_revents, s);
+    if (rc != 0) /* what it read or wrote may change what slirp watches */
+        poll_gate_touch(&s->gate);
 }
 
 /* wire pacing --------------------------------------------------------------- */
@@ -491,6 +507,10 @@ static void finish(struct session *s)
         malformed_report(&s->inject, stderr);
         malformed_write_stats(&s->inject, s->inject_stats);
     }
+    fprintf(stderr, "[slirp_ethernet] host sockets: slirp's socket walks ran in %llu poll slots, %llu slots "
+            "had nothing for them%s\n", (unsigned long long)s->gate.polls, (unsigned long long)s->gate.skipped,
+            s->gate.broken ? " (epoll unavailable: every slot walked)" : "");
+    poll_gate_close(&s->gate);
     flood_close(&s->flood);
     if (s->pcap) {
         pcap_drain(s, 1); /* frames cut off mid-wire are not written */
@@ -598,6 +618,9 @@ static int slirp_ethernet_new(void **sess, char *args)
     s = calloc(1, sizeof(*s));
     if (!s)
         return RC_NOENMEM;
+    if (poll_gate_init(&s->gate) != 0)
+        fprintf(stderr, "[slirp_ethernet] warning: no epoll (%s): every poll slot walks slirp's sockets\n",
+                strerror(errno));
     host_port = arg_uint(jargs, "host_port", 8080);
     guest_port = arg_uint(jargs, "guest_port", 80);
     guest_ip = arg_str(jargs, "guest_ip", "10.0.2.15");
