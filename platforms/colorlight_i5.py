@@ -9,7 +9,7 @@ Board
 - FPGA: Lattice ECP5 LFE5U-25F-6BG381C (24k LUT4, 56 DP16KD block RAMs, speed grade 6).
 - Pins and IO standards come from litex-boards' platform module (pinned in requirements.txt),
   imported, not copied: `litex_boards.platforms.colorlight_i5`, board "i5", revision "7.0".
-- Clock: 25 MHz oscillator on P3 (`clk25`). One ECP5 PLL makes sys_clk (default 75 MHz) and the
+- Clock: 25 MHz oscillator on P3 (`clk25`). One ECP5 PLL makes sys_clk (default 62.5 MHz) and the
   same frequency shifted by 180 degrees for the SDRAM clock pin (B9, driven through an ODDR).
 - Reset: `cpu_reset_n` (K18, pulled up) resets the PLL and with it the whole SoC.
 - UART: J17 (tx) / H18 (rx), 115200 baud, the console (the extension board's CMSIS-DAP probe
@@ -62,9 +62,17 @@ NAME = "colorlight_i5"
 # soc/bus_slice.py); VexRiscv lite 48.1 MHz. Then every build's worst sys path was LiteX's L2 cache
 # hit (litex.soc.interconnect.wishbone.Cache, 8 KiB): its tag block RAM (5.6 ns clock-to-out, no
 # output register) -> tag compare -> ack -> bus arbiter -> the next request's address into the data
-# RAM, all in one cycle, about 16 ns (61.6-62.3 MHz). LiteDAV's own L2 (gateware/l2_cache.py,
-# same size and line) registers the compare: a hit takes one cycle more, the path is gone.
-DEFAULT_SYS_CLK_FREQ = 75e6
+# RAM, all in one cycle, about 16 ns (61.6-62.3 MHz). LiteDAV's own L2 (gateware/l2_cache.py, same
+# size and line) registers the compare (a hit takes one cycle more) and that path is gone. At 75 MHz
+# the worst path is then inside VexRiscv standard: its pipeline stall chain (writeBack valid -> data
+# cache haltIt -> memory/execute isStuck -> the instruction fetch PC's clock enable, 13 LUT levels,
+# 15.5 ns: 64.5 MHz). VexRiscv `linux+no-dsp` (relaxed PC calculation, no branch prediction,
+# iterative multiplier, plus an MMU) reached 71.7 MHz at 75, its worst path then the offload NIC's
+# TX checksum (data FIFO level -> handshake -> beat sum -> accumulator carry chain, 13.9 ns), and
+# took 14,794 LUT4 (39% free, below the 40% goal). So sys_clk is 62.5 MHz with VexRiscv standard:
+# the 75 MHz goal is not met; it needs a CPU configuration with a shorter stall chain (and the TX
+# checksum's accumulator pipelined) within the LUT budget.
+DEFAULT_SYS_CLK_FREQ = 62.5e6
 L2_CACHE_SIZE        = 8192
 CPU_VARIANT          = "standard"
 ETH_CLK_FREQ         = 125e6   # RGMII at 1 Gbit/s.

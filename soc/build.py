@@ -120,7 +120,7 @@ def build_parser():
     parser.add_argument("--sys-clk-freq", type=float, default=None,
                         help="system clock in Hz (sim: 125 MHz, the sim labels its cycles with it and "
                              "GMII moves one byte per cycle; boards: the board's default, "
-                             "colorlight_i5 60 MHz)")
+                             "colorlight_i5 62.5 MHz)")
     parser.add_argument("--main-ram-size", type=parse_size, default=parse_size("16MiB"),
                         help="main RAM size (firmware, lwIP heap, calendar store)")
     parser.add_argument("--eth-rx-slots", type=int, default=None,

@@ -55,14 +55,15 @@ def test_arty_a7_vivado_project(tmp_path):
 
 
 def test_colorlight_i5_main_ram_behind_litedav_l2(tmp_path):
-    """The ECP5 board's SoC (generation only): sys_clk 75 MHz, main RAM in SDRAM behind
+    """The ECP5 board's SoC (generation only): its default sys_clk, main RAM in SDRAM behind
     gateware/l2_cache.py (registered tag compare), not LiteX's wishbone.Cache."""
+    from litedav.platforms import colorlight_i5
     proc = subprocess.run([sys.executable, "-m", "litedav.soc.build", "--platform", "colorlight_i5",
                            "--output-dir", str(tmp_path)], cwd=TOP, stdout=subprocess.PIPE,
                           stderr=subprocess.STDOUT, text=True, timeout=300)
     assert proc.returncode == 0, proc.stdout[-3000:]
     soc = (tmp_path / "software" / "include" / "generated" / "soc.h").read_text()
-    assert "#define CONFIG_CLOCK_FREQUENCY 75000000" in soc
+    assert f"#define CONFIG_CLOCK_FREQUENCY {int(colorlight_i5.DEFAULT_SYS_CLK_FREQ)}" in soc
     assert "#define CONFIG_L2_SIZE 8192" in soc
     assert "#define LITEDAV_MAIN_RAM_SIZE 8388608" in soc
     assert "l2_cache (L2Cache)" in proc.stdout and "(Cache)" not in proc.stdout
