@@ -394,7 +394,12 @@ def test_caldav_transactions_survive_a_lossy_link(sim_build, tmp_path):
         after = status_page(sim.port)
         setup.close()
     finally:
+        # a simulator that ended by itself (a soak run once lost it after 27 minutes: every
+        # client then got "connection refused") says why here
+        ended = sim.proc.poll() if sim.proc else None
         sim.stop()
+        print(f"\n--- simulator {'exited by itself with code ' + str(ended) if ended is not None else 'stopped'}"
+              " (console, last lines) ---\n" + "\n".join(sim.console[-20:]))
     counters = sim.fault_counters()  # final, written at exit
     done = {op: sum(r[op] for r in results) for op in ("PUT", "GET", "REPORT", "DELETE")}
     cycles = int(after["uptime_cycles"]) - int(before["uptime_cycles"])
