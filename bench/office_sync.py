@@ -97,7 +97,9 @@ class Dav:
     """One keep-alive connection of one user. A 503 (every request context busy) is asked
     again after a short pause and counted, as a client honouring Retry-After would."""
 
-    def __init__(self, port, user, timeout=600, connect=True):
+    def __init__(self, port, user, timeout=3600, connect=True):
+        # wall-clock seconds: 8 clients at once on a loaded machine ran past 600 (one response
+        # of a listing takes millions of cycles, and the simulator ~200 k cycles a wall second)
         self.port, self.user, self.timeout = port, user, timeout
         self.auth = "Basic " + base64.b64encode(f"{user}:{password(user)}".encode()).decode()
         self.conn = http.client.HTTPConnection("127.0.0.1", port, timeout=timeout)
