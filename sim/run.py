@@ -142,13 +142,16 @@ def patch_lwip_clock_scale(build_dir, image, out, scale):
         base = json.load(f)["memories"]["main_ram"]["base"]
     with open(image) as f:
         words = f.read().split()
-    index = (address - base) // 4
-    if address % 4 or not 0 <= index < len(words) or int(words[index], 16) != 1:
+    # little-endian words; the value's load address need not be word-aligned (.data's initial
+    # values follow .text in the image wherever it ends)
+    data = bytearray(b"".join(int(w, 16).to_bytes(4, "little") for w in words))
+    offset = address - base
+    if not 0 <= offset <= len(data) - 4 or int.from_bytes(data[offset:offset + 4], "little") != 1:
         raise RuntimeError(f"{image} does not hold {LWIP_CLOCK_SCALE_SYMBOL} = 1 at 0x{address:x}: "
                            f"the image is not {elf}'s (run `litedav-sim build` again)")
-    words[index] = f"{scale:08x}"
+    data[offset:offset + 4] = scale.to_bytes(4, "little")
     with open(out, "w") as f:
-        f.write("\n".join(words) + "\n")
+        f.write("\n".join(f"{int.from_bytes(data[i:i + 4], 'little'):08x}" for i in range(0, len(data), 4)) + "\n")
 
 
 def free_port():
