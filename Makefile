@@ -19,7 +19,7 @@ help:
 	@echo "make deps      install Debian packages, lwIP sources and Python packages (idempotent)"
 	@echo "make sim       build SoC headers, firmware and the Verilator model"
 	@echo "make run       run the already built simulator (PORT=$(PORT))"
-	@echo "make bench     plain LiteEth vs offload NIC: bulk GET/PUT, small GETs, latency at GMII and MII; LM3S port in QEMU: instructions per request; cycles per request vs idle connections; office calendar sync: a user's day, 100 clients at once (bench/results/latest.*)"
+	@echo "make bench     plain LiteEth vs offload NIC: bulk GET/PUT, small GETs, latency at GMII and MII; LM3S port in QEMU: instructions per request; cycles per request vs idle connections; office calendar sync: a user's day, 100 clients at once (bench/results/latest.*); hours, most of it the office run (office_sync --no-office skips it)"
 	@echo "make resources  ECP5 LUT4/FF/BRAM of the offload NIC cores (Yosys synth_ecp5)"
 	@echo "make bitstreams  every board's bitstream (build/<board>/: colorlight_i5 .bit, tang_nano_4k .fs + EMCU firmware), timing-checked, and its report (bench/results/fpga-<board>.*); slow"
 	@echo "make soak      long reliability runs: 1,000 CalDAV transactions by 20 clients over a lossy link, 100 power cuts, 10 million executions per parser fuzzer (bench/results/reliability.*); hours"
