@@ -226,13 +226,17 @@ def test_full_wait_queue_answers_503_at_once(target):
     503 with Retry-After at once; the waiting ones are all served afterwards."""
     dav = Dav(target)
     with calendar(dav, "full") as cal:
+        # the waiters read an object that exists before the holders: a waiter may be handed the
+        # context of any holder that finishes, before another holder's PUT has stored its object
+        ready = ics_of_size("ready", 500)
+        assert put(dav, f"{cal}ready.ics", ready).status == 201
         before = status(target)
         holders = Holders(target, cal)
         waiters = []
         try:
             for i in range(WAIT_MAX):
                 s = socket.create_connection(("127.0.0.1", target.port), timeout=target.timeout)
-                s.sendall(dav_head("GET", f"{cal}held-{i % CTX_MAX}.ics", 0))
+                s.sendall(dav_head("GET", f"{cal}ready.ics", 0))
                 waiters.append(s)
             wait_for(target, "dav_waiting", WAIT_MAX)
             extra = socket.create_connection(("127.0.0.1", target.port), timeout=5)
@@ -245,14 +249,14 @@ def test_full_wait_queue_answers_503_at_once(target):
             holders.release()
             for i, s in enumerate(waiters):
                 line, _, body = read_response(s)
-                assert line == "HTTP/1.1 200 OK" and body == holders.bodies[i % CTX_MAX].encode(), (i, line)
+                assert line == "HTTP/1.1 200 OK" and body == ready.encode(), (i, line)
         finally:
             holders.close()
             for s in waiters:
                 s.close()
         page = wait_for(target, "dav_ctx_used", 0)
         assert page["dav_waiting"] == 0 and page["dav_refused"] == before["dav_refused"] + 1, page
-        for path in holders.paths:
+        for path in holders.paths + [f"{cal}ready.ics"]:
             assert dav("DELETE", path).status == 204
 
 
