@@ -164,11 +164,11 @@ def wait_status(port, done, timeout, poll_s=1.0):
         time.sleep(poll_s)
 
 
-def status_cost(port):
+def status_cost(port, timeout=300):
     """Busy cycles one status read adds to a before/after difference."""
     costs = []
     for _ in range(3):
-        a, b = read_status(port), read_status(port)
+        a, b = read_status(port, timeout), read_status(port, timeout)
         costs.append(b["busy_cycles"] - a["busy_cycles"])
     return min(costs)
 

@@ -43,16 +43,15 @@ import json
 import os
 import re
 import shutil
-import struct
 import subprocess
 import sys
 import threading
 import time
-import urllib.request
 import xml.etree.ElementTree as ET
 from dataclasses import dataclass, field
 
-from litedav.bench.pcap_flows import METHODS, SERVER_IP, SERVER_PORT, Flow, Segment, read_pcap
+from litedav.bench import idle_conns
+from litedav.bench.pcap_flows import METHODS, Flow, Segment, server_frames
 
 TOP = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(TOP, "tests"))
@@ -74,6 +73,7 @@ CALENDAR = "cal"
 CHANGES = 10
 NS = {"D": "DAV:", "C": "urn:ietf:params:xml:ns:caldav"}
 READY = re.compile(r"LiteDAV is serving at")
+STATUS_TIMEOUT = 600  # wall seconds for one status read: the simulator is slow under load
 # Connections opened at once before the office run: a wave the SoC's receive side absorbs
 # (bench/README.md, waves of new connections).
 WAVE = 8
@@ -399,24 +399,10 @@ def connections(path, byte_ns):
     """Every TCP connection to the appliance's port 80 in a simulator pcap, keyed by the
     client's (address, port): all its frames (handshake and ACKs too) and its payload flow."""
     conns = {}
-    for ts, frame in read_pcap(path):
-        if len(frame) < 54 or frame[12:14] != b"\x08\x00" or frame[23] != 6:
-            continue
-        ihl = (frame[14] & 0x0f) * 4
-        total = struct.unpack(">H", frame[16:18])[0]
-        src, dst = ".".join(map(str, frame[26:30])), ".".join(map(str, frame[30:34]))
-        tcp = 14 + ihl
-        sport, dport = struct.unpack(">HH", frame[tcp:tcp + 4])
-        if dst == SERVER_IP and dport == SERVER_PORT:
-            client, from_client = (src, sport), True
-        elif src == SERVER_IP and sport == SERVER_PORT:
-            client, from_client = (dst, dport), False
-        else:
-            continue
+    for ts, frame, client, from_client, payload in server_frames(path):
         c = conns.setdefault(client, Conn(client, flow=Flow(client)))
         end = ts + len(frame) * byte_ns
         c.frames.append((ts, end, max(len(frame), MIN_FRAME) + WIRE_OVERHEAD, from_client))
-        payload = frame[tcp + (frame[tcp + 12] >> 4) * 4:14 + total]
         if payload:
             c.flow.segments.append(Segment(ts, end, from_client, bytes(payload)))
     return conns
@@ -467,18 +453,14 @@ def scenario_figures(conns, hz):
 
 # ---- the simulated SoC ---------------------------------------------------------------------------
 
-def read_status(port, timeout=600):
-    with urllib.request.urlopen(f"http://127.0.0.1:{port}/", timeout=timeout) as r:
-        body = r.read().decode()
-    return {k: int(v) for k, v in re.findall(r"^(\w+): (\d+)$", body, re.M)}
+def read_status(port):
+    return idle_conns.read_status(port, timeout=STATUS_TIMEOUT)
 
 
-def status_cost(port):
-    costs = []
-    for _ in range(3):
-        a, b = read_status(port), read_status(port)
-        costs.append(b["busy_cycles"] - a["busy_cycles"])
-    return min(costs)
+def booted_figures(port):
+    """sys_clk, the cycles the boot took, and the busy cycles one status read costs."""
+    st = read_status(port)
+    return st["sys_clk_hz"], st["uptime_cycles"], idle_conns.status_cost(port, timeout=STATUS_TIMEOUT)
 
 
 def cpu(before, after, overhead):
@@ -517,10 +499,7 @@ def measure_users_day(build_dir, nic, phy, work, log):
     sim, store = boot(build_dir, image, phy, pcap, os.path.join(work, f"users-day-{nic}-{phy}.flash"), log)
     try:
         port = sim.port
-        st = read_status(port)
-        hz = st["sys_clk_hz"]
-        boot_cycles = st["uptime_cycles"]
-        overhead = status_cost(port)
+        hz, boot_cycles, overhead = booted_figures(port)
         before = read_status(port)
         dav = Dav(port, user)
         state = initial_sync(dav, user, expected)
@@ -563,10 +542,7 @@ def measure_office(build_dir, nic, phy, users, clients, work, log):
     sim, store = boot(build_dir, image, phy, pcap, os.path.join(work, f"office-{nic}-{phy}.flash"), log)
     try:
         port = sim.port
-        st = read_status(port)
-        hz = st["sys_clk_hz"]
-        boot_cycles = st["uptime_cycles"]
-        overhead = status_cost(port)
+        hz, boot_cycles, overhead = booted_figures(port)
         daves = []
         for i in range(clients):  # connected beforehand, in waves the receive side absorbs
             daves.append(Dav(port, names[i % users]))

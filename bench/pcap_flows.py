@@ -62,9 +62,9 @@ def read_pcap(path):
         offset += incl
 
 
-def tcp_flows(path, byte_ns):
-    """Flows to the appliance's port 80, keyed by the client's (address, port)."""
-    flows = {}
+def server_frames(path):
+    """Every TCP frame to or from the appliance's port 80 in a simulator pcap: (time in ns,
+    frame, the client's (address, port), whether the client sent it, its TCP payload)."""
     for ts, frame in read_pcap(path):
         if len(frame) < 54 or frame[12:14] != b"\x08\x00" or frame[23] != 6:
             continue
@@ -77,11 +77,15 @@ def tcp_flows(path, byte_ns):
         doff = (frame[tcp + 12] >> 4) * 4
         payload = frame[tcp + doff:14 + total]
         if dst == SERVER_IP and dport == SERVER_PORT:
-            client, from_client = (src, sport), True
+            yield ts, frame, (src, sport), True, payload
         elif src == SERVER_IP and sport == SERVER_PORT:
-            client, from_client = (dst, dport), False
-        else:
-            continue
+            yield ts, frame, (dst, dport), False, payload
+
+
+def tcp_flows(path, byte_ns):
+    """Flows to the appliance's port 80, keyed by the client's (address, port)."""
+    flows = {}
+    for ts, frame, client, from_client, payload in server_frames(path):
         flow = flows.setdefault(client, Flow(client))
         if payload:
             flow.segments.append(Segment(ts, ts + len(frame) * byte_ns, from_client, bytes(payload)))
