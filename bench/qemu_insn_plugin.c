@@ -158,22 +158,45 @@ static void on_translate(qemu_plugin_id_t id, struct qemu_plugin_tb *tb)
     }
 }
 
-/* Answers each connection with a snapshot. The vCPU thread adds to the
- * counters meanwhile: an aligned 64-bit load is atomic on the 64-bit hosts
- * this runs on, so a value may be a few instructions old but never torn. */
+static uint64_t load(unsigned i)
+{
+    return __atomic_load_n(&counters[i].value, __ATOMIC_RELAXED);
+}
+
+/* Copies the counters into snap so that they agree with each other. The
+ * vCPU thread adds to them meanwhile (an aligned 64-bit load is atomic on the
+ * 64-bit hosts this runs on, so no value is torn), and every instruction adds
+ * to "total": a copy during which total did not move holds no instruction
+ * that total has and the others lack. Copies are tried again until one is
+ * stable (the guest is mostly asleep in WFI when the bench asks); the last
+ * one is kept if none is. */
+static void snapshot(uint64_t *snap)
+{
+    unsigned i, tries;
+    for (tries = 0; tries < 10000; tries++) {
+        uint64_t before = load(0);
+        for (i = 0; i < n_counters; i++)
+            snap[i] = load(i);
+        if (load(0) == before && snap[0] == before)
+            return;
+    }
+}
+
+/* Answers each connection with a snapshot. */
 static void *serve(void *unused)
 {
     static char out[MAX_COUNTERS * (NAME_MAX_LEN + 24)];
+    static uint64_t snap[MAX_COUNTERS];
     for (;;) {
         size_t len = 0, sent = 0;
         unsigned i;
         int fd = accept(listen_fd, NULL, NULL);
         if (fd < 0)
             continue;
+        snapshot(snap);
         for (i = 0; i < n_counters; i++)
             len += (size_t)snprintf(out + len, sizeof(out) - len, "%s %llu\n", counters[i].name,
-                                    (unsigned long long)__atomic_load_n(&counters[i].value,
-                                                                        __ATOMIC_RELAXED));
+                                    (unsigned long long)snap[i]);
         while (sent < len) {
             ssize_t n = write(fd, out + sent, len - sent);
             if (n <= 0) {
