@@ -6,7 +6,7 @@ the command line, office data loaded and read back, and a restart on the same
 """
 import pytest
 
-from caldav_checks import HOME, Dav, app_limits, ics, propfind, put, tag
+from caldav_checks import HOME, Dav, app_limits, ics, precondition, propfind, put, tag
 from caldav_report_checks import report, sync
 from caldav_suite import *  # noqa: F401,F403  (the shared CalDAV checks, run against this target)
 from http_checks import Target
@@ -122,6 +122,8 @@ def test_restart_keeps_everything(server, store_file, target):
         assert p[tag("C", "calendar-description")][1].text == "Shared & busy"
         # the token from before the restart is still valid and nothing changed since
         assert sync(dav, KEEP, token) == ({}, token)
+        # the UID digests are RAM only: after the remount a duplicate UID is still found
+        assert precondition(put(dav, f"{KEEP}dup.ics", ics("keep-2"))) == [tag("C", "no-uid-conflict")]
         assert dav("GET", "/dav/user004/office/user004-0199.ics").status == 403
         u4 = Dav(dav.target, "user004", "pw4")
         assert u4("GET", "/dav/user004/office/user004-0199.ics").data.decode() == \

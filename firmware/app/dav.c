@@ -1053,19 +1053,27 @@ struct batch_fill {
     const char *prefix;   /* collections: the parent's path */
     size_t prefix_len;
     unsigned candidates;
+    bool stopped;         /* the store's walk was ended early: more may follow */
 };
 
+/* The order of a listing: objects by (name hash, name), the store's own
+ * order, so a batch resumes at the cursor's hash without reading the
+ * members before it; changes by sync sequence; collections by path (their
+ * name_hash is 0). Stable while members change between batches. */
 static int member_cmp(const struct dav_ctx *c, const struct dav_member *a, const char *name,
-                      size_t len, uint32_t seq)
+                      size_t len, uint32_t seq, uint32_t hash)
 {
     int r;
     if (c->source == DAV_SRC_CHANGES)
         return a->sync_seq < seq ? -1 : a->sync_seq > seq;
+    if (a->name_hash != hash)
+        return a->name_hash < hash ? -1 : 1;
     r = memcmp(a->name, name, a->len < len ? a->len : len);
     return r ? r : (a->len < len ? -1 : a->len > len);
 }
 
-static bool after_cursor(const struct dav_ctx *c, const char *name, size_t len, uint32_t seq)
+static bool after_cursor(const struct dav_ctx *c, const char *name, size_t len, uint32_t seq,
+                         uint32_t hash)
 {
     struct dav_member cur;
     if (!c->cursor_set)
@@ -1073,7 +1081,8 @@ static bool after_cursor(const struct dav_ctx *c, const char *name, size_t len, 
     memcpy(cur.name, c->cursor, c->cursor_len);
     cur.len = c->cursor_len;
     cur.sync_seq = c->cursor_seq;
-    return member_cmp(c, &cur, name, len, seq) < 0;
+    cur.name_hash = c->cursor_hash;
+    return member_cmp(c, &cur, name, len, seq, hash) < 0;
 }
 
 /* Keep the DAV_BATCH smallest candidates after the cursor, in order. The
@@ -1082,16 +1091,16 @@ static bool after_cursor(const struct dav_ctx *c, const char *name, size_t len, 
  * byte by byte, which made large batches cost more than the index walks they
  * save). */
 static void batch_offer(struct batch_fill *f, const char *name, size_t len, uint32_t etag,
-                        uint32_t size, uint32_t seq, uint32_t coll, bool deleted)
+                        uint32_t size, uint32_t seq, uint32_t hash, uint32_t coll, bool deleted)
 {
     struct dav_ctx *c = f->c;
     struct dav_member *m;
     unsigned i, slot;
-    if (len > STORE_PATH_MAX || !after_cursor(c, name, len, seq))
+    if (len > STORE_PATH_MAX || !after_cursor(c, name, len, seq, hash))
         return;
     f->candidates++;
     i = c->batch_n;
-    while (i > 0 && member_cmp(c, &c->batch[c->batch_order[i - 1]], name, len, seq) > 0)
+    while (i > 0 && member_cmp(c, &c->batch[c->batch_order[i - 1]], name, len, seq, hash) > 0)
         i--;
     if (i >= DAV_BATCH)
         return;
@@ -1107,6 +1116,7 @@ static void batch_offer(struct batch_fill *f, const char *name, size_t len, uint
     m->etag = etag;
     m->size = size;
     m->sync_seq = seq;
+    m->name_hash = hash;
     m->coll = coll;
     m->deleted = deleted;
     c->batch_n++;
@@ -1114,7 +1124,17 @@ static void batch_offer(struct batch_fill *f, const char *name, size_t len, uint
 
 static int offer_entry(void *ctx, const struct store_entry *e)
 {
-    batch_offer(ctx, e->name, e->name_len, e->etag, e->size, e->sync_seq, 0, e->deleted != 0);
+    struct batch_fill *f = ctx;
+    struct dav_ctx *c = f->c;
+    uint32_t hash = c->source == DAV_SRC_OBJECTS ? e->name_hash : 0;
+    /* the store lists objects in ascending hash: once the batch is full and a
+     * hash beyond its largest comes, nothing later can get in */
+    if (c->source == DAV_SRC_OBJECTS && c->batch_n == DAV_BATCH &&
+        hash > c->batch[c->batch_order[DAV_BATCH - 1]].name_hash) {
+        f->stopped = true;
+        return 1;
+    }
+    batch_offer(f, e->name, e->name_len, e->etag, e->size, e->sync_seq, hash, 0, e->deleted != 0);
     return 0;
 }
 
@@ -1130,7 +1150,7 @@ static int offer_collection(void *ctx, const struct store_collection *info)
     slash = memchr(p + f->prefix_len, '/', len - f->prefix_len);
     if (!slash || slash != p + len - 1)
         return 0;
-    batch_offer(f, info->path, info->path_len, 0, 0, info->sync_seq, info->id, false);
+    batch_offer(f, info->path, info->path_len, 0, 0, info->sync_seq, 0, info->id, false);
     return 0;
 }
 
@@ -1145,28 +1165,31 @@ void dav_enum_start(struct dav_ctx *c, int source)
 int dav_enum_next(struct dav_ctx *c, uint32_t coll)
 {
     for (;;) {
-        struct batch_fill f = {c, c->target.path, c->target.path_len, 0};
+        struct batch_fill f = {c, c->target.path, c->target.path_len, 0, false};
         int rc;
         if (c->batch_i < c->batch_n) {
             c->member = c->batch[c->batch_order[c->batch_i++]];
             memcpy(c->cursor, c->member.name, c->member.len);
             c->cursor_len = c->member.len;
             c->cursor_seq = c->member.sync_seq;
+            c->cursor_hash = c->member.name_hash;
             c->cursor_set = true;
             return 1;
         }
         if (c->exhausted)
             return 0;
         c->batch_n = c->batch_i = 0;
+        /* resume at the cursor: the store skips what is before it in RAM */
         if (c->source == DAV_SRC_OBJECTS)
-            rc = store_list(&dav_store, coll, offer_entry, &f);
+            rc = store_list_from(&dav_store, coll, c->cursor_set ? c->cursor_hash : 0, offer_entry, &f);
         else if (c->source == DAV_SRC_CHANGES)
-            rc = store_changes_since(&dav_store, coll, c->sync_from, offer_entry, &f);
+            rc = store_changes_after(&dav_store, coll, c->sync_from, c->cursor_set ? c->cursor_seq : 0,
+                                     offer_entry, &f);
         else
             rc = store_coll_list(&dav_store, offer_collection, &f);
         if (rc != STORE_OK)
             return rc;
-        if (f.candidates <= DAV_BATCH)
+        if (!f.stopped && f.candidates <= DAV_BATCH)
             c->exhausted = true;
         if (!c->batch_n)
             return 0;

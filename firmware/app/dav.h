@@ -37,8 +37,8 @@
 #include "app_config.h"
 #define DAV_PATH_MAX 255              /* decoded URL path (store key is one more) */
 #ifndef DAV_BATCH
-#define DAV_BATCH 8                   /* members fetched per store enumeration (each one walks */
-#endif                                /* the whole store index: a listing of N takes N/DAV_BATCH) */
+#define DAV_BATCH 8                   /* members fetched per store enumeration (a walk of the */
+#endif                                /* collection's member list in RAM, reads of DAV_BATCH members) */
 typedef char dav_batch_fits_order[DAV_BATCH <= 256 ? 1 : -1];
 #define DAV_OBJECTS_PER_COLLECTION 4096
 
@@ -63,6 +63,7 @@ struct dav_member {
     char name[STORE_PATH_MAX + 1];  /* object name, or collection store path */
     size_t len;
     uint32_t etag, size, sync_seq, coll;
+    uint32_t name_hash;             /* objects are listed in (name_hash, name) order */
     bool deleted;
 };
 
@@ -123,7 +124,7 @@ struct dav_ctx {
     int source;
     char cursor[STORE_PATH_MAX + 1];
     size_t cursor_len;
-    uint32_t cursor_seq;
+    uint32_t cursor_seq, cursor_hash;
     bool cursor_set, exhausted;
     struct dav_member batch[DAV_BATCH];
     uint8_t batch_order[DAV_BATCH];     /* batch[] indices, smallest member first */

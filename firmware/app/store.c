@@ -62,6 +62,8 @@ enum rec_type {
 #define FLOOR_RECORD (RHDR + 8)
 
 enum slot_state { SLOT_EMPTY = 0, SLOT_LIVE = 1, SLOT_TOMB = 2 };
+#define SLOT_TAG_KNOWN 1u   /* flags: tag holds the object's tag */
+#define LINK_NONE 0xFFFFu   /* end of a member list */
 enum rec_check { REC_VALID, REC_BLANK, REC_BAD };
 
 #define IO_CHUNK 128
@@ -493,6 +495,86 @@ static int idx_find_addr(const struct store *s, uint32_t coll, uint32_t hash, ui
     return -1;
 }
 
+/* ---- member lists: a collection's slots linked in name hash order ------- */
+
+/* The link that points at slot i in its collection's list (or the list's
+ * end when i is not in it). */
+static uint16_t *link_to(struct store *s, uint32_t coll, uint32_t i)
+{
+    uint16_t *l = &s->mem.colls[coll].head;
+    while (*l != LINK_NONE && *l != i)
+        l = &s->mem.index[*l].next;
+    return l;
+}
+
+static void chain_insert(struct store *s, uint32_t i)
+{
+    struct store_index_slot *e = &s->mem.index[i];
+    uint16_t *l = &s->mem.colls[e->coll].head;
+    while (*l != LINK_NONE && s->mem.index[*l].name_hash <= e->name_hash)
+        l = &s->mem.index[*l].next;
+    e->next = *l;
+    *l = (uint16_t)i;
+}
+
+/* Sort a list by name hash: bottom-up merge sort, O(n log n), no memory. */
+static uint16_t chain_sort(struct store *s, uint16_t head)
+{
+    struct store_index_slot *ix = s->mem.index;
+    uint32_t width, merges;
+    for (width = 1;; width *= 2) {
+        uint16_t p = head, tail = LINK_NONE, q;
+        uint32_t psize, qsize;
+        head = LINK_NONE;
+        merges = 0;
+        while (p != LINK_NONE) {
+            merges++;
+            q = p;
+            for (psize = 0; psize < width && q != LINK_NONE; psize++)
+                q = ix[q].next;
+            qsize = width;
+            while (psize || (qsize && q != LINK_NONE)) {
+                uint16_t take;
+                if (!psize) {
+                    take = q; q = ix[q].next; qsize--;
+                } else if (!qsize || q == LINK_NONE || ix[p].name_hash <= ix[q].name_hash) {
+                    take = p; p = ix[p].next; psize--;
+                } else {
+                    take = q; q = ix[q].next; qsize--;
+                }
+                if (tail == LINK_NONE)
+                    head = take;
+                else
+                    ix[tail].next = take;
+                tail = take;
+            }
+            p = q;
+        }
+        if (tail != LINK_NONE)
+            ix[tail].next = LINK_NONE;
+        if (merges <= 1)
+            return head;
+    }
+}
+
+/* After replay: link every slot into its collection's list. */
+static void chains_build(struct store *s)
+{
+    uint32_t i;
+    for (i = 0; i < s->mem.coll_slots; i++)
+        s->mem.colls[i].head = LINK_NONE;
+    for (i = s->mem.index_slots; i-- > 0;) {
+        struct store_index_slot *e = &s->mem.index[i];
+        if (e->state == SLOT_EMPTY)
+            continue;
+        e->next = s->mem.colls[e->coll].head;
+        s->mem.colls[e->coll].head = (uint16_t)i;
+    }
+    for (i = 0; i < s->mem.coll_slots; i++)
+        s->mem.colls[i].head = chain_sort(s, s->mem.colls[i].head);
+    s->chains = 1;
+}
+
 static int idx_insert(struct store *s, uint32_t coll, uint32_t hash, uint32_t limit)
 {
     uint32_t i = index_home(s, coll, hash);
@@ -502,14 +584,24 @@ static int idx_insert(struct store *s, uint32_t coll, uint32_t hash, uint32_t li
         i = (i + 1) % s->mem.index_slots;
     s->mem.index[i].coll = (uint16_t)coll;
     s->mem.index[i].name_hash = hash;
+    s->mem.index[i].flags = 0;
+    s->mem.index[i].next = LINK_NONE;
+    if (s->chains)
+        chain_insert(s, i);
     s->index_used++;
     return (int)i;
 }
 
-/* Backward-shift deletion keeps every probe chain unbroken. */
+/* Backward-shift deletion keeps every probe chain unbroken; a slot that
+ * moves is relinked in its member list. */
 static void idx_remove(struct store *s, uint32_t i)
 {
     uint32_t cap = s->mem.index_slots, j = i;
+    if (s->chains) {
+        uint16_t *l = link_to(s, s->mem.index[i].coll, i);
+        if (*l == i)
+            *l = s->mem.index[i].next;
+    }
     for (;;) {
         s->mem.index[i].state = SLOT_EMPTY;
         for (;;) {
@@ -522,6 +614,8 @@ static void idx_remove(struct store *s, uint32_t i)
             k = index_home(s, s->mem.index[j].coll, s->mem.index[j].name_hash);
             if (i <= j ? (i < k && k <= j) : (i < k || k <= j))
                 continue;
+            if (s->chains)
+                *link_to(s, s->mem.index[j].coll, j) = (uint16_t)i;
             s->mem.index[i] = s->mem.index[j];
             i = j;
             break;
@@ -529,21 +623,25 @@ static void idx_remove(struct store *s, uint32_t i)
     }
 }
 
-/* Forget index entries of a collection: all, or tombstones up to floor. */
+/* Forget index entries of a collection: all, or tombstones up to floor.
+ * Walks the collection's list (from its start again after each removal:
+ * removals move slots). */
 static int idx_drop(struct store *s, uint32_t coll, int tombs_only, uint32_t floor)
 {
-    uint32_t i = 0, len;
-    while (i < s->mem.index_slots) {
+    uint16_t *l = &s->mem.colls[coll].head;
+    uint32_t len;
+    while (*l != LINK_NONE) {
+        uint32_t i = *l;
         struct store_index_slot *e = &s->mem.index[i];
-        if (e->state != SLOT_EMPTY && e->coll == coll &&
-            (!tombs_only || (e->state == SLOT_TOMB && e->sync_seq <= floor))) {
+        if (!tombs_only || (e->state == SLOT_TOMB && e->sync_seq <= floor)) {
             if (rec_len_at(s, e->addr, &len))
                 return STORE_ERR_IO;
             s->live_bytes -= len;
             idx_remove(s, i);
-            continue;  /* a later entry may have moved into i */
+            l = &s->mem.colls[coll].head;
+            continue;
         }
-        i++;
+        l = &e->next;
     }
     return STORE_OK;
 }
@@ -1072,7 +1170,7 @@ int store_mount(struct store *s, const struct flash *f, const struct store_confi
     if (!f->geo.block_size || f->geo.size % f->geo.block_size || f->geo.block_size < 4 * BHDR ||
         f->geo.page_size < 32 || f->geo.block_size % f->geo.page_size ||
         !cfg->max_object_size || cfg->max_object_size > f->geo.size ||
-        mem->index_slots < 8 || mem->index_slots > 0x80000000u || !mem->coll_slots ||
+        mem->index_slots < 8 || mem->index_slots >= LINK_NONE || !mem->coll_slots ||
         mem->coll_slots > 0xFFFF || !mem->user_slots)
         return STORE_ERR_INVALID;
     s->nblocks = f->geo.size / f->geo.block_size;
@@ -1108,6 +1206,7 @@ int store_mount(struct store *s, const struct flash *f, const struct store_confi
         goto out;
     }
 
+    chains_build(s);
     /* history floors, then live bytes and object counts */
     for (i = 0; i < s->mem.coll_slots; i++) {
         struct store_coll_slot *c = &s->mem.colls[i];
@@ -1295,6 +1394,7 @@ int store_coll_create(struct store *s, const char *owner, const char *path, uint
     s->scratch[6 + olen + plen] = 0;
     c = &s->mem.colls[i];
     memset(c, 0, sizeof(*c));
+    c->head = LINK_NONE;
     if ((rc = coll_write(s, i, len)) != STORE_OK)
         return rc;
     c->used = 1;
@@ -1595,6 +1695,7 @@ int store_put_commit(struct store *s, uint32_t *etag)
     s->mem.index[e].addr = s->wr_start;
     s->mem.index[e].sync_seq = s->put_sync;
     s->mem.index[e].state = SLOT_LIVE;
+    s->mem.index[e].flags &= (uint8_t)~SLOT_TAG_KNOWN;  /* new content */
     c->sync_seq = s->put_sync;
     s->live_bytes += RHDR + s->wr_len;
     if (etag)
@@ -1739,17 +1840,18 @@ int store_delete_object(struct store *s, uint32_t coll, const char *name, size_t
     return STORE_OK;
 }
 
-static int enumerate(struct store *s, uint32_t slot, int tombs, uint32_t after,
+/* The collection's list from from_hash on, filtered in RAM before any flash
+ * read. */
+static int enumerate(struct store *s, uint32_t slot, int tombs, uint32_t after, uint32_t from_hash,
                      store_entry_cb cb, void *ctx)
 {
     struct store_object_info info;
     struct store_entry ent;
     uint32_t i, nlen;
     int rc;
-    for (i = 0; i < s->mem.index_slots; i++) {
+    for (i = s->mem.colls[slot].head; i != LINK_NONE; i = s->mem.index[i].next) {
         const struct store_index_slot *e = &s->mem.index[i];
-        if (e->state == SLOT_EMPTY || e->coll != slot || e->sync_seq <= after ||
-            (e->state == SLOT_TOMB && !tombs))
+        if (e->name_hash < from_hash || e->sync_seq <= after || (e->state == SLOT_TOMB && !tombs))
             continue;
         if ((rc = obj_info(s, e->addr, &nlen, &info)) != STORE_OK)
             return rc;
@@ -1758,6 +1860,7 @@ static int enumerate(struct store *s, uint32_t slot, int tombs, uint32_t after,
         ent.etag = info.etag;
         ent.size = info.size;
         ent.sync_seq = e->sync_seq;
+        ent.name_hash = e->name_hash;
         ent.deleted = e->state == SLOT_TOMB;
         if (cb(ctx, &ent))
             break;
@@ -1765,17 +1868,23 @@ static int enumerate(struct store *s, uint32_t slot, int tombs, uint32_t after,
     return STORE_OK;
 }
 
-int store_list(struct store *s, uint32_t coll, store_entry_cb cb, void *ctx)
+int store_list_from(struct store *s, uint32_t coll, uint32_t from_hash, store_entry_cb cb, void *ctx)
 {
     int slot;
     if (s->failed)
         return STORE_ERR_IO;
     if ((slot = coll_slot_by_id(s, coll)) < 0)
         return STORE_ERR_NOT_FOUND;
-    return enumerate(s, (uint32_t)slot, 0, 0, cb, ctx);
+    return enumerate(s, (uint32_t)slot, 0, 0, from_hash, cb, ctx);
 }
 
-int store_changes_since(struct store *s, uint32_t coll, uint32_t token, store_entry_cb cb, void *ctx)
+int store_list(struct store *s, uint32_t coll, store_entry_cb cb, void *ctx)
+{
+    return store_list_from(s, coll, 0, cb, ctx);
+}
+
+int store_changes_after(struct store *s, uint32_t coll, uint32_t token, uint32_t after_seq,
+                        store_entry_cb cb, void *ctx)
 {
     int slot;
     if (s->failed)
@@ -1783,10 +1892,70 @@ int store_changes_since(struct store *s, uint32_t coll, uint32_t token, store_en
     if ((slot = coll_slot_by_id(s, coll)) < 0)
         return STORE_ERR_NOT_FOUND;
     if (token == 0)  /* RFC 6578 3.4: initial synchronization */
-        return enumerate(s, (uint32_t)slot, 0, 0, cb, ctx);
+        return enumerate(s, (uint32_t)slot, 0, after_seq, 0, cb, ctx);
     if (token < s->mem.colls[slot].floor || token > s->mem.colls[slot].sync_seq)
         return STORE_ERR_SYNC_TOKEN;
-    return enumerate(s, (uint32_t)slot, 1, token, cb, ctx);
+    return enumerate(s, (uint32_t)slot, 1, token > after_seq ? token : after_seq, 0, cb, ctx);
+}
+
+int store_changes_since(struct store *s, uint32_t coll, uint32_t token, store_entry_cb cb, void *ctx)
+{
+    return store_changes_after(s, coll, token, 0, cb, ctx);
+}
+
+/* ---- tags ---------------------------------------------------------------- */
+
+static uint16_t tag16(uint32_t tag)
+{
+    return (uint16_t)(tag ^ tag >> 16);
+}
+
+int store_tag_next(struct store *s, uint32_t coll, uint32_t tag, uint32_t *pos, char *name,
+                   size_t cap, size_t *name_len, int *known)
+{
+    uint32_t i, id, sync, len;
+    int slot, rc;
+    if (s->failed)
+        return STORE_ERR_IO;
+    if (cap <= STORE_NAME_MAX)
+        return STORE_ERR_INVALID;
+    if ((slot = coll_slot_by_id(s, coll)) < 0)
+        return STORE_ERR_NOT_FOUND;
+    if (*pos == STORE_TAG_START)
+        i = s->mem.colls[slot].head;
+    else if (*pos < s->mem.index_slots && s->mem.index[*pos].state != SLOT_EMPTY &&
+             s->mem.index[*pos].coll == (uint32_t)slot)
+        i = s->mem.index[*pos].next;
+    else
+        return STORE_ERR_INVALID;  /* the store changed under the walk */
+    for (; i != LINK_NONE; i = s->mem.index[i].next) {
+        const struct store_index_slot *e = &s->mem.index[i];
+        if (e->state != SLOT_LIVE)
+            continue;
+        if ((e->flags & SLOT_TAG_KNOWN) && e->tag != tag16(tag))
+            continue;
+        if ((rc = read_obj_prefix(s, e->addr, &id, &sync, &len)) != STORE_OK)
+            return rc;
+        memcpy(name, s->name_buf, len);
+        name[len] = '\0';
+        *name_len = len;
+        *known = (e->flags & SLOT_TAG_KNOWN) != 0;
+        *pos = i;
+        return 1;
+    }
+    return 0;
+}
+
+int store_tag_set(struct store *s, uint32_t coll, const char *name, size_t name_len, uint32_t tag)
+{
+    int slot, e, rc;
+    if ((rc = obj_lookup(s, coll, name, name_len, &slot, &e)) != STORE_OK)
+        return rc;
+    if (e < 0 || s->mem.index[e].state != SLOT_LIVE)
+        return STORE_ERR_NOT_FOUND;
+    s->mem.index[e].tag = tag16(tag);
+    s->mem.index[e].flags |= SLOT_TAG_KNOWN;
+    return STORE_OK;
 }
 
 /* ---- consistency check ------------------------------------------------- */
@@ -1806,6 +1975,7 @@ int store_check(struct store *s, struct store_check *r)
     struct bhdr bh;
     struct rhdr h;
     uint32_t b, n, i, j, id, sync, len, live = 0, used = 0, end_room, programmed, prev_seq = 0;
+    uint32_t listed = 0;
     int rc, found;
 
     memset(r, 0, sizeof(*r));
@@ -1904,13 +2074,27 @@ int store_check(struct store *s, struct store_check *r)
                 check_fail(r, "history floor record invalid", c->floor_addr);
             live += FLOOR_RECORD;
         }
-        for (j = 0, n = 0; j < s->mem.index_slots; j++)
-            n += s->mem.index[j].state == SLOT_LIVE && s->mem.index[j].coll == i;
+        /* its member list: its own slots, in hash order, each once */
+        for (j = c->head, n = 0, len = 0; j != LINK_NONE && len <= s->mem.index_slots;
+             j = s->mem.index[j].next, len++) {
+            const struct store_index_slot *e = &s->mem.index[j];
+            if (j >= s->mem.index_slots || e->state == SLOT_EMPTY || e->coll != i) {
+                check_fail(r, "member list holds a slot of another collection", c->rec_addr);
+                break;
+            }
+            if (e->next != LINK_NONE && e->next < s->mem.index_slots &&
+                s->mem.index[e->next].name_hash < e->name_hash)
+                check_fail(r, "member list out of hash order", c->rec_addr);
+            n += e->state == SLOT_LIVE;
+        }
+        listed += len;
         if (n != c->objects)
             check_fail(r, "collection object count wrong", c->rec_addr);
         if (c->sync_seq < c->floor)
             check_fail(r, "collection sync sequence below its history floor", c->rec_addr);
     }
+    if (listed != used)
+        check_fail(r, "member lists do not hold every index slot once", 0);
     /* 5. users */
     for (i = 0; i < s->mem.user_slots; i++) {
         if (!s->mem.users[i].used)

@@ -4,7 +4,7 @@
  *
  * Memory: no allocation. The caller provides the RAM tables (struct
  * store_memory, sized with STORE_MEMORY_DEFINE); RAM grows with the number of
- * objects (16 bytes per index slot), never with their size. Every write
+ * objects (20 bytes per index slot), never with their size. Every write
  * returns STORE_OK only once its record is programmed and flash sync()
  * returned: the HTTP layer may answer 201/204 then.
  *
@@ -53,17 +53,25 @@ struct store_config {
     uint32_t max_objects_per_collection;
 };
 
-/* RAM tables; the layouts are private to store.c. */
-struct store_index_slot { uint32_t addr, name_hash, sync_seq; uint16_t coll; uint8_t state, spare; };
+/* RAM tables; the layouts are private to store.c. An index slot is also a
+ * link of its collection's member list (next: the following slot, in name
+ * hash order), so a listing costs O(members), not O(slots); tag is the low
+ * half of a caller's tag (store_tag_next), known once set. */
+struct store_index_slot {
+    uint32_t addr, name_hash, sync_seq;
+    uint16_t coll, next, tag;
+    uint8_t state, flags;
+};
 struct store_coll_slot {
     uint32_t id, rec_addr, rec_seq, floor_addr, floor, sync_seq, path_hash, objects;
+    uint16_t head;           /* first index slot of the member list */
     uint8_t used, floor_pending;
 };
 struct store_user_slot { uint32_t addr, rec_seq, name_hash; uint8_t used; };
 
 struct store_memory {
     struct store_index_slot *index;
-    uint32_t index_slots;   /* objects + tombstones held: 7/8 of this */
+    uint32_t index_slots;   /* objects + tombstones held: 7/8 of this; at most 65,535 */
     struct store_coll_slot *colls;
     uint32_t coll_slots;
     struct store_user_slot *users;
@@ -110,6 +118,7 @@ struct store_entry {
     const char *name;        /* valid during the callback only */
     size_t name_len;
     uint32_t etag, size, sync_seq;
+    uint32_t name_hash;      /* the listing order (store_list_from) */
     int deleted;             /* tombstone (changes_since only) */
 };
 /* Return nonzero to stop the enumeration. Must not modify the store. */
@@ -136,6 +145,7 @@ struct store {
     uint32_t reserve_blocks, max_record;
     uint32_t live_bytes, index_used;
     int failed;
+    int chains;                  /* member lists maintained (off during replay) */
     int replay_floor_pass;       /* mount: a FLOOR came before its collection */
     uint32_t compactions;        /* blocks compacted since mount */
     /* the record being written */
@@ -185,10 +195,35 @@ int store_get_object(struct store *s, uint32_t coll, const char *name, size_t na
                      struct store_object_info *info);
 int store_delete_object(struct store *s, uint32_t coll, const char *name, size_t name_len,
                         const uint32_t *if_match);
+/* Live members in the store's order: ascending name_hash (members of equal
+ * hash in no particular order). Costs O(members of the collection). */
 int store_list(struct store *s, uint32_t coll, store_entry_cb cb, void *ctx);
+/* The same from the first member whose name_hash is >= from_hash: a caller
+ * that lists in (name_hash, name) order resumes where it stopped without
+ * reading the members before it. */
+int store_list_from(struct store *s, uint32_t coll, uint32_t from_hash, store_entry_cb cb, void *ctx);
 /* RFC 6578 section 3.8: members changed after token (0: initial sync, live
- * members only), with tombstones for deletions. */
+ * members only), with tombstones for deletions, in list order. */
 int store_changes_since(struct store *s, uint32_t coll, uint32_t token, store_entry_cb cb, void *ctx);
+/* The same, leaving out the changes at or below after_seq too (a caller
+ * resuming a listing in sync order: only those are read from the flash). */
+int store_changes_after(struct store *s, uint32_t coll, uint32_t token, uint32_t after_seq,
+                        store_entry_cb cb, void *ctx);
+
+/* Tags: a caller's 32-bit digest of an object's content (CalDAV: its UID),
+ * kept in RAM only (16 bits of it) for the live objects. A put, a remount or
+ * a new version forget it. store_tag_next walks the collection's live
+ * members that may carry `tag`: those whose tag is unknown or matches, so a
+ * caller looking for a duplicate reads only those (and sets the tags it
+ * learns on the way with store_tag_set). *pos starts at STORE_TAG_START;
+ * returns 1 with the next candidate's name in name (NUL-terminated, cap >
+ * STORE_NAME_MAX) and *known (its tag was known and matched), 0 at the end,
+ * or a store status. The store must not be written between calls (tags
+ * excepted). */
+#define STORE_TAG_START 0xFFFFFFFFu
+int store_tag_next(struct store *s, uint32_t coll, uint32_t tag, uint32_t *pos, char *name,
+                   size_t cap, size_t *name_len, int *known);
+int store_tag_set(struct store *s, uint32_t coll, const char *name, size_t name_len, uint32_t tag);
 
 /* Reclaim space: compact up to max_blocks log blocks (0: one pass over the
  * log as it is now). *reclaimed (may be NULL) gets the blocks freed. */

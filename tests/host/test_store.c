@@ -6,10 +6,11 @@
  * Covers: CRC-32, the NOR rules of the flash model, put/get/delete/list,
  * collection properties, users, sync changes and token limits, If-Match /
  * If-None-Match, every explicit limit, streamed puts and aborts, compaction,
- * torn tails, "remount equals the state before" (and store_check finds
+ * torn tails, member lists and tags, "remount equals the state before" (and store_check finds
  * nothing wrong), store_check on a damaged flash. Last line:
  * "N passed, M failed". */
 #include <stdint.h>
+#include <stdlib.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -555,6 +556,112 @@ static void test_compaction(void)
     }
 }
 
+/* Member lists (store_list in name hash order, resumable with
+ * store_list_from) and tags (store_tag_next / store_tag_set): a tag is
+ * known only once set, forgotten by a new version, a remount or a delete,
+ * and follows its object through compaction and slot moves. */
+struct listed { unsigned n; uint32_t last_hash; int ordered; char names[64][16]; };
+
+static int note_listed(void *ctx, const struct store_entry *e)
+{
+    struct listed *l = ctx;
+    if (l->n && e->name_hash < l->last_hash)
+        l->ordered = 0;
+    l->last_hash = e->name_hash;
+    if (l->n < 64 && e->name_len < 16) {
+        memcpy(l->names[l->n], e->name, e->name_len);
+        l->names[l->n][e->name_len] = 0;
+    }
+    l->n++;
+    return 0;
+}
+
+/* the candidates store_tag_next gives for tag, as a bit set of objN */
+static uint64_t tag_candidates(uint32_t coll, uint32_t tag, uint64_t *known_set)
+{
+    uint32_t pos = STORE_TAG_START;
+    char name[STORE_NAME_MAX + 1];
+    size_t len;
+    int known, rc;
+    uint64_t set = 0;
+    *known_set = 0;
+    while ((rc = store_tag_next(&st, coll, tag, &pos, name, sizeof(name), &len, &known)) == 1) {
+        unsigned i = (unsigned)atoi(name + 3);
+        set |= 1ull << i;
+        if (known)
+            *known_set |= 1ull << i;
+    }
+    CHECK(rc == 0);
+    return set;
+}
+
+static void test_members_and_tags(void)
+{
+    struct store_config cfg = {4 * KIB, 100};
+    struct listed l;
+    uint32_t a, b, i, from;
+    uint64_t cand, known;
+    char name[16], body[600];
+
+    cur_cfg = &cfg;
+    CHECK(fresh_flash(&ff, "tags.flash", 128 * KIB, 4 * KIB) == FLASH_OK);
+    CHECK(store_mount(&st, &ff.flash, &cfg, &mem, NULL) == STORE_OK);
+    CHECK(store_coll_create(&st, "alice", "/a/", &a) == STORE_OK);
+    CHECK(store_coll_create(&st, "alice", "/b/", &b) == STORE_OK);
+    memset(body, 'x', sizeof(body) - 1);
+    body[sizeof(body) - 1] = 0;
+    for (i = 0; i < 40; i++) {
+        snprintf(name, sizeof(name), "obj%u", (unsigned)i);
+        CHECK(put(i % 4 ? a : b, name, body, NULL) == STORE_OK);
+    }
+    memset(&l, 0, sizeof(l));
+    l.ordered = 1;
+    CHECK(store_list(&st, a, note_listed, &l) == STORE_OK && l.n == 30 && l.ordered);
+    /* resuming at a hash lists exactly the members from it on */
+    from = l.last_hash;
+    memset(&l, 0, sizeof(l));
+    l.ordered = 1;
+    CHECK(store_list_from(&st, a, from, note_listed, &l) == STORE_OK && l.n >= 1 && l.ordered);
+    CHECK(l.last_hash == from);
+
+    /* nothing known yet: every live member of the collection is a candidate */
+    CHECK(tag_candidates(b, 7, &known) == 0x1111111111ull && known == 0);
+    CHECK(store_tag_set(&st, b, "obj0", 4, 7) == STORE_OK);
+    CHECK(store_tag_set(&st, b, "obj4", 4, 8) == STORE_OK);
+    CHECK(store_tag_set(&st, a, "obj4", 4, 7) == STORE_ERR_NOT_FOUND);
+    cand = tag_candidates(b, 7, &known);
+    CHECK(cand == (0x1111111111ull & ~0x10ull) && known == 1);  /* obj4 (tag 8) left out */
+    /* a new version forgets the tag */
+    CHECK(put(b, "obj4", "new content", NULL) == STORE_OK);
+    CHECK(tag_candidates(b, 7, &known) == 0x1111111111ull && known == 1);
+    CHECK(store_tag_set(&st, b, "obj4", 4, 8) == STORE_OK);
+    /* a deleted object is no candidate */
+    CHECK(store_delete_object(&st, b, "obj0", 4, NULL) == STORE_OK);
+    CHECK(tag_candidates(b, 7, &known) == (0x1111111111ull & ~0x11ull) && known == 0);
+    /* deletes in the other collection move slots (backward shift); compaction moves
+     * records: tags stay with their objects, the lists stay whole */
+    CHECK(store_tag_set(&st, b, "obj8", 4, 7) == STORE_OK);
+    for (i = 1; i < 40; i += 4) {
+        snprintf(name, sizeof(name), "obj%u", (unsigned)i);
+        CHECK(store_delete_object(&st, a, name, strlen(name), NULL) == STORE_OK);
+    }
+    for (i = 0; i < 30; i++)  /* rewrites wrap the log: every block compacted */
+        CHECK(put(a, "obj2", body, NULL) == STORE_OK);
+    CHECK(store_compact(&st, 0, NULL) == STORE_OK);
+    CHECK(st.compactions > 0);
+    cand = tag_candidates(b, 7, &known);
+    CHECK(cand == (0x1111111111ull & ~0x11ull) && known == 0x100);
+    CHECK(tag_candidates(b, 8, &known) == (0x1111111111ull & ~0x101ull) && known == 0x10);
+    memset(&l, 0, sizeof(l));
+    l.ordered = 1;
+    CHECK(store_list(&st, a, note_listed, &l) == STORE_OK && l.n == 20 && l.ordered);
+    /* a remount knows no tag */
+    check_remount_same("members and tags");
+    CHECK(tag_candidates(b, 8, &known) == (0x1111111111ull & ~0x1ull) && known == 0);
+    flash_file_close(&ff);
+    cur_cfg = &default_cfg;
+}
+
 static void test_bad_geometry(void)
 {
     struct store_config cfg = {64 * KIB, 10};
@@ -644,6 +751,7 @@ int main(int argc, char **argv)
     test_limits();
     test_streaming();
     test_compaction();
+    test_members_and_tags();
     test_bad_geometry();
     test_check_finds_damage();
     return check_summary();

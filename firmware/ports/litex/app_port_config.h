@@ -17,16 +17,17 @@
  * a segment for one brings it back through the IPv4 input hook (lwipopts.h). */
 #define HTTPD_PARK_BUCKETS 4096
 
-/* The store's RAM index, 16 bytes a slot (7/8 of them usable): 32,768 slots
- * (512 KiB of main RAM, 256 KiB more than the default) hold the whole office
+/* The store's RAM index, 20 bytes a slot (7/8 of them usable): 32,768 slots
+ * (640 KiB of main RAM, 320 KiB more than the default) hold the whole office
  * of issue 9, 100 users x 200 items = 20,000 objects, with room for their
  * tombstones (bench/office_sync.py). */
 #define DAV_STORE_INDEX_SLOTS 32768
-/* A listing (PROPFIND Depth 1, sync-collection) is sorted by name in batches,
- * each a walk of the whole index above plus a flash read per member of the
- * collection: with the default 8 a 200-item calendar took 25 walks (46 M
- * cycles for one PROPFIND, bench/office_sync.py), with 64 four (16 M). Costs 280
- * bytes a member per request context: 18 KB each, 143 KB for 8. */
+/* A listing (PROPFIND Depth 1, sync-collection) goes in batches of this
+ * many members. Each batch walks the collection's member list in RAM and
+ * reads the batch's members from the flash (store.c); before the member
+ * lists each batch walked the whole index (with the default 8 a 200-item
+ * calendar took 25 walks, 46 M cycles for one PROPFIND; with 64 four, 16 M).
+ * Costs 284 bytes a member per request context: 18 KB each, 145 KB for 8. */
 #define DAV_BATCH 64
 
 /* Buffers written before they are read (arenas, the store's index: 1.4 MB)
