@@ -8,7 +8,8 @@
  *   0 magic "LDB1"   4 block_seq (+1 per opened block)   8 rec_seq_base
  *  12 first_rec: offset in the data area of the first record starting in this
  *     block (0xFFFFFFFF: none, a record covers the whole block)
- *  16 crc32 of bytes 0..15    20 state: 0xFFFFFFFF live, 0 obsolete
+ *  16 crc32 of bytes 0..15    20 state: upper half 0xFFFF live (lower half 0:
+ *     sealed, its records checked), 0 obsolete
  * Record (16-byte header + payload):
  *   0 magic 0x4C52   2 type   3 version (1)   4 payload length   8 seq
  *  12 crc32 of header bytes 0..11 and the payload
@@ -26,7 +27,9 @@
  *    then erases it. Up to the obsolete mark the originals are intact; after
  *    it the copies are durable. A half-erased block is ignored because its
  *    obsolete mark (0 bits) cannot turn back into all ones without the
- *    header CRC failing as well.
+ *    header CRC failing as well. Sealed blocks (lower half of the state word
+ *    programmed to zero) hold only complete records: replay reads their
+ *    headers, not their payloads (docs/store.md, "Sealed blocks").
  *  - Compaction is FIFO (oldest block first), so a tombstone or collection
  *    delete in the tail supersedes nothing still on flash: it can be
  *    dropped. Dropping a tombstone first raises the collection's history
@@ -42,6 +45,11 @@
 #define BLOCK_MAGIC 0x3142444Cu  /* "LDB1" */
 #define BHDR 24
 #define BHDR_STATE 20
+/* state word: the upper half all ones while the block is live; the lower
+ * half programmed to zero seals it (every record starting in it is complete
+ * and was checked: replay reads only their headers); obsolete is all zero */
+#define STATE_LIVE(w) (((w) >> 16) == 0xFFFFu)
+#define STATE_SEALED(w) (((w) & 0xFFFFu) == 0)
 #define FIRST_NONE 0xFFFFFFFFu
 
 #define REC_MAGIC 0x4C52u
@@ -167,7 +175,7 @@ static int is_blank(struct store *s, uint32_t a, uint32_t len, uint32_t *program
 
 struct bhdr {
     uint32_t seq, rec_seq_base, first;
-    int crc_ok, live;
+    int crc_ok, live, sealed;
 };
 
 static int read_bhdr(struct store *s, uint32_t b, struct bhdr *h)
@@ -176,16 +184,53 @@ static int read_bhdr(struct store *s, uint32_t b, struct bhdr *h)
     if (flash_read(s->flash, b * s->block_size, raw, BHDR))
         return io_fail(s);
     h->crc_ok = get32(raw) == BLOCK_MAGIC && get32(raw + 16) == crc32_update(0, raw, 16);
-    h->live = h->crc_ok && get32(raw + BHDR_STATE) == 0xFFFFFFFFu;
+    h->live = h->crc_ok && STATE_LIVE(get32(raw + BHDR_STATE));
+    h->sealed = h->live && STATE_SEALED(get32(raw + BHDR_STATE));
     h->seq = get32(raw + 4);
     h->rec_seq_base = get32(raw + 8);
     h->first = get32(raw + 12);
     if (h->first != FIRST_NONE && h->first >= s->data_size)
-        h->crc_ok = h->live = 0;
+        h->crc_ok = h->live = h->sealed = 0;
+    return STORE_OK;
+}
+
+/* Seal block b: program the low half of its state word to zero. Only for a
+ * block whose records are all complete and durable (or were checked by a
+ * replay); a cut during the program leaves it unsealed, or sealed: both true. */
+static int seal_block(struct store *s, uint32_t b)
+{
+    static const uint8_t zero[2] = {0, 0};
+    if (flash_program(s->flash, b * s->block_size + BHDR_STATE, zero, 2))
+        return io_fail(s);
+    s->sealed_blocks++;
+    return STORE_OK;
+}
+
+static int block_sealed(struct store *s, uint32_t b, int *sealed)
+{
+    uint8_t raw[4];
+    if (flash_read(s->flash, b * s->block_size + BHDR_STATE, raw, 4))
+        return io_fail(s);
+    *sealed = STATE_LIVE(get32(raw)) && STATE_SEALED(get32(raw));
     return STORE_OK;
 }
 
 /* ---- writing records --------------------------------------------------- */
+
+/* After a sync: every record starting in a block behind the write position
+ * is complete and durable, so those blocks are sealed. */
+static int seal_behind(struct store *s)
+{
+    uint32_t wb = s->write_addr / s->block_size;
+    int rc;
+    while (s->seal_next != wb && s->nused &&
+           (s->seal_next + s->nblocks - s->tail) % s->nblocks < s->nused) {
+        if ((rc = seal_block(s, s->seal_next)) != STORE_OK)
+            return rc;
+        s->seal_next = (s->seal_next + 1) % s->nblocks;
+    }
+    return STORE_OK;
+}
 
 static uint32_t free_blocks(const struct store *s) { return s->nblocks - s->nused; }
 
@@ -304,12 +349,14 @@ static int wr_commit(struct store *s, int sync)
     s->max_record = s->max_record > RHDR + s->wr_len ? s->max_record : RHDR + s->wr_len;
     if (sync && flash_sync(s->flash))
         return io_fail(s);
-    return STORE_OK;
+    return sync ? seal_behind(s) : STORE_OK;
 }
 
 /* ---- reading records --------------------------------------------------- */
 
-static int rec_check(struct store *s, uint32_t a, struct rhdr *h)
+/* A record at a: REC_VALID, REC_BLANK (all ones) or REC_BAD. With crc 0 the
+ * payload is not read: for records of sealed blocks, checked before. */
+static int rec_check_crc(struct store *s, uint32_t a, struct rhdr *h, int with_crc)
 {
     uint32_t log_end = s->nused * s->data_size, pos = log_pos(s, a), i, crc;
     uint8_t buf[IO_CHUNK];
@@ -330,6 +377,8 @@ static int rec_check(struct store *s, uint32_t a, struct rhdr *h)
         h->raw[3] != REC_VERSION || h->type < REC_PAD || h->type > REC_DEL ||
         h->len > log_end - pos - RHDR)
         return REC_BAD;
+    if (!with_crc)
+        return REC_VALID;
     crc = crc32_update(0, h->raw, 12);
     a = adv(s, a, RHDR);
     for (i = 0; i < h->len;) {
@@ -341,6 +390,11 @@ static int rec_check(struct store *s, uint32_t a, struct rhdr *h)
         i += n;
     }
     return crc == get32(h->raw + 12) ? REC_VALID : REC_BAD;
+}
+
+static int rec_check(struct store *s, uint32_t a, struct rhdr *h)
+{
+    return rec_check_crc(s, a, h, 1);
 }
 
 static int rec_len_at(struct store *s, uint32_t a, uint32_t *len)
@@ -796,12 +850,17 @@ static int compact_step(struct store *s)
         c->floor_pending = 0;
     }
     /* copies durable, then the tail stops counting, then it is erased */
-    if (flash_sync(s->flash) ||
-        flash_program(s->flash, t * s->block_size + BHDR_STATE, obsolete, 4) ||
+    if (flash_sync(s->flash))
+        return io_fail(s);
+    if ((rc = seal_behind(s)) != STORE_OK)
+        return rc;
+    if (flash_program(s->flash, t * s->block_size + BHDR_STATE, obsolete, 4) ||
         flash_sync(s->flash) || flash_erase(s->flash, t))
         return io_fail(s);
     s->tail = ring_next(s, t);
     s->nused--;
+    if (s->seal_next == t)
+        s->seal_next = s->tail;
     return STORE_OK;
 }
 
@@ -1015,13 +1074,17 @@ static int replay_pass2(struct store *s, uint32_t a, const struct rhdr *h)
 
 typedef int (*visit_fn)(struct store *s, uint32_t a, const struct rhdr *h);
 
-/* Replay every valid record in log order; returns where the log ends. */
-static int walk(struct store *s, visit_fn visit, uint32_t *end, struct store_mount_stats *st)
+/* Replay every valid record in log order; returns where the log ends.
+ * Records of sealed blocks are taken on their header; the others are checked
+ * with their CRC, and with `seal` a block whose records all passed, left by
+ * the walk at a record's end (no blank or torn bytes in it), is sealed. */
+static int walk(struct store *s, visit_fn visit, uint32_t *end, struct store_mount_stats *st,
+                int seal)
 {
-    uint32_t b = s->tail, pos, n, torn, prev_pos, skip_from;
+    uint32_t b = s->tail, pos, n, torn, prev_pos, skip_from, cur = FIRST_NONE;
     struct bhdr bh;
     struct rhdr h;
-    int rc;
+    int rc, cur_sealed = 0;
 
     if (!s->nused) {
         *end = data_start(s, s->tail);
@@ -1045,8 +1108,13 @@ static int walk(struct store *s, visit_fn visit, uint32_t *end, struct store_mou
             *end = pos;
             return STORE_OK;
         }
+        if (blk_of(s, pos) != cur) {
+            cur = blk_of(s, pos);
+            if ((rc = block_sealed(s, cur, &cur_sealed)) != STORE_OK)
+                return rc;
+        }
         prev_pos = log_pos(s, pos);
-        rc = rec_check(s, pos, &h);
+        rc = rec_check_crc(s, pos, &h, !cur_sealed);
         if (rc < 0)
             return rc;
         if (rc == REC_VALID) {
@@ -1063,9 +1131,11 @@ static int walk(struct store *s, visit_fn visit, uint32_t *end, struct store_mou
                 *end = data_start(s, ring_next(s, head_blk(s)));  /* ring full */
                 return STORE_OK;
             }
+            if (seal && !cur_sealed && blk_of(s, pos) != cur && (rc = seal_block(s, cur)) != STORE_OK)
+                return rc;
             continue;
         }
-        /* blank or torn: nothing more starts in this block */
+        /* blank or torn: nothing more starts in this block (left unsealed) */
         b = blk_of(s, pos);
         skip_from = pos;
         for (n = ring_dist(s, s->tail, b) + 1; n < s->nused; n++) {
@@ -1183,11 +1253,13 @@ int store_mount(struct store *s, const struct flash *f, const struct store_confi
     memset(mem->users, 0, mem->user_slots * sizeof(*mem->users));
     s->next_rec_seq = 1;
 
-    if ((rc = find_log(s, st)) != STORE_OK || (rc = walk(s, replay_pass1, &end, NULL)) != STORE_OK)
+    /* pass 1 checks the CRC of every record outside sealed blocks and seals
+     * the blocks that passed: the later passes read their headers only */
+    if ((rc = find_log(s, st)) != STORE_OK || (rc = walk(s, replay_pass1, &end, NULL, 1)) != STORE_OK)
         goto out;
-    if (s->replay_floor_pass && (rc = walk(s, replay_floor, &end, NULL)) != STORE_OK)
+    if (s->replay_floor_pass && (rc = walk(s, replay_floor, &end, NULL, 0)) != STORE_OK)
         goto out;
-    if ((rc = walk(s, replay_pass2, &end, st)) != STORE_OK)
+    if ((rc = walk(s, replay_pass2, &end, st, 0)) != STORE_OK)
         goto out;
 
     /* where writing continues: never after torn bytes in the same block */
@@ -1199,6 +1271,9 @@ int store_mount(struct store *s, const struct flash *f, const struct store_confi
         if (!rc || blk_of(s, end) != head_blk(s))
             s->write_addr = data_start(s, ring_next(s, head_blk(s)));
     }
+    /* blocks the writer fills from here on are sealed once it has left them
+     * and synced; those behind (torn bytes, an old head) stay as they are */
+    s->seal_next = blk_of(s, s->write_addr);
     /* the reserve must hold the largest record plus one block of copies */
     s->reserve_blocks = (s->data_size + s->max_record + s->data_size - 1) / s->data_size + 1;
     if (s->nblocks < s->reserve_blocks + 3) {
@@ -1970,7 +2045,7 @@ static void check_fail(struct store_check *r, const char *what, uint32_t addr)
 
 /* Everything the RAM state claims must be on the flash, and nothing may be
  * written where the next record will go. Reads only: safe at any time. */
-int store_check(struct store *s, struct store_check *r)
+static int check(struct store *s, struct store_check *r, int with_crc)
 {
     struct bhdr bh;
     struct rhdr h;
@@ -1986,6 +2061,7 @@ int store_check(struct store *s, struct store_check *r)
         if ((rc = read_bhdr(s, b, &bh)) != STORE_OK)
             return rc;
         r->blocks++;
+        r->sealed += bh.sealed != 0;
         if (!bh.live)
             check_fail(r, "log block header not live or bad CRC", b * s->block_size);
         else if (n && bh.seq != prev_seq + 1)
@@ -2020,7 +2096,7 @@ int store_check(struct store *s, struct store_check *r)
             check_fail(r, "object record outside the log", e->addr);
             continue;
         }
-        if ((rc = rec_check(s, e->addr, &h)) < 0)
+        if ((rc = rec_check_crc(s, e->addr, &h, with_crc)) < 0)
             return rc;
         r->records++;
         if (rc != REC_VALID || h.type != (e->state == SLOT_LIVE ? REC_PUT : REC_DEL)) {
@@ -2055,7 +2131,7 @@ int store_check(struct store *s, struct store_check *r)
         if (!c->used)
             continue;
         r->collections++;
-        if ((rc = rec_check(s, c->rec_addr, &h)) < 0)
+        if ((rc = rec_check_crc(s, c->rec_addr, &h, with_crc)) < 0)
             return rc;
         r->records++;
         if (!in_log(s, blk_of(s, c->rec_addr)) || rc != REC_VALID || h.type != REC_COLL ||
@@ -2065,7 +2141,7 @@ int store_check(struct store *s, struct store_check *r)
         }
         live += RHDR + h.len;
         if (c->floor_addr != FIRST_NONE) {
-            if ((rc = rec_check(s, c->floor_addr, &h)) < 0)
+            if ((rc = rec_check_crc(s, c->floor_addr, &h, with_crc)) < 0)
                 return rc;
             r->records++;
             if (rc != REC_VALID || h.type != REC_FLOOR || h.len != 8 ||
@@ -2100,7 +2176,7 @@ int store_check(struct store *s, struct store_check *r)
         if (!s->mem.users[i].used)
             continue;
         r->users++;
-        if ((rc = rec_check(s, s->mem.users[i].addr, &h)) < 0)
+        if ((rc = rec_check_crc(s, s->mem.users[i].addr, &h, with_crc)) < 0)
             return rc;
         r->records++;
         if (rc != REC_VALID || h.type != REC_USER) {
@@ -2112,6 +2188,16 @@ int store_check(struct store *s, struct store_check *r)
     if (live != s->live_bytes)
         check_fail(r, "live byte count differs from the live records", live);
     return s->failed ? STORE_ERR_IO : STORE_OK;
+}
+
+int store_check(struct store *s, struct store_check *r)
+{
+    return check(s, r, 1);
+}
+
+int store_check_quick(struct store *s, struct store_check *r)
+{
+    return check(s, r, 0);
 }
 
 const char *store_strerror(int status)

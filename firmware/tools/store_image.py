@@ -21,7 +21,6 @@ import zlib
 BLOCK_MAGIC = b"LDB1"
 BLOCK_HEADER = 24
 FIRST_NONE = 0xFFFFFFFF
-STATE_LIVE = 0xFFFFFFFF
 RECORD_MAGIC = 0x4C52
 RECORD_VERSION = 1
 RECORD_HEADER = 16
@@ -39,8 +38,11 @@ def block_header(image, block, block_size):
     seq, rec_seq_base, first, crc, state = struct.unpack_from("<5I", raw, 4)
     valid = raw[:4] == BLOCK_MAGIC and crc == zlib.crc32(raw[:16]) and (
         first == FIRST_NONE or first < block_size - BLOCK_HEADER)
+    # state: upper half all ones while live; lower half zero: sealed (replay trusts its records'
+    # headers); all zero: obsolete
+    live = valid and state >> 16 == 0xFFFF
     return {"block": block, "seq": seq, "rec_seq_base": rec_seq_base, "first": first,
-            "valid": valid, "live": valid and state == STATE_LIVE}
+            "valid": valid, "live": live, "sealed": live and state & 0xFFFF == 0}
 
 
 def find_log(headers):
@@ -60,8 +62,8 @@ def find_log(headers):
 
 
 def records(image, chain, block_size):
-    """Valid records in log order, as (position, type, seq, payload), the torn bytes, and the
-    position after the last valid record.
+    """Valid records in log order, as (position, type, seq, payload), the torn bytes, the
+    position after the last valid record, and the positions where torn bytes were found.
 
     Positions count data bytes from the tail block's data area; the data areas of the log's
     blocks, in ring order, form one stream in which records may cross block boundaries."""
@@ -69,9 +71,9 @@ def records(image, chain, block_size):
     stream = b"".join(image[h["block"] * block_size + BLOCK_HEADER:(h["block"] + 1) * block_size]
                       for h in chain)
     starts = [(i * data_size + h["first"]) for i, h in enumerate(chain) if h["first"] != FIRST_NONE]
-    found, torn = [], 0
+    found, torn, torn_at = [], 0, []
     if not starts:
-        return found, torn, 0
+        return found, torn, 0, torn_at
     pos = starts[0]
     while pos + RECORD_HEADER <= len(stream):
         head = stream[pos:pos + RECORD_HEADER]
@@ -90,11 +92,14 @@ def records(image, chain, block_size):
         # blank or torn: nothing more starts in this block; go on at the next record start
         later = [p for p in starts if p // data_size > pos // data_size]
         stop = later[0] if later else len(stream)
-        torn += sum(1 for b in stream[pos:stop] if b != 0xFF)
+        dropped = sum(1 for b in stream[pos:stop] if b != 0xFF)
+        if dropped:
+            torn_at.append(pos)
+        torn += dropped
         if not later:
             break
         pos = stop
-    return found, torn, found[-1][0] + RECORD_HEADER + len(found[-1][3]) if found else 0
+    return found, torn, found[-1][0] + RECORD_HEADER + len(found[-1][3]) if found else 0, torn_at
 
 
 def parse_collection(payload):
@@ -128,8 +133,11 @@ def read_image(image, block_size=4096):
     seqs = [h["seq"] for h in headers if h["live"]]
     if len(seqs) != len(set(seqs)):
         problems.append("two live blocks with one sequence number")
-    found, torn, end = records(image, chain, block_size)
+    found, torn, end, torn_at = records(image, chain, block_size)
     data_size = block_size - BLOCK_HEADER
+    for pos in torn_at:  # a sealed block holds only complete records: the firmware trusts them
+        if chain[pos // data_size]["sealed"]:
+            problems.append(f"torn bytes in sealed block {chain[pos // data_size]['block']} (log byte {pos})")
     end_address = (chain[end // data_size]["block"] * block_size + BLOCK_HEADER + end % data_size
                    if chain and end < len(chain) * data_size else None)
 
@@ -189,7 +197,8 @@ def read_image(image, block_size=4096):
         }
     return {
         "collections": paths, "users": sorted(users),
-        "log": {"blocks": len(chain), "records": len(found), "torn_bytes": torn, "end_address": end_address,
+        "log": {"blocks": len(chain), "sealed_blocks": sum(h["sealed"] for h in chain), "records": len(found),
+                "torn_bytes": torn, "end_address": end_address,
                 "block_seq": [chain[0]["seq"], chain[-1]["seq"]] if chain else None},
         "problems": problems,
     }
@@ -216,7 +225,8 @@ def main(argv=None):
         print(json.dumps(store, indent=1, sort_keys=True))
     else:
         log = store["log"]
-        print(f"log: {log['blocks']} blocks, {log['records']} records, {log['torn_bytes']} torn bytes")
+        print(f"log: {log['blocks']} blocks ({log['sealed_blocks']} sealed), {log['records']} records, "
+              f"{log['torn_bytes']} torn bytes")
         print(f"users: {', '.join(store['users']) or '-'}")
         for path, c in store["collections"].items():
             print(f"{path} (owner {c['owner']}, sync {c['sync']}, floor {c['history_floor']}): "
