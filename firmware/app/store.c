@@ -421,12 +421,19 @@ static int read_obj_prefix(struct store *s, uint32_t a, uint32_t *coll_id, uint3
 
 /* ---- collection and user tables ----------------------------------------- */
 
-static int coll_slot_by_id(const struct store *s, uint32_t id)
+/* Collection slot of an id. The last one found is tried first: replay and
+ * requests meet long runs of one collection's records. */
+static int coll_slot_by_id(struct store *s, uint32_t id)
 {
-    uint32_t i;
-    for (i = 0; i < s->mem.coll_slots; i++)
-        if (s->mem.colls[i].used && s->mem.colls[i].id == id)
+    uint32_t i = s->coll_hint;
+    if (i < s->mem.coll_slots && s->mem.colls[i].used && s->mem.colls[i].id == id)
+        return (int)i;
+    for (i = 0; i < s->mem.coll_slots; i++) {
+        if (s->mem.colls[i].used && s->mem.colls[i].id == id) {
+            s->coll_hint = i;
             return (int)i;
+        }
+    }
     return -1;
 }
 
