@@ -556,22 +556,12 @@ void dav_writer_done(struct dav_ctx *c, struct xml_writer *w)
         c->out_len += w->len;
 }
 
-void dav_out_escaped(struct dav_ctx *c, const char *s, size_t n)
+size_t dav_out_escaped(struct dav_ctx *c, const char *s, size_t n)
 {
-    size_t i;
-    for (i = 0; i < n; i++) {
-        const char *ref = NULL;
-        switch (s[i]) {
-        case '<': ref = "&lt;"; break;
-        case '>': ref = "&gt;"; break;
-        case '&': ref = "&amp;"; break;
-        case '\r': ref = "&#13;"; break;
-        }
-        if (ref)
-            dav_out_raw(c, ref);
-        else if (c->out_len < sizeof(c->out))
-            c->out[c->out_len++] = s[i];
-    }
+    size_t written, taken = xml_escape_content(c->out + c->out_len, sizeof(c->out) - c->out_len, s, n,
+                                               &written);
+    c->out_len += written;
+    return taken;
 }
 
 /* RFC 3986 section 2: everything but unreserved characters and '/' is
@@ -1276,8 +1266,7 @@ int dav_render_object(struct dav_ctx *c)
             c->obj_phase = 2;
             return 0;
         }
-        dav_out_escaped(c, data, got);
-        c->offset += got;
+        c->offset += dav_out_escaped(c, data, got); /* the rest, if any, in the next piece */
         if (c->offset >= info.size) {
             dav_out_raw(c, "</C:calendar-data>");
             c->obj_phase = 2;

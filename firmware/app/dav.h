@@ -171,8 +171,9 @@ void dav_writer(struct dav_ctx *c, struct xml_writer *w);
 void dav_writer_done(struct dav_ctx *c, struct xml_writer *w);
 void dav_write_href(struct xml_writer *w, const char *path, size_t len);
 void dav_write_status(struct xml_writer *w, int status);
-/* Escaped character data straight into c->out (calendar-data). */
-void dav_out_escaped(struct dav_ctx *c, const char *s, size_t n);
+/* Escaped character data straight into c->out (calendar-data); returns how
+ * many bytes of s fitted. */
+size_t dav_out_escaped(struct dav_ctx *c, const char *s, size_t n);
 void dav_multistatus_open(struct dav_ctx *c);
 void dav_multistatus_close(struct dav_ctx *c);
 

@@ -1016,6 +1016,78 @@ static void w_escaped(struct xml_writer *w, const char *s, size_t n, bool attrib
     w_put(w, s + run, n - run);
 }
 
+static bool content_special(unsigned char c)
+{
+    return c == '<' || c == '>' || c == '&' || c == '\r';
+}
+
+/* Non-zero when one of the word's four bytes is '<', '>', '&' or CR: each
+ * test makes the matching bytes zero ('<' and '>' differ in bit 1 only) and
+ * (x - 0x01..) & ~x & 0x80.. is non-zero exactly when x has a zero byte. */
+static uint32_t word_has_special(uint32_t w)
+{
+    const uint32_t ones = 0x01010101u;
+    uint32_t angle = (w | 0x02020202u) ^ 0x3E3E3E3Eu;
+    uint32_t amp = w ^ 0x26262626u;
+    uint32_t cr = w ^ 0x0D0D0D0Du;
+    return (((angle - ones) & ~angle) | ((amp - ones) & ~amp) | ((cr - ones) & ~cr)) & 0x80808080u;
+}
+
+/* Where the run of bytes needing no reference that starts at s[i] ends. */
+static size_t clean_run_end(const char *s, size_t i, size_t n)
+{
+    while (i < n && ((uintptr_t)(s + i) & 3u)) {
+        if (content_special((unsigned char)s[i]))
+            return i;
+        i++;
+    }
+    while (n - i >= 4) {
+        uint32_t w;
+        memcpy(&w, s + i, 4); /* aligned: one load */
+        if (word_has_special(w))
+            break;
+        i += 4;
+    }
+    while (i < n && !content_special((unsigned char)s[i]))
+        i++;
+    return i;
+}
+
+size_t xml_escape_content(char *out, size_t room, const char *s, size_t n, size_t *written)
+{
+    size_t i = 0, o = 0;
+    while (i < n) {
+        size_t end = clean_run_end(s, i, n), run = end - i;
+        const char *ref;
+        size_t ref_len;
+        if (run > room - o) {
+            memcpy(out + o, s + i, room - o);
+            i += room - o;
+            o = room;
+            break;
+        }
+        memcpy(out + o, s + i, run);
+        o += run;
+        i = end;
+        if (i == n)
+            break;
+        switch (s[i]) {
+        case '<': ref = "&lt;"; ref_len = 4; break;
+        case '>': ref = "&gt;"; ref_len = 4; break;
+        case '&': ref = "&amp;"; ref_len = 5; break;
+        default: ref = "&#13;"; ref_len = 5; break;
+        }
+        if (ref_len > room - o)
+            break;
+        for (size_t k = 0; k < ref_len; k++)
+            out[o + k] = ref[k];
+        o += ref_len;
+        i++;
+    }
+    *written = o;
+    return i;
+}
+
 void xml_write_declaration(struct xml_writer *w)
 {
     w_puts(w, "<?xml version=\"1.0\" encoding=\"utf-8\"?>\n");

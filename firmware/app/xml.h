@@ -154,6 +154,14 @@ void xml_write_start(struct xml_writer *w, const char *prefix, const char *name)
 void xml_write_attr(struct xml_writer *w, const char *name, const char *value, size_t value_len);
 void xml_write_xmlns(struct xml_writer *w, const char *prefix, const char *uri);
 void xml_write_text(struct xml_writer *w, const char *text, size_t len);
+/* Character data for content (XML 1.0 section 2.4), outside any writer:
+ * '<', '>', '&' as entity references and CR as "&#13;" (section 2.11 would
+ * turn a literal CR into LF); every other byte as is, unchecked. Writes at
+ * most room bytes to out, never part of a reference; returns how many bytes
+ * of s went out (all n unless room ran short), *written the bytes written.
+ * Clean runs are found a word at a time and copied in bulk: calendar-data is
+ * most of a multiget's body. */
+size_t xml_escape_content(char *out, size_t room, const char *s, size_t n, size_t *written);
 /* Already well-formed markup, copied as is. */
 void xml_write_raw(struct xml_writer *w, const char *data, size_t len);
 /* Closes the innermost open element ("/>" when it is empty). */

@@ -628,6 +628,103 @@ static void test_writer(void)
     CHECK(xml_writer_finish(&w) == XMLW_OK && w.len == 11 && memcmp(out, "<D:a></D:a>", 11) == 0);
 }
 
+/* ---- content escaper (calendar-data) ---------------------------------- */
+
+/* The rule, byte by byte: what xml_escape_content must produce. */
+static size_t escape_reference(char *out, const char *s, size_t n)
+{
+    size_t o = 0;
+    for (size_t i = 0; i < n; i++) {
+        const char *ref = NULL;
+        switch (s[i]) {
+        case '<': ref = "&lt;"; break;
+        case '>': ref = "&gt;"; break;
+        case '&': ref = "&amp;"; break;
+        case '\r': ref = "&#13;"; break;
+        }
+        if (ref) {
+            memcpy(out + o, ref, strlen(ref));
+            o += strlen(ref);
+        } else {
+            out[o++] = s[i];
+        }
+    }
+    return o;
+}
+
+/* s[0..n) escaped from a source at every offset within a word into an
+ * output at every offset, compared with the reference; the buffers are
+ * malloc'd to the byte so ASan sees any access past either end. */
+static bool escapes_like_reference(const char *s, size_t n)
+{
+    char *want = malloc(5 * n + 1);
+    size_t want_len = escape_reference(want, s, n);
+    bool ok = true;
+    for (size_t src_off = 0; src_off < 8 && ok; src_off++) {
+        for (size_t dst_off = 0; dst_off < 4 && ok; dst_off++) {
+            char *src = malloc(src_off + n + 1), *dst = malloc(dst_off + want_len + 1);
+            size_t written = 99, taken;
+            memcpy(src + src_off, s, n);
+            taken = xml_escape_content(dst + dst_off, want_len, src + src_off, n, &written);
+            ok = taken == n && written == want_len && memcmp(dst + dst_off, want, want_len) == 0;
+            free(src);
+            free(dst);
+        }
+    }
+    free(want);
+    return ok;
+}
+
+static void test_escape_content(void)
+{
+    static const char specials[] = "<>&\r";
+    static const char neighbours[] = "=?;%\n\t\x0c\x2e\x3d\x3f\x25\xbc\xbe\xa6\x8d\x3c\x3e";
+    char buf[64];
+    size_t written;
+
+    /* every special at every position of a 23-byte clean run (word
+     * boundaries in every place), alone and twice in a row */
+    for (size_t k = 0; k < 4; k++) {
+        for (size_t pos = 0; pos < 23; pos++) {
+            memset(buf, 'a', 23);
+            buf[pos] = specials[k];
+            CHECKF(escapes_like_reference(buf, 23), "special 0x%02x at %zu", specials[k], pos);
+            if (pos + 1 < 23) {
+                buf[pos + 1] = specials[(k + 1) % 4];
+                CHECKF(escapes_like_reference(buf, 23), "pair at %zu", pos);
+            }
+        }
+    }
+    /* bytes one bit away from a special, and bytes with the high bit set,
+     * are copied as they are: no false hit in the word test */
+    for (size_t k = 0; k < sizeof(neighbours) - 1; k++) {
+        for (size_t pos = 0; pos < 9; pos++) {
+            memset(buf, 'Z', 9);
+            buf[pos] = neighbours[k];
+            CHECKF(escapes_like_reference(buf, 9), "neighbour 0x%02x at %zu",
+                   (unsigned char)neighbours[k], pos);
+        }
+    }
+    /* every length up to 40 of a line-shaped text, and all-specials runs */
+    {
+        const char *line = "SUMMARY:a<b & c>d\r\nDESCRIPTION:x\r\n\r\nEND:VEVENT\r\n";
+        for (size_t len = 0; len <= 40; len++)
+            CHECKF(escapes_like_reference(line, len), "line prefix %zu", len);
+        CHECK(escapes_like_reference("<<<<>>>>&&&&\r\r\r\r<>&\r", 20));
+    }
+    /* CR becomes a reference (XML 1.0 section 2.11 would read it as LF); LF stays */
+    CHECK(xml_escape_content(buf, sizeof(buf), "A\r\nB", 4, &written) == 4 && written == 8 &&
+          memcmp(buf, "A&#13;\nB", 8) == 0);
+    /* a short room cuts clean text anywhere, but never inside a reference */
+    CHECK(xml_escape_content(buf, 3, "abcdef", 6, &written) == 3 && written == 3 &&
+          memcmp(buf, "abc", 3) == 0);
+    CHECK(xml_escape_content(buf, 6, "ab&cd", 5, &written) == 2 && written == 2);
+    CHECK(xml_escape_content(buf, 7, "ab&cd", 5, &written) == 3 && written == 7 &&
+          memcmp(buf, "ab&amp;", 7) == 0);
+    CHECK(xml_escape_content(buf, 0, "x", 1, &written) == 0 && written == 0);
+    CHECK(xml_escape_content(buf, 4, "", 0, &written) == 0 && written == 0);
+}
+
 int main(void)
 {
     test_status_table();
@@ -636,5 +733,6 @@ int main(void)
     test_limits();
     test_client_bodies();
     test_writer();
+    test_escape_content();
     return check_summary();
 }
