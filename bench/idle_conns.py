@@ -11,7 +11,7 @@ idle connections cost.
     python3 -m litedav.bench.idle_conns [--counts 0 100 1000 4000] [--requests N] [--out DIR]
 
 Writes section "idle_connections" of DIR/latest.json and latest.md and DIR/idle_connections.png
-(default bench/results/). tests/test_sim_idle_conns.py uses open_idle() and still_open().
+(default bench/results/), after every step (the rows so far) and at the end. tests/test_sim_idle_conns.py uses open_idle() and still_open().
 """
 
 import argparse
@@ -191,7 +191,16 @@ def keepalive_cost(port, requests, concurrency):
             "status_read_cycles": overhead}
 
 
-def measure(counts, requests, concurrency, nic="liteeth", phy="gmii", build_dir=None, log=print):
+def _relative(rows):
+    base = rows[0]["cpu_cycles_per_request"] if rows and rows[0]["idle_connections"] == 0 else None
+    for row in rows:
+        row["vs_no_idle"] = round(row["cpu_cycles_per_request"] / base, 4) if base else None
+
+
+def measure(counts, requests, concurrency, nic="liteeth", phy="gmii", build_dir=None, log=print,
+            on_row=None):
+    """on_row(partial result): called after every step (a 4,000-connection step takes half an
+    hour of wall time; the rows before it are kept if it is cut short)."""
     from litedav.sim.run import Simulator, build, default_build_dir, free_port
     build_dir = build_dir or default_build_dir(nic)
     build(build_dir, nic=nic)
@@ -218,11 +227,13 @@ def measure(counts, requests, concurrency, nic="liteeth", phy="gmii", build_dir=
                 rows.append(row)
                 log(f"{count} idle: {row['cpu_cycles_per_request']} cycles/request "
                     f"({row['requests']} requests, {row['failed']} failed)")
+                _relative(rows)
+                if on_row:
+                    on_row({"nic": nic, "phy": phy, "sys_clk_hz": hz, "concurrency": concurrency,
+                            "wall_s": round(time.time() - t0), "rows": rows})
         finally:
             close_all(socks)
-    base = rows[0]["cpu_cycles_per_request"] if rows and rows[0]["idle_connections"] == 0 else None
-    for row in rows:
-        row["vs_no_idle"] = round(row["cpu_cycles_per_request"] / base, 4) if base else None
+    _relative(rows)
     return {"nic": nic, "phy": phy, "sys_clk_hz": hz, "concurrency": concurrency,
             "wall_s": round(time.time() - t0), "rows": rows}
 
@@ -301,7 +312,9 @@ def main(argv=None):
         parser.error("--counts must be 0 or more")
     os.makedirs(args.out, exist_ok=True)
     result = measure(args.counts, args.requests, args.concurrency, args.nic, args.phy,
-                     os.path.abspath(args.build_dir) if args.build_dir else None, log=lambda m: print(f"[idle_conns] {m}", flush=True))
+                     os.path.abspath(args.build_dir) if args.build_dir else None,
+                     log=lambda m: print(f"[idle_conns] {m}", flush=True),
+                     on_row=lambda partial: merge_reports(partial, args.out))
     merge_reports(result, args.out)
     print(markdown(result))
 

@@ -59,6 +59,9 @@
 #ifndef HTTPD_CONNS_RESERVE
 #define HTTPD_CONNS_RESERVE HTTPD_CONNS_MAX /* pool states kept for waiting clients: a connection */
 #endif                                /* keeps its state between requests only while more are free */
+#ifndef HTTPD_WAIT_POOL
+#define HTTPD_WAIT_POOL 0             /* waiting records (httpd.c conn_wait) from a pool of this */
+#endif                                /* many, in O(1); 0: from lwIP's heap (first fit) */
 #ifndef HTTPD_PARK_BUCKETS
 #define HTTPD_PARK_BUCKETS 0          /* idle connections parked off lwIP's timer walks (tcp_park.h): */
 #endif                                /* hash buckets, a power of two; 0: off */

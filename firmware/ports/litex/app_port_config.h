@@ -7,11 +7,15 @@
 
 /* HTTP connection states (~7 KiB each: head, scratch and staging buffers) come
  * from a static pool of 64. A connection that is not in a request holds a
- * ~40-byte waiting record from lwIP's heap instead, so 4,000 idle clients cost
- * ~160 KB of heap, not 28 MB; it keeps its state between requests while more
+ * ~50-byte waiting record instead, so 4,000 idle clients cost ~200 KB,
+ * not 28 MB; it keeps its state between requests while more
  * than 16 are free (the busy keep-alive clients of a benchmark never give it up). */
 #define HTTPD_CONNS_MAX 64
 #define HTTPD_CONNS_RESERVE 16
+/* The waiting records come from a pool with one per PCB (~50 bytes each,
+ * 210 KB), not from lwIP's heap: first fit from the lowest free block, every
+ * send buffer's allocation would step past the records of all idle clients. */
+#define HTTPD_WAIT_POOL MEMP_NUM_TCP_PCB
 /* Idle connections (waiting records with nothing in flight) leave lwIP's
  * active list, so its timers walk only the busy ones (firmware/app/tcp_park.h);
  * a segment for one brings it back through the IPv4 input hook (lwipopts.h). */
