@@ -243,6 +243,7 @@ def test_apachebench_100_concurrent_no_failures_pools_back(flood_sim):
     """ab -n 10,000 -c 100: every request a 200 of the right length, and afterwards
     the pools are back at their idle level."""
     sim = flood_sim
+    served(sim, 3)  # as the other floods: the baseline is an appliance that has served (ARP learnt)
     baseline = status(sim)
     cmd = ["ab", "-n", str(AB_REQUESTS), "-c", str(AB_CONCURRENCY), "-s", str(TIMEOUT),
            f"http://127.0.0.1:{sim.port}/static/task.ics"]

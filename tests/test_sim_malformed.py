@@ -178,7 +178,9 @@ def soc_build(request):
     if request.param == "liteeth":
         return "liteeth", request.getfixturevalue("sim_build")
     from litedav.sim.run import build, default_build_dir
-    return "offload", build(default_build_dir("offload"), nic="offload")
+    # LITEDAV_SIM_BUILD_OFFLOAD: a folder of its own for a long run (as LITEDAV_SIM_BUILD for LiteEth)
+    return "offload", build(os.environ.get("LITEDAV_SIM_BUILD_OFFLOAD") or default_build_dir("offload"),
+                            nic="offload")
 
 
 @pytest.mark.skipif(not (os.environ.get("LITEDAV_MALFORMED") == "1" or os.environ.get("LITEDAV_SOAK") == "1"),
