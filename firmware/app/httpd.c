@@ -1049,10 +1049,11 @@ static void waiting_unlink(struct waiting *w)
 /* Records from a pool of their own (HTTPD_WAIT_POOL, app_config.h), not
  * lwIP's heap: the heap is first fit from its lowest free block, and a
  * record that lives as long as its idle client stays where it was put,
- * among the send buffers. With 1,000 of them spread over the heap's bottom,
- * every TX pbuf allocation stepped past each (on the LiteX SoC a keep-alive
- * request cost 68 % more with 1,000 idle clients, bench/README.md). A pool's free list takes and gives back
- * in O(1); a connection holds one record at most, so a pool of one per PCB
+ * among the send buffers. With 1,000 of them and their holes below the free
+ * space, every TX pbuf allocation steps past each (the likely cause of a
+ * keep-alive request costing 68 % more with 1,000 idle clients once on the
+ * LiteX SoC, bench/README.md). A pool's free list takes and gives back in
+ * O(1); a connection holds one record at most, so a pool of one per PCB
  * never runs out. */
 #if HTTPD_WAIT_POOL
 LWIP_MEMPOOL_DECLARE(httpd_waiting, HTTPD_WAIT_POOL, sizeof(struct waiting), "httpd waiting")
