@@ -65,6 +65,9 @@
 #ifndef HTTPD_PARK_BUCKETS
 #define HTTPD_PARK_BUCKETS 0          /* idle connections parked off lwIP's timer walks (tcp_park.h): */
 #endif                                /* hash buckets, a power of two; 0: off */
+#ifndef HTTPD_PRODUCE_TURN
+#define HTTPD_PRODUCE_TURN 4096       /* produced body rendered per main-loop turn (state pool only) */
+#endif
 #ifndef HTTPD_STAGE_MAX
 #define HTTPD_STAGE_MAX 1024          /* response heads and produced body pieces */
 #endif

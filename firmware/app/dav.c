@@ -499,9 +499,21 @@ int dav_store_http_status(int rc)
     }
 }
 
+/* By hand, not snprintf: picolibc formats with 64-bit divisions, and a
+ * listing formats an ETag and a status line per member. */
 void dav_etag_format(uint32_t etag, char *out, size_t size)
 {
-    snprintf(out, size, "\"%08" PRIx32 "\"", etag);
+    static const char hex[] = "0123456789abcdef";
+    char tag[11];
+    tag[0] = tag[9] = '"';
+    for (int i = 8; i >= 1; i--, etag >>= 4)
+        tag[i] = hex[etag & 15];
+    tag[10] = '\0';
+    if (size) {
+        size_t n = size - 1 < 10 ? size - 1 : 10;
+        memcpy(out, tag, n);
+        out[n] = '\0';
+    }
 }
 
 void dav_respond_status(struct dav_ctx *c, int status, const char *detail)
@@ -587,9 +599,19 @@ void dav_write_href(struct xml_writer *w, const char *path, size_t len)
 
 void dav_write_status(struct xml_writer *w, int status)
 {
-    char line[64];
-    int n = snprintf(line, sizeof(line), "HTTP/1.1 %d %s", status, http_reason(status));
-    xml_write_text_element(w, "D", "status", line, (size_t)n);
+    char line[64] = "HTTP/1.1 ";
+    const char *reason = http_reason(status);
+    size_t n = 9, reason_len = strlen(reason);
+    if (status < 100 || status > 999)
+        status = 500;
+    line[n++] = (char)('0' + status / 100);
+    line[n++] = (char)('0' + status / 10 % 10);
+    line[n++] = (char)('0' + status % 10);
+    line[n++] = ' ';
+    if (reason_len > sizeof(line) - n)
+        reason_len = sizeof(line) - n;
+    memcpy(line + n, reason, reason_len);
+    xml_write_text_element(w, "D", "status", line, n + reason_len);
 }
 
 void dav_multistatus_open(struct dav_ctx *c)

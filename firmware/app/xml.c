@@ -861,7 +861,8 @@ bool xml_str_eq(struct xml_str s, const char *lit)
 
 bool xml_is(const struct xml_node *node, const char *ns, const char *name)
 {
-    return node && (!ns || xml_str_eq(node->ns, ns)) && (!name || xml_str_eq(node->name, name));
+    /* the local name first: it tells most candidates apart, and namespaces are long */
+    return node && (!name || xml_str_eq(node->name, name)) && (!ns || xml_str_eq(node->ns, ns));
 }
 
 struct xml_node *xml_child(const struct xml_node *parent, const char *ns, const char *name)
@@ -1033,24 +1034,54 @@ static uint32_t word_has_special(uint32_t w)
     return (((angle - ones) & ~angle) | ((amp - ones) & ~amp) | ((cr - ones) & ~cr)) & 0x80808080u;
 }
 
-/* Where the run of bytes needing no reference that starts at s[i] ends. */
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ != __ORDER_LITTLE_ENDIAN__
+#error "clean_run_end reads words as little-endian"
+#endif
+
+/* The first byte of a word that word_has_special() flagged: the lowest flag
+ * is exact (a borrow can only carry a false flag upwards, past a true one). */
+static size_t first_flagged(uint32_t hit)
+{
+    if (hit & 0x80u)
+        return 0;
+    if (hit & 0x8000u)
+        return 1;
+    return hit & 0x800000u ? 2 : 3;
+}
+
+/* Where the run of bytes needing no reference that starts at s[i] ends.
+ * Aligned words only: the one holding s[i] has its bytes before s[i] set
+ * to 0xFF (never special), so a run after a reference costs no byte loop. */
 static size_t clean_run_end(const char *s, size_t i, size_t n)
 {
-    while (i < n && ((uintptr_t)(s + i) & 3u)) {
-        if (content_special((unsigned char)s[i]))
-            return i;
-        i++;
+    const char *p = s + i, *end = s + n;
+    const char *a = (const char *)((uintptr_t)p & ~(uintptr_t)3u);
+    uint32_t below = 0;
+    if (a < s) {
+        /* that word starts before s: bytes up to the next one */
+        while (p < end && ((uintptr_t)p & 3u)) {
+            if (content_special((unsigned char)*p))
+                return (size_t)(p - s);
+            p++;
+        }
+        a = p;
+    } else {
+        below = (1u << (8u * (unsigned)(p - a))) - 1u;
     }
-    while (n - i >= 4) {
-        uint32_t w;
-        memcpy(&w, s + i, 4); /* aligned: one load */
-        if (word_has_special(w))
-            break;
-        i += 4;
+    while (end - a >= 4) {
+        uint32_t w, hit;
+        memcpy(&w, a, 4); /* aligned: one load */
+        hit = word_has_special(w | below);
+        if (hit)
+            return (size_t)(a - s) + first_flagged(hit);
+        below = 0;
+        a += 4;
     }
-    while (i < n && !content_special((unsigned char)s[i]))
-        i++;
-    return i;
+    if (a > p)
+        p = a;
+    while (p < end && !content_special((unsigned char)*p))
+        p++;
+    return (size_t)(p - s);
 }
 
 size_t xml_escape_content(char *out, size_t room, const char *s, size_t n, size_t *written)
