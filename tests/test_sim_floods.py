@@ -234,7 +234,7 @@ def test_idle_connection_flood(flood_sim):
             f"Idle: {figures['idle']}\n\nAfter: {figures['after']}\n"))
 
 
-AB_REQUESTS = 10_000
+AB_REQUESTS = int(os.environ.get("LITEDAV_AB_REQUESTS", "10000"))  # LITEDAV_AB_REQUESTS: a shorter try
 AB_CONCURRENCY = 100
 
 
@@ -249,7 +249,11 @@ def test_apachebench_100_concurrent_no_failures_pools_back(flood_sim):
            f"http://127.0.0.1:{sim.port}/static/task.ics"]
     out = subprocess.run(cmd, capture_output=True, text=True)
     print(" ".join(cmd) + "\n" + out.stdout[-1200:])
-    assert out.returncode == 0, out.stderr
+    if out.returncode != 0:  # ab stops at its first socket error: say what the server did meanwhile
+        s = status(sim)
+        pytest.fail(f"ab: {out.stderr.strip()}; server meanwhile: " + ", ".join(
+            f"{k} +{s[k] - baseline[k]}" for k in ("syn_half_open_evicted", "conns_timed_out", "rx_dropped",
+                                                    "syn_overflow", "syn_expired", "requests")))
     complete = int(re.search(r"^Complete requests:\s+(\d+)$", out.stdout, re.M).group(1))
     failed = int(re.search(r"^Failed requests:\s+(\d+)$", out.stdout, re.M).group(1))
     assert complete == AB_REQUESTS and failed == 0 and "Non-2xx" not in out.stdout, out.stdout
