@@ -253,7 +253,8 @@ def test_apachebench_100_concurrent_no_failures_pools_back(flood_sim):
         s = status(sim)
         pytest.fail(f"ab: {out.stderr.strip()}; server meanwhile: " + ", ".join(
             f"{k} +{s[k] - baseline[k]}" for k in ("syn_half_open_evicted", "conns_timed_out", "rx_dropped",
-                                                    "syn_overflow", "syn_expired", "requests")))
+                                                    "syn_overflow", "syn_expired", "syn_time_wait_reopened",
+                                                    "requests")))
     complete = int(re.search(r"^Complete requests:\s+(\d+)$", out.stdout, re.M).group(1))
     failed = int(re.search(r"^Failed requests:\s+(\d+)$", out.stdout, re.M).group(1))
     assert complete == AB_REQUESTS and failed == 0 and "Non-2xx" not in out.stdout, out.stdout
