@@ -81,8 +81,7 @@ class TxChecksum(LiteXModule):
 
         # # #
 
-        self.parser    = parser    = ChecksumParser(zero_checksum_fields=True, length_from_frame=True,
-            pipelined_sums=True)
+        self.parser    = parser    = ChecksumParser(zero_checksum_fields=True, length_from_frame=True)
         # 36 bits a beat (two DP16KD): data, error, last, and the last beat's last lane.
         self.data_fifo = data_fifo = SyncFIFOBuffered(dw + 4, fifo_depth)
         self.results   = results   = stream.SyncFIFO(tx_checksum_result_layout, 2)
@@ -115,11 +114,10 @@ class TxChecksum(LiteXModule):
             tcp_flags.eq(sink.tcp_flags),
         )
 
-        # Results: decided the cycle after the last beat (the parser's flags), sent three cycles
-        # later (its pipelined sums are folded by then). No other last beat is taken meanwhile, and
-        # no beat while the result waits for room: a new frame's third beat would clear the sums.
+        # Results: decided the cycle after the last beat (the parser's flags), sent two cycles later
+        # (its sums are folded by then). No other last beat is taken meanwhile, and no beat while
+        # the result waits for room: a new frame's third beat would clear the sums.
         decided  = Signal()
-        summing  = Signal()
         folding  = Signal()
         finished = Signal()
         entry    = Record(tx_checksum_result_layout)
@@ -135,8 +133,7 @@ class TxChecksum(LiteXModule):
         assert (udp_lane, tcp_lane) == (0, 2)
         self.sync += [
             decided.eq(accept & sink.last),
-            summing.eq(decided),
-            folding.eq(summing),
+            folding.eq(decided),
             If(folding, finished.eq(1)),
             If(decided,
                 entry.write_ip.eq(want_ip & p.l3_ok & ~l4_wrong &
@@ -190,10 +187,8 @@ class TxChecksum(LiteXModule):
                 results.sink.ip_checksum.eq(~p.header_sum),
                 results.sink.l4_checksum.eq(l4_checksum),
             ),
-            # A result without room stalls from `folding` on: the sums run a cycle behind the beats,
-            # so a beat 2 taken while `folding` would clear them the cycle after `finished`.
-            stall.eq(((decided | summing | folding) & sink.last) |
-                ((early_push | ((folding | finished) & ~early_sent)) & ~results.sink.ready)),
+            stall.eq(((decided | folding) & sink.last) |
+                ((early_push | (finished & ~early_sent)) & ~results.sink.ready)),
         ]
 
         # Output: a frame leaves once its result is known; the fields are patched on the way. ------

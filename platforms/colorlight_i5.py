@@ -69,12 +69,9 @@ NAME = "colorlight_i5"
 # 15.5 ns: 64.5 MHz). VexRiscv `linux+no-dsp` (relaxed PC calculation, no branch prediction,
 # iterative multiplier, plus an MMU) reached 71.7 MHz at 75, its worst path then the offload NIC's
 # TX checksum (data FIFO level -> handshake -> beat sum -> accumulator carry chain, 13.9 ns), and
-# took 14,794 LUT4 (39% free, below the 40% goal). The TX checksum now registers each beat's masked
-# words before its adders (ChecksumParser pipelined_sums): TxChecksum alone, placed on this FPGA
-# (nextpnr seed 1), went from 80.6 MHz (beat sum -> accumulator carry, 12.4 ns) to 100.3 MHz (its
-# data FIFO's block RAM output -> results FIFO level) and from 1,175 to 1,069 LUT4. So sys_clk is
-# 62.5 MHz with VexRiscv standard: the 75 MHz goal is not met; it needs a CPU configuration with a
-# shorter stall chain within the LUT budget.
+# took 14,794 LUT4 (39% free, below the 40% goal). So sys_clk is 62.5 MHz with VexRiscv standard:
+# the 75 MHz goal is not met; it needs a CPU configuration with a shorter stall chain (and the TX
+# checksum's accumulator pipelined) within the LUT budget.
 DEFAULT_SYS_CLK_FREQ = 62.5e6
 L2_CACHE_SIZE        = 8192
 CPU_VARIANT          = "standard"
