@@ -202,7 +202,6 @@ static int seal_block(struct store *s, uint32_t b)
     static const uint8_t zero[2] = {0, 0};
     if (flash_program(s->flash, b * s->block_size + BHDR_STATE, zero, 2))
         return io_fail(s);
-    s->sealed_blocks++;
     return STORE_OK;
 }
 

@@ -150,7 +150,6 @@ struct store {
     uint32_t compactions;        /* blocks compacted since mount */
     uint32_t seal_next;          /* first block the writer has not sealed yet */
     uint32_t coll_hint;          /* collection slot found last (coll_slot_by_id) */
-    uint32_t sealed_blocks;      /* blocks sealed since mount (by replay or writer) */
     /* the record being written */
     uint32_t wr_start, wr_end, wr_pos, wr_crc, wr_len, wr_type, wr_seq;
     /* streamed put */
