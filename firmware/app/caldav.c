@@ -148,15 +148,6 @@ static size_t find_uid(const char *obj, size_t len, char *out, size_t cap)
     return 0;
 }
 
-/* The tag the store keeps for a UID (store_tag_next): FNV-1a. */
-static uint32_t uid_tag(const char *uid, size_t len)
-{
-    uint32_t h = 2166136261u;
-    while (len--)
-        h = (h ^ (uint8_t)*uid++) * 16777619u;
-    return h;
-}
-
 /* no-uid-conflict (section 5.3.2.1): no other resource of the collection has
  * this UID. The store keeps a digest of each object's UID in RAM once it is
  * known (store_tag_next): only objects whose digest matches, or is not known
@@ -169,7 +160,7 @@ static bool uid_conflict(struct dav_ctx *c, const char *uid, size_t uid_len)
     uint32_t pos = STORE_TAG_START;
     size_t name_len;
     int known;
-    while (store_tag_next(&dav_store, c->target.coll, uid_tag(uid, uid_len), &pos, name,
+    while (store_tag_next(&dav_store, c->target.coll, store_name_hash(uid, uid_len), &pos, name,
                           sizeof(name), &name_len, &known) == 1) {
         long len;
         size_t other_len;
@@ -180,7 +171,7 @@ static bool uid_conflict(struct dav_ctx *c, const char *uid, size_t uid_len)
             continue;
         other_len = find_uid(dav_work, (size_t)len, other, sizeof(other));
         if (!known)
-            store_tag_set(&dav_store, c->target.coll, name, name_len, uid_tag(other, other_len));
+            store_tag_set(&dav_store, c->target.coll, name, name_len, store_name_hash(other, other_len));
         if (other_len == uid_len && memcmp(other, uid, uid_len) == 0)
             return true;
     }

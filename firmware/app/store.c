@@ -2027,6 +2027,11 @@ int store_tag_next(struct store *s, uint32_t coll, uint32_t tag, uint32_t *pos, 
     return 0;
 }
 
+uint32_t store_name_hash(const void *data, size_t len)
+{
+    return fnv1a(data, len);
+}
+
 int store_tag_set(struct store *s, uint32_t coll, const char *name, size_t name_len, uint32_t tag)
 {
     int slot, e, rc;

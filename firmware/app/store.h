@@ -226,6 +226,8 @@ int store_changes_after(struct store *s, uint32_t coll, uint32_t token, uint32_t
 int store_tag_next(struct store *s, uint32_t coll, uint32_t tag, uint32_t *pos, char *name,
                    size_t cap, size_t *name_len, int *known);
 int store_tag_set(struct store *s, uint32_t coll, const char *name, size_t name_len, uint32_t tag);
+/* A tag for any bytes (CalDAV: a UID): the FNV-1a hash the store keys names with. */
+uint32_t store_name_hash(const void *data, size_t len);
 
 /* Reclaim space: compact up to max_blocks log blocks (0: one pass over the
  * log as it is now). *reclaimed (may be NULL) gets the blocks freed. */
