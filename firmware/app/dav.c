@@ -600,10 +600,12 @@ void dav_write_href(struct xml_writer *w, const char *path, size_t len)
 void dav_write_status(struct xml_writer *w, int status)
 {
     char line[64] = "HTTP/1.1 ";
-    const char *reason = http_reason(status);
-    size_t n = 9, reason_len = strlen(reason);
+    const char *reason;
+    size_t n = 9, reason_len;
     if (status < 100 || status > 999)
-        status = 500;
+        status = 500; /* before the reason, so the line's code and text agree */
+    reason = http_reason(status);
+    reason_len = strlen(reason);
     line[n++] = (char)('0' + status / 100);
     line[n++] = (char)('0' + status / 10 % 10);
     line[n++] = (char)('0' + status % 10);

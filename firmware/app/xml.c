@@ -988,25 +988,33 @@ static void w_qname(struct xml_writer *w, const char *prefix, const char *name)
 /* Escape for content (XML 1.0 2.4: '<' and '&' always, '>' for "]]>") or for
  * a double-quoted attribute (3.1, and whitespace as references so 3.3.3
  * normalisation gives it back); CR always as a reference so 2.11 keeps it. */
+static const char *content_ref(unsigned char c)
+{
+    switch (c) {
+    case '<': return "&lt;";
+    case '>': return "&gt;";
+    case '&': return "&amp;";
+    case '\r': return "&#13;";
+    default: return NULL;
+    }
+}
+
 static void w_escaped(struct xml_writer *w, const char *s, size_t n, bool attribute)
 {
     size_t run = 0;
     for (size_t i = 0; i < n; i++) {
         unsigned char c = (unsigned char)s[i];
-        const char *ref = NULL;
-        switch (c) {
-        case '<': ref = "&lt;"; break;
-        case '>': ref = "&gt;"; break;
-        case '&': ref = "&amp;"; break;
-        case '\r': ref = "&#13;"; break;
-        case '"': if (attribute) ref = "&quot;"; break;
-        case '\n': if (attribute) ref = "&#10;"; break;
-        case '\t': if (attribute) ref = "&#9;"; break;
-        default:
-            if (c < 0x20) {
-                w_error(w, XMLW_ERR_CHAR);
-                return;
+        const char *ref = content_ref(c);
+        if (!ref && attribute) {
+            switch (c) {
+            case '"': ref = "&quot;"; break;
+            case '\n': ref = "&#10;"; break;
+            case '\t': ref = "&#9;"; break;
             }
+        }
+        if (!ref && c < 0x20 && c != '\n' && c != '\t') {
+            w_error(w, XMLW_ERR_CHAR);
+            return;
         }
         if (ref) {
             w_put(w, s + run, i - run);
@@ -1019,7 +1027,7 @@ static void w_escaped(struct xml_writer *w, const char *s, size_t n, bool attrib
 
 static bool content_special(unsigned char c)
 {
-    return c == '<' || c == '>' || c == '&' || c == '\r';
+    return content_ref(c) != NULL;
 }
 
 /* Non-zero when one of the word's four bytes is '<', '>', '&' or CR: each
@@ -1102,12 +1110,8 @@ size_t xml_escape_content(char *out, size_t room, const char *s, size_t n, size_
         i = end;
         if (i == n)
             break;
-        switch (s[i]) {
-        case '<': ref = "&lt;"; ref_len = 4; break;
-        case '>': ref = "&gt;"; ref_len = 4; break;
-        case '&': ref = "&amp;"; ref_len = 5; break;
-        default: ref = "&#13;"; ref_len = 5; break;
-        }
+        ref = content_ref((unsigned char)s[i]);
+        ref_len = strlen(ref);
         if (ref_len > room - o)
             break;
         for (size_t k = 0; k < ref_len; k++)
