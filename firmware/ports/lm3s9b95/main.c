@@ -20,6 +20,7 @@
 #include "lm3s_port.h"
 #include "port.h"
 #include "routes.h"
+#include "semihost_flash.h"
 #include "stellaris_eth.h"
 
 /* Static address on QEMU's user-mode network (slirp defaults). */
@@ -34,7 +35,28 @@
  * a power cut. QEMU does not emulate flash programming: the QEMU build keeps
  * the store in a RAM flash instead, lost at reset; 512-byte blocks keep the
  * compaction reserve (a few blocks) small. */
-#ifdef LM3S_QEMU
+#if defined(LM3S_QEMU) && defined(LM3S_QEMU_SEMIHOST_STORE)
+/* Benchmarks: the real chip's 128 KiB store geometry in a host file
+ * (semihost_flash.c), which also frees the RAM store's SRAM. */
+#ifndef SEMIHOST_STORE_FILE
+#define SEMIHOST_STORE_FILE "lm3s-store.bin"
+#endif
+#ifndef SEMIHOST_STORE_BYTES
+#define SEMIHOST_STORE_BYTES (128u * 1024u)
+#endif
+static struct semihost_flash host_store;
+
+const struct flash *port_flash(void) { return NULL; }
+
+static const struct flash *store_flash(char *where, size_t cap)
+{
+    snprintf(where, cap, "in host file %s (%u KiB, semihosting)", SEMIHOST_STORE_FILE,
+             (unsigned)(SEMIHOST_STORE_BYTES / 1024u));
+    if (semihost_flash_init(&host_store, SEMIHOST_STORE_FILE, SEMIHOST_STORE_BYTES) != FLASH_OK)
+        return NULL;
+    return &host_store.flash;
+}
+#elif defined(LM3S_QEMU)
 #ifndef RAM_STORE_BYTES
 #define RAM_STORE_BYTES (16u * 512u)
 #endif
