@@ -104,10 +104,11 @@ class BenchError(Exception):
 
 # --- building -------------------------------------------------------------------------------
 
-def build_image(build_dir):
-    """The QEMU variant of the port into build_dir (make is incremental)."""
+def build_image(build_dir, qemu_defs=""):
+    """The QEMU variant of the port into build_dir (make is incremental; qemu_defs: extra -D
+    flags, kept to a build_dir of their own: make does not rebuild on changed flags)."""
     target = os.path.join(build_dir, "qemu", "litedav.bin")
-    out = subprocess.run(["make", "-C", PORT_DIR, "-j2", f"OUT={build_dir}", target],
+    out = subprocess.run(["make", "-C", PORT_DIR, "-j2", f"OUT={build_dir}", f"QEMU_DEFS={qemu_defs}", target],
                          capture_output=True, text=True)
     if out.returncode != 0:
         raise BenchError(f"building the LM3S QEMU image failed:\n{out.stdout[-3000:]}{out.stderr[-3000:]}")
@@ -184,7 +185,9 @@ def plugin_regions(elf):
 class Guest:
     """qemu-system-arm running the image with -icount and the counting plugin."""
 
-    def __init__(self, elf, plugin, shift, qemu="qemu-system-arm"):
+    def __init__(self, elf, plugin, shift, qemu="qemu-system-arm", extra_args=(), cwd=None):
+        """extra_args: more QEMU options (bench/lm3s_scale.py: semihosting); cwd: QEMU's
+        working directory (where a semihosted store file lives)."""
         self.shift = shift
         self.port = free_port()
         self.tmp = tempfile.mkdtemp(prefix="litedav-insn-")   # short: unix socket paths are limited
@@ -195,12 +198,13 @@ class Guest:
         cmd = [qemu, "-M", "lm3s6965evb", "-nographic", "-monitor", "none", "-serial", "stdio",
                "-icount", f"shift={shift}", "-kernel", elf,
                "-plugin", f"{plugin},regions={regions},socket={self.sock}",
-               "-nic", f"user,id=n0,model=stellaris,hostfwd=tcp:127.0.0.1:{self.port}-10.0.2.15:80"]
+               "-nic", f"user,id=n0,model=stellaris,hostfwd=tcp:127.0.0.1:{self.port}-10.0.2.15:80",
+               *extra_args]
         self.console = []
         self.ready = threading.Event()
         self.proc = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
                                      stderr=subprocess.STDOUT, text=True, errors="replace",
-                                     preexec_fn=die_with_parent)
+                                     preexec_fn=die_with_parent, cwd=cwd)
         threading.Thread(target=self._read_console, daemon=True).start()
 
     def _read_console(self):
@@ -519,6 +523,12 @@ def markdown(result):
 def merge_reports(result, out):
     """Puts the section into out/latest.json and out/latest.md, keeping what else is there
     (the SoC comparison's rows: a list in files older than the "soc" section)."""
+    return merge_section(out, SECTION, result, markdown(result), MD_BEGIN, MD_END)
+
+
+def merge_section(out, section, result, table, md_begin, md_end):
+    """result as section `section` of out/latest.json, table (between md_begin and md_end)
+    into out/latest.md in place of the old one; other sections are kept."""
     os.makedirs(out, exist_ok=True)
     json_path, md_path = os.path.join(out, "latest.json"), os.path.join(out, "latest.md")
     data = {}
@@ -527,16 +537,15 @@ def merge_reports(result, out):
             data = json.load(f)
         if isinstance(data, list):
             data = {"soc": data}
-    data[SECTION] = result
+    data[section] = result
     with open(json_path + ".tmp", "w") as f:
         json.dump(data, f, indent=2)
     os.replace(json_path + ".tmp", json_path)
-    table = markdown(result)
     md = ""
     if os.path.exists(md_path):
         with open(md_path) as f:
             md = f.read()
-    pattern = re.compile(re.escape(MD_BEGIN) + r".*?" + re.escape(MD_END) + r"\n?", re.S)
+    pattern = re.compile(re.escape(md_begin) + r".*?" + re.escape(md_end) + r"\n?", re.S)
     md = pattern.sub(lambda _: table, md) if pattern.search(md) else md + ("\n" if md else "") + table
     with open(md_path, "w") as f:
         f.write(md)

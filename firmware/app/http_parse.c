@@ -356,6 +356,7 @@ const char *http_reason(int status)
     case 501: return "Not Implemented";
     case 503: return "Service Unavailable";
     case 505: return "HTTP Version Not Supported";
+    case 507: return "Insufficient Storage";   /* RFC 4918 section 11.5 */
     default: return "Unknown";
     }
 }
