@@ -127,7 +127,11 @@ class Board:
                "requests": s["requests"] - 1,   # the second status read is a request too
                "frames_in": s["frames_in"], "frames_out": s["frames_out"],
                "bytes_in": s["bytes_in"], "bytes_out": s["bytes_out"],
-               "rx_dropped": s["rx_dropped"]}
+               "rx_dropped": s["rx_dropped"],
+               # the plugin's split by the linker map (lm3s_instructions.code_part) and the leaders
+               "by_part": {part: sum(v for k, v in p.items() if k.startswith(part + ":")) for part in li.PARTS},
+               "top_functions": dict(sorted(((k, v) for k, v in p.items() if ":" in k and v > 0),
+                                            key=lambda kv: -kv[1])[:li.TOP_FUNCTIONS])}
         row["cpu_ms_at_80mhz"] = round(row["busy_instructions"] / CHIP_HZ * 1e3, 3)
         wire = max(s["bytes_in"] + WIRE_OVERHEAD * s["frames_in"],
                    s["bytes_out"] + WIRE_OVERHEAD * s["frames_out"])
@@ -363,7 +367,11 @@ def markdown(result):
             lines.append(f"| {name} | {r['busy_instructions']:,} | {r['all_instructions_net']:,} | "
                          f"{r['cpu_ms_at_80mhz']} | {r['wire_ms_at_100mbps']} | {r['requests']} | "
                          f"{r['bytes_in']:,} / {r['bytes_out']:,} |")
-        lines.append("")
+        parts = " / ".join(f"{100 * i['by_part'][p] / max(1, i['all_instructions']):.0f}%" for p in li.PARTS[:-1])
+        top = ", ".join(f"{k.split(':', 1)[1]} {v / i['all_instructions']:.0%}" for k, v in
+                        list(i["top_functions"].items())[:5])
+        lines += ["", f"The day's instructions by part (lwIP / app / driver / port / libc): {parts}; "
+                  f"leading functions: {top}.", ""]
     lines.append(MD_END)
     return "\n".join(lines) + "\n"
 
