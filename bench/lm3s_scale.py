@@ -400,7 +400,7 @@ def main(argv=None):
                              "found, and the limit less two)")
     parser.add_argument("--max-conns", type=int, default=400,
                         help="stop the limit search here if the server still answers")
-    parser.add_argument("--answer-timeout", type=float, default=5.0,
+    parser.add_argument("--answer-timeout", type=float, default=10.0,
                         help="wall seconds a new idle connection's GET may take before the limit is reached")
     parser.add_argument("--items", type=int,
                         help="the day's items (default: what the store takes less --day-margin)")

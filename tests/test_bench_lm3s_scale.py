@@ -36,7 +36,7 @@ def result(tmp_path_factory):
     (out / "latest.json").write_text(json.dumps(OTHER))
     (out / "latest.md").write_text(OTHER_TABLE)
     bench.main(["--out", str(out), "--build-dir", BUILD, "--requests", "5", "--counts", "0", "3",
-                "--answer-timeout", "3", "--no-day"])
+                "--answer-timeout", "10", "--no-day"])
     first = json.loads((out / "latest.json").read_text())
     bench.main(["--out", str(out), "--build-dir", BUILD, "--items", str(ITEMS), "--no-idle"])
     return out, first, json.loads((out / "latest.json").read_text())
