@@ -62,6 +62,7 @@ bench: deps
 	@$(PYTHON) -m litedav.bench.nic_compare --out bench/results
 	@$(PYTHON) -m litedav.bench.lm3s_instructions --out bench/results
 	@nice -n 5 $(PYTHON) -m litedav.bench.lm3s_scale --out bench/results
+	@nice -n 5 $(PYTHON) -m litedav.bench.lm3s_scale --out bench/results --no-idle --store-kib 256
 	@$(PYTHON) -m litedav.bench.idle_conns --out bench/results
 	@$(PYTHON) -m litedav.bench.office_sync --out bench/results
 

@@ -91,3 +91,10 @@ def test_users_day(result):
     assert initial["busy_instructions"] > incremental["busy_instructions"]
     # the multiget carries every item's calendar data
     assert initial["bytes_out"] > initial["ical_bytes"]
+
+
+def test_bad_arguments_are_refused(capsys):
+    for argv in (["--requests", "0"], ["--store-kib", "8"], ["--store-kib", "256", "--no-day"], ["--items", "3"]):
+        with pytest.raises(SystemExit):
+            bench.main(argv)
+        assert "error" in capsys.readouterr().err, argv
