@@ -754,6 +754,11 @@ static int slirp_ethernet_new(void **sess, char *args)
     sa.sa_flags = SA_RESTART;
     sigaction(SIGINT, &sa, NULL);
     sigaction(SIGTERM, &sa, NULL);
+    /* libslirp writes to host sockets with plain send(): a host client that hung up while the
+       SoC still answers would raise SIGPIPE and end the whole simulation without a word (QEMU
+       ignores it too). Ignored, the write fails with EPIPE and slirp closes that connection. */
+    sa.sa_handler = SIG_IGN;
+    sigaction(SIGPIPE, &sa, NULL);
     *sess = s;
     return RC_OK;
 }
