@@ -265,6 +265,7 @@ def run_client(port, calendar, index, transactions, seed, results, more=lambda: 
     client = Client(port)
     live = {}  # href -> (body, etag)
     done = dict.fromkeys(("PUT", "GET", "REPORT", "DELETE"), 0)
+    results[index] = done  # counted as they complete, so that progress() sees a long run's figures
     try:
         n = 0
         while n < transactions or (n < transactions + extra and more()):
@@ -310,9 +311,12 @@ def run_client(port, calendar, index, transactions, seed, results, more=lambda: 
         client.close()
 
 
-def run_clients(port, calendar, transactions, clients, seed, more, extra):
+def run_clients(port, calendar, transactions, clients, seed, more, extra, progress=None,
+                progress_every=60):
     """`clients` threads of run_client sharing `transactions` (each may go on for `extra` more
-    while more() says so); fails on any client's error. Returns (per-client counts, wall s)."""
+    while more() says so); fails on any client's error. Returns (per-client counts, wall s).
+    progress(counts, wall s), if given, is called every `progress_every` wall seconds while the
+    clients run, with the transactions each finished client or running one has done so far."""
     results = [None] * clients
     per_client = [transactions // clients + (i < transactions % clients) for i in range(clients)]
     threads = [threading.Thread(target=run_client,
@@ -322,8 +326,14 @@ def run_clients(port, calendar, transactions, clients, seed, more, extra):
     t0 = time.time()
     for t in threads:
         t.start()
+    last = time.time()
     for t in threads:
-        t.join()
+        while t.is_alive():
+            t.join(5)
+            if (progress and time.time() - last >= progress_every
+                    and not any(isinstance(r, str) for r in results)):  # no client has failed
+                last = time.time()
+                progress([r for r in results if isinstance(r, dict)], last - t0)
     failures = [r for r in results if not isinstance(r, dict)]
     assert not failures, "\n".join(failures)
     return results, time.time() - t0
@@ -348,6 +358,10 @@ def summary_md(figures):
     lines = [(f"**Reduced run: {figures['planned_transactions']} transactions by {figures['clients']} clients "
               f"(LITEDAV_FAULT_TRANSACTIONS / LITEDAV_FAULT_CLIENTS); make soak runs {SOAK_TRANSACTIONS:,} by "
               f"{SOAK_CLIENTS}.** " if reduced else "") +
+             ("" if figures["complete"] else
+              f"**Interrupted run: {figures['transactions']} of {figures['planned_transactions']} transactions "
+              "done when last recorded (the run records its figures as it goes); the clients' final "
+              "read-back of their objects not yet done.** ") +
              f"{figures['transactions']} transactions ({', '.join(f'{n} {op}' for op, n in figures['by_method'].items())}) "
              f"by {figures['clients']} concurrent clients, {figures['failures']} failures, every body "
              f"byte-exact; {figures['simulated_seconds']} s of simulated time (cycles / sys_clk) "
@@ -390,7 +404,32 @@ def test_caldav_transactions_survive_a_lossy_link(sim_build, tmp_path):
         def more():
             counters = sim.fault_counters()
             return counters is None or not all(counters[d][k] for d in ("to_soc", "from_soc") for k in KINDS)
-        results, wall = run_clients(sim.port, calendar, transactions, clients, seed, more, 8)
+
+        def figures_of(results, wall, now, counters, complete):
+            done = {op: sum(r[op] for r in results) for op in ("PUT", "GET", "REPORT", "DELETE")}
+            return {"transactions": sum(done.values()), "planned_transactions": transactions,
+                    "clients": clients, "by_method": done, "complete": complete,
+                    "failures": 0, "seed": seed, "rates": RATES, "timer_scale": TIMER_SCALE,
+                    "spare_syn": spare_syn,
+                    "simulated_seconds": round((int(now["uptime_cycles"]) - int(before["uptime_cycles"]))
+                                               / SIM_CLOCK_HZ, 3),
+                    "wall_seconds": round(wall),
+                    "faults": {d: {k: counters[d][k] for k in ("frames", "spared_syn", *KINDS)}
+                               for d in ("to_soc", "from_soc")},
+                    "rx_dropped": int(now["rx_dropped"]) - int(before["rx_dropped"]),
+                    "dav_waited": int(now["dav_waited"]) - int(before["dav_waited"]),
+                    "dav_refused": int(now["dav_refused"]) - int(before["dav_refused"])}
+
+        def progress(results, wall):  # a long run that is stopped or dies still reports
+            counters = sim.fault_counters()
+            if counters is None:
+                return
+            figures = figures_of(results, wall, status_page(sim.port), counters, False)
+            reliability_report.record("caldav_over_lossy_link", figures, summary_md(figures),
+                                      title="CalDAV over a lossy link")
+        soak = transactions > FAST_TRANSACTIONS and os.environ.get(reliability_report.ENV)
+        results, wall = run_clients(sim.port, calendar, transactions, clients, seed, more, 8,
+                                    progress=progress if soak else None, progress_every=300)
         after = status_page(sim.port)
         setup.close()
     finally:
@@ -401,18 +440,7 @@ def test_caldav_transactions_survive_a_lossy_link(sim_build, tmp_path):
         print(f"\n--- simulator {'exited by itself with code ' + str(ended) if ended is not None else 'stopped'}"
               " (console, last lines) ---\n" + "\n".join(sim.console[-20:]))
     counters = sim.fault_counters()  # final, written at exit
-    done = {op: sum(r[op] for r in results) for op in ("PUT", "GET", "REPORT", "DELETE")}
-    cycles = int(after["uptime_cycles"]) - int(before["uptime_cycles"])
-    figures = {"transactions": sum(done.values()), "planned_transactions": transactions,
-               "clients": clients, "by_method": done,
-               "failures": 0, "seed": seed, "rates": RATES, "timer_scale": TIMER_SCALE,
-               "spare_syn": spare_syn,
-               "simulated_seconds": round(cycles / SIM_CLOCK_HZ, 3), "wall_seconds": round(wall),
-               "faults": {d: {k: counters[d][k] for k in ("frames", "spared_syn", *KINDS)}
-                          for d in ("to_soc", "from_soc")},
-               "rx_dropped": int(after["rx_dropped"]) - int(before["rx_dropped"]),
-               "dav_waited": int(after["dav_waited"]) - int(before["dav_waited"]),
-               "dav_refused": int(after["dav_refused"]) - int(before["dav_refused"])}
+    figures = figures_of(results, wall, after, counters, True)
     reliability_report.record("caldav_over_lossy_link", figures, summary_md(figures),
                               title="CalDAV over a lossy link")
     assert figures["transactions"] >= transactions
