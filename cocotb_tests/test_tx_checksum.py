@@ -197,7 +197,8 @@ async def long_frames(dut):
 
 async def run_frames(dut, rng, cases, idle, backpressure, errors=0.03):
     """Sends cases [(frame, ip_csum, l4_csum, expected)] with random idle cycles on sink and random
-    backpressure on source; checks every beat out, error bits and garbage in unused lanes included.
+    backpressure on source; checks every beat out: error bits, padding to 60 bytes and the zeroed
+    lanes after each frame's end included.
     Returns (cycles, cycles with sink valid but not ready, cycle of the first and last beat out)."""
     beats_in, beats_out = [], []
     for frame, ip_csum, l4_csum, expected, *extra in cases:
@@ -207,9 +208,15 @@ async def run_frames(dut, rng, cases, idle, backpressure, errors=0.03):
             last = int(index == len(beats) - 1)
             beats_in.append(data << 10 | error << 6 | last_be << 2 | last << 1 | 1 |
                 int(ip_csum) << 42 | int(l4_csum) << 43 | int(ip_length) << 44 | tcp_flags << 45)
-            chunk = expected[4*index:4*index + 4]
-            data_out = int.from_bytes(chunk + data.to_bytes(4, "little")[len(chunk):], "little")
+        # Out: padded with zeros to 60 bytes, lanes after the end zero (never the garbage on sink).
+        padded = expected.ljust(60, b"\0")
+        count  = (len(padded) + 3)//4
+        for index in range(count):
+            data_out = int.from_bytes(padded[4*index:4*index + 4].ljust(4, b"\0"), "little")
+            last     = int(index == count - 1)
+            last_be  = 1 << ((len(padded) - 1) % 4) if last else 0
             # The error bits are kept as one: a beat with any leaves with all four.
+            error    = index < len(beats) and beats[index][2] != 0
             beats_out.append((data_out, last_be, 0xf if error else 0, last))
 
     drive, monitor, clk = dut.drive, dut.monitor, dut.sys_clk
@@ -273,6 +280,30 @@ async def random_frames(dut):
             dut._log.info(f"{done} frames checked")
     with open(os.path.join(sim_build("tx_checksum"), "random_frames.count"), "w") as f:
         f.write(str(done))
+
+def short_case(rng):
+    """A frame of at most 72 bytes: random_case's kinds (TCP, UDP, other IPv4, ARP, non-IP, VLAN,
+    TSO segments, runts, damage), or now and then a 1..12-byte scrap (ends before beat 3)."""
+    if rng.random() < 0.05:
+        frame = rng.randbytes(rng.randrange(1, 13))
+        return frame, True, True, frame
+    while True:
+        case = random_case(rng, jumbo=0.0)
+        if len(case[0]) <= 72:
+            return case
+
+@cocotb.test()
+async def short_frames_back_to_back(dut):
+    """Back-to-back short frames of mixed kinds, never an idle cycle on sink, under backpressure
+    from none to heavy: each result must stay with its frame while the next frames' first beats
+    (and their third beat, which clears the sums) arrive as early as the core lets them; frames
+    shorter than 60 bytes leave padded with zeros, the garbage after each frame's end never."""
+    dut.drive.value = 0
+    await reset(dut)
+    rng = random.Random(SEED + 3)
+    for backpressure in (0.0, 0.5, 0.8, 0.95, 0.3):
+        cases = [short_case(rng) for _ in range(400 if FUZZ else 120)]
+        await run_frames(dut, rng, cases, idle=0.0, backpressure=backpressure)
 
 def sized_case(rng, size):
     """An intact TCP or UDP frame of exactly `size` bytes (60..1514), checksums to be written."""
@@ -347,6 +378,9 @@ def test_tx_checksum_random_frames(capsys):
         count = int(f.read())
     with capsys.disabled():
         print(f"\ntx_checksum: {count} random frames checked (seed {SEED}{', fuzz' if FUZZ else ''})")
+
+def test_tx_checksum_short_frames_back_to_back():
+    run_cocotb("tx_checksum", "test_tx_checksum", tx_checksum_verilog(), "short_frames_back_to_back")
 
 def test_tx_checksum_long_frames():
     run_cocotb("tx_checksum", "test_tx_checksum", tx_checksum_verilog(), "long_frames")

@@ -228,11 +228,18 @@ class ChecksumParser(LiteXModule):
     not be folded yet: `header_sum` and `l4_sum` finish the fold (the sums are then at most 1 with
     a carry of 1).
 
+    With `pipelined_sums` (TX) each beat's masked words are registered before they are added: the
+    sums (and the clear on beat 2) run one cycle behind the beats, so every figure above about
+    `header_sum` and `l4_sum` is one cycle later. The path from the beat's acceptance through the
+    lane selection no longer continues into the two adders in the same cycle.
+
     Outputs describe the last frame: they are valid from the cycle after its last beat until the
-    first beat of the next frame (flags) or its third beat (sums, fields).
+    first beat of the next frame (flags) or its third beat (sums, fields; one cycle more with
+    `pipelined_sums`).
     """
-    def __init__(self, zero_checksum_fields=False, length_from_frame=False):
+    def __init__(self, zero_checksum_fields=False, length_from_frame=False, pipelined_sums=False):
         dw = 32
+        self.pipelined_sums = pipelined_sums
         self.sink = sink = stream.Endpoint(eth_phy_description(dw))
         self.datagram_is_frame = Signal()
         self.l4_extra          = Signal(16)
@@ -509,6 +516,11 @@ class ChecksumParser(LiteXModule):
         masked = [Mux(on, b, 0) for on, b in zip(lanes_on, payload_byte)]
         low_word  = Cat(masked[1], masked[0]) | extra_low_word
         high_word = Cat(masked[3], masked[2]) | extra_high_word
+        clear     = self.sink.valid & (beat == 2)
+        if self.pipelined_sums:
+            words = Signal(33)
+            self.sync += words.eq(Cat(low_word, high_word, clear))
+            low_word, high_word, clear = words[:16], words[16:32], words[32]
         acc   = Signal(16)
         carry = Signal(2)
         beat_sum = Signal(17, attr={("keep", "true")})
@@ -517,7 +529,7 @@ class ChecksumParser(LiteXModule):
             beat_sum.eq(low_word + high_word),
             total.eq(acc + carry + beat_sum),
         ]
-        self.sync += If(self.sink.valid & (beat == 2),
+        self.sync += If(clear,
             acc.eq(0),
             carry.eq(0),
         ).Else(

@@ -26,7 +26,7 @@ from migen.genlib.fifo import SyncFIFOBuffered
 
 from liteeth.common import eth_phy_description, mac_header_length, ipv4_header_fields
 
-from .checksum import ChecksumParser, header_position, rx_l4_fields, tcp_header_length
+from .checksum import ChecksumParser, eth_min_frame_no_fcs, header_position, rx_l4_fields, tcp_header_length
 
 # Layouts ------------------------------------------------------------------------------------------
 
@@ -71,7 +71,14 @@ class TxChecksum(LiteXModule):
 
     Frames longer than `cut_through_beats` beats cannot be stored whole: they leave unchanged as
     soon as that many beats are in, so the core never waits for a frame end it has no room for.
-    `error` is kept as one bit per beat: a beat with any error bit leaves with all four.
+    `error` is kept as one bit per beat: a beat with any error bit leaves with all four. The lanes
+    after a frame's last byte leave as zeros.
+
+    Frames shorter than 60 bytes leave padded to 60 with zeros (IEEE 802.3 minimum frame without
+    FCS), so the MAC's own padding is not needed: LiteEth's 32-bit padding inserter (the boards'
+    sys_clk datapath) sends a short frame's last word whole, garbage lanes included, and after a
+    frame of 57 to 59 bytes it does not reset its byte counter, so the next short frame leaves
+    unpadded (a runt).
     """
     def __init__(self, fifo_depth=1024, cut_through_beats=512):
         dw = 32
@@ -81,20 +88,28 @@ class TxChecksum(LiteXModule):
 
         # # #
 
-        self.parser    = parser    = ChecksumParser(zero_checksum_fields=True, length_from_frame=True)
+        self.parser    = parser    = ChecksumParser(zero_checksum_fields=True, length_from_frame=True,
+            pipelined_sums=True)
         # 36 bits a beat (two DP16KD): data, error, last, and the last beat's last lane.
         self.data_fifo = data_fifo = SyncFIFOBuffered(dw + 4, fifo_depth)
         self.results   = results   = stream.SyncFIFO(tx_checksum_result_layout, 2)
 
         # Input: every beat into the data FIFO and the parser. ------------------------------------
+        # The lanes after the last byte of a frame are stored as zeros: they are sent as padding
+        # (below) when the frame is shorter than 60 bytes, and must not carry what the DMA left
+        # there (other buffer bytes).
         stall     = Signal()
         accept    = Signal()
         last_lane = Signal(2)
+        data      = Signal(dw)
         self.comb += [
             last_lane.eq(Mux(sink.last_be[3] | (sink.last_be == 0), 3,
                 Mux(sink.last_be[2], 2, Mux(sink.last_be[1], 1, 0)))),
+            [data[8*i:8*(i + 1)].eq(Mux(sink.last & (last_lane < i), 0, sink.data[8*i:8*(i + 1)]))
+                for i in range(1, 4)],
+            data[:8].eq(sink.data[:8]),
             data_fifo.we.eq(sink.valid & ~stall),
-            data_fifo.din.eq(Cat(sink.data, sink.error != 0, sink.last, last_lane)),
+            data_fifo.din.eq(Cat(data, sink.error != 0, sink.last, last_lane)),
             sink.ready.eq(data_fifo.writable & ~stall),
             accept.eq(sink.valid & sink.ready),
             parser.sink.valid.eq(accept),
@@ -114,10 +129,11 @@ class TxChecksum(LiteXModule):
             tcp_flags.eq(sink.tcp_flags),
         )
 
-        # Results: decided the cycle after the last beat (the parser's flags), sent two cycles later
-        # (its sums are folded by then). No other last beat is taken meanwhile, and no beat while
-        # the result waits for room: a new frame's third beat would clear the sums.
+        # Results: decided the cycle after the last beat (the parser's flags), sent three cycles
+        # later (its pipelined sums are folded by then). No other last beat is taken meanwhile, and
+        # no beat while the result waits for room: a new frame's third beat would clear the sums.
         decided  = Signal()
+        summing  = Signal()
         folding  = Signal()
         finished = Signal()
         entry    = Record(tx_checksum_result_layout)
@@ -133,7 +149,8 @@ class TxChecksum(LiteXModule):
         assert (udp_lane, tcp_lane) == (0, 2)
         self.sync += [
             decided.eq(accept & sink.last),
-            folding.eq(decided),
+            summing.eq(decided),
+            folding.eq(summing),
             If(folding, finished.eq(1)),
             If(decided,
                 entry.write_ip.eq(want_ip & p.l3_ok & ~l4_wrong &
@@ -187,8 +204,10 @@ class TxChecksum(LiteXModule):
                 results.sink.ip_checksum.eq(~p.header_sum),
                 results.sink.l4_checksum.eq(l4_checksum),
             ),
-            stall.eq(((decided | folding) & sink.last) |
-                ((early_push | (finished & ~early_sent)) & ~results.sink.ready)),
+            # A result without room stalls from `folding` on: the sums run a cycle behind the beats,
+            # so a beat 2 taken while `folding` would clear them the cycle after `finished`.
+            stall.eq(((decided | summing | folding) & sink.last) |
+                ((early_push | ((folding | finished) & ~early_sent)) & ~results.sink.ready)),
         ]
 
         # Output: a frame leaves once its result is known; the fields are patched on the way. ------
@@ -204,6 +223,11 @@ class TxChecksum(LiteXModule):
         assert ip_lane == 0 and tl_lane == 0
         flags_offset = 13 # RFC 793 3.1: the flags are TCP header byte 13, lane 3 of the beat
         assert (2 + flags_offset)//4 == tcp_beat - 1 and (2 + flags_offset) % 4 == 3 # before the checksum.
+        pad_beats    = eth_min_frame_no_fcs//4 # 15: frames shorter than 60 bytes are padded here.
+        assert eth_min_frame_no_fcs % 4 == 0
+        padding      = Signal()
+        pad_end      = Signal()
+        self.comb += pad_end.eq(padding & (out_beat == pad_beats - 1))
         patch_ip     = Signal()
         patch_length = Signal()
         patch_l4     = Signal()
@@ -230,7 +254,26 @@ class TxChecksum(LiteXModule):
             ),
             If(patch_l4 & res.l4_high, source.data[16:].eq(reverse_bytes(res.l4_checksum))),
             If(patch_flags, source.data[24:].eq(out_data[24:] | res.tcp_flags)),
+            # Padding: a frame shorter than 60 bytes goes on with zero beats up to beat 14, lane 3.
+            If(padding,
+                source.valid.eq(1),
+                data_fifo.re.eq(0),
+                res.ready.eq(0),
+                source.data.eq(0),
+                source.error.eq(0),
+                source.last.eq(pad_end),
+                source.last_be.eq(Mux(pad_end, 1 << 3, 0)),
+            ).Elif(out_last & (out_beat < pad_beats - 1),
+                source.last.eq(0),
+                source.last_be.eq(0),
+            ).Elif(out_last & (out_beat == pad_beats - 1),
+                source.last_be.eq(1 << 3), # The lanes after the frame's end are zeros.
+            ),
         ]
+        self.sync += If(source.valid & source.ready,
+            If(~padding & out_last & (out_beat < pad_beats - 1), padding.eq(1)),
+            If(pad_end, padding.eq(0)),
+        )
         self.sync += If(source.valid & source.ready,
             If(source.last, out_beat.eq(0)).Elif(out_beat != 2**len(out_beat) - 1, out_beat.eq(out_beat + 1))
         )
