@@ -538,8 +538,10 @@ def measure_office(build_dir, nic, phy, users, clients, work, log):
     image = store_image(users, 200, log=log)
     names = users_of(users)
     data = {user: office_data.user_items(user, 200) for user in names}
-    pcap = os.path.join(work, f"office-{nic}-{phy}.pcap")
-    sim, store = boot(build_dir, image, phy, pcap, os.path.join(work, f"office-{nic}-{phy}.flash"), log)
+    # the size in the names: runs of two sizes at once do not share a flash or a pcap
+    run = f"office-{nic}-{phy}-{users}u{clients}c"
+    pcap = os.path.join(work, f"{run}.pcap")
+    sim, store = boot(build_dir, image, phy, pcap, os.path.join(work, f"{run}.flash"), log)
     try:
         port = sim.port
         hz, boot_cycles, overhead = booted_figures(port)
