@@ -157,14 +157,23 @@ static void conn_release(struct conn *c)
 
 /* Writes that found lwIP out of segments or heap go on as soon as the main
  * loop comes round, not a poll interval later: with a small pool the
- * memory is back within a few ACKs. */
+ * memory is back within a few ACKs. One state per main-loop turn, round
+ * robin: a produced response renders up to PRODUCE_TURN, and the NIC is
+ * polled before the next connection's turn (with LiteEth's two RX slots,
+ * frames that arrive during more than one turn are dropped). */
 static void retry_stalled_writes(void)
 {
-    unsigned i;
+    static unsigned next;
+    unsigned n;
     /* the pool is walked only while a write is stalled, not on every main-loop turn */
-    for (i = 0; conns_stalled && i < HTTPD_CONNS_MAX; i++)
-        if (conn_pool[i].in_use && conn_pool[i].write_stalled && !conn_pool[i].in_process)
-            process(&conn_pool[i]);
+    for (n = 0; conns_stalled && n < HTTPD_CONNS_MAX; n++) {
+        struct conn *c = &conn_pool[next];
+        next = next + 1 < HTTPD_CONNS_MAX ? next + 1 : 0;
+        if (c->in_use && c->write_stalled && !c->in_process) {
+            process(c);
+            return;
+        }
+    }
 }
 
 static void set_write_stalled(struct conn *c, uint8_t stalled)
@@ -903,6 +912,15 @@ static err_t on_sent(void *arg, struct tcp_pcb *pcb, u16_t len)
     /* more ACKs (and so more calls) follow while data is unacknowledged */
     if (c->body_tx_left > tcp_sndbuf(pcb) && tcp_sndbuf(pcb) < SEND_REFILL_ROOM && pcb->unacked)
         return ERR_OK;
+#if HTTPD_CONNS_MAX
+    /* a produced body is rendered from the main loop, not here inside the
+     * NIC's receive loop: rendering after every ACK kept the CPU from the RX
+     * slots for one PRODUCE_TURN per ACK, and frames were dropped */
+    if (c->tx_producing && !c->in_process) {
+        set_write_stalled(c, 1);
+        return ERR_OK;
+    }
+#endif
     return process(c) == CONN_ABORTED ? ERR_ABRT : ERR_OK;
 }
 
