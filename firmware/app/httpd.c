@@ -43,8 +43,12 @@
 #define STAGE_MAX HTTPD_STAGE_MAX     /* response heads and produced body pieces */
 #define CHUNK_FRAMING 12       /* "xxxxxxxx\r\n" before and "\r\n" after a piece */
 #define POLL_INTERVAL 2        /* tcp_poll period, in TCP slow-timer ticks */
-#define IDLE_TIMEOUT_POLLS 60  /* connections without progress this long are closed */
 #define POLL_MS (POLL_INTERVAL * TCP_SLOW_INTERVAL)
+#define IDLE_TIMEOUT_MS 60000u /* connections without progress this long are closed */
+/* in polls: the slow timer's period is the port's (LiteX: TCP_TMR_INTERVAL 50 ms, a poll every
+ * 200 ms, 300 polls; lwIP's default 250 ms: 60), so the timeout is 60 s on every port */
+#define IDLE_TIMEOUT_POLLS (IDLE_TIMEOUT_MS / POLL_MS)
+_Static_assert(IDLE_TIMEOUT_POLLS >= 2 && IDLE_TIMEOUT_POLLS < 65535, "idle_polls is 16 bits");
 
 enum rx_state { RX_HEAD, RX_BODY, RX_RESPOND };
 enum body_framing { BODY_NONE, BODY_LENGTH, BODY_CHUNKED };
@@ -58,7 +62,7 @@ struct conn {
     uint32_t recved_owed;       /* consumed, window not yet given back (paused, or in process()) */
     uint16_t head_len;
     uint8_t rx_state;
-    uint8_t idle_polls;
+    uint16_t idle_polls;
     uint8_t peer_closed;        /* FIN received */
     uint8_t close_after;        /* close once the current response is queued */
     uint8_t in_process;         /* process() is running: handlers are called from it */
@@ -1005,7 +1009,7 @@ struct waiting {
     struct waiting *prev, *next;
     uint8_t queued;             /* has sent something: in the waiting_head list */
     uint8_t peer_closed;
-    uint8_t idle_polls;
+    uint16_t idle_polls;
 #if HTTPD_PARK_BUCKETS          /* not on a small heap that parks nothing */
     uint8_t candidate;
     struct waiting *cand_prev, *cand_next;  /* in the park_candidates list */
@@ -1200,7 +1204,7 @@ static void park_idle(void)
         if (!w->rx && !w->peer_closed && w->pcb)
             tcp_park(&w->park, w->pcb, now - (uint32_t)w->idle_polls * POLL_MS);
     }
-    while ((node = tcp_park_idle_before(now - IDLE_TIMEOUT_POLLS * POLL_MS)) != NULL) {
+    while ((node = tcp_park_idle_before(now - IDLE_TIMEOUT_MS)) != NULL) {
         struct waiting *w = (struct waiting *)((char *)node - offsetof(struct waiting, park));
         tcp_unpark(node);
         httpd_stats.conns_timed_out++;
