@@ -147,6 +147,10 @@ def build_parser():
     board.add_argument("--flash", action="store_true",
                        help="write the bitstream (and --firmware as a boot image) to the SPI flash")
     board.add_argument("--seed", type=int, default=1, help="nextpnr placement seed")
+    board.add_argument("--yosys-flow", default=None, choices=("default", "flow3"),
+                       help="Yosys technology mapping: default (synth_ecp5's ABC9), or flow3 (ABC9 with "
+                            "LiteX's flow3 script: fewer LUTs, slower synthesis). Default: the board's "
+                            "choice (colorlight_i5: see platforms/colorlight_i5.py YOSYS_FLOW)")
     board.add_argument("--cpu-variant", default=None,
                        help="VexRiscv variant (default: standard on sim, the board's choice on boards)")
     board.add_argument("--cpu", default=None, choices=("vexriscv", "cortex_m1", "cortex_m3"),
@@ -312,7 +316,8 @@ def board_main(args):
               f"{sys_clk_freq / 1e6:g} MHz, seed {args.seed})", flush=True)
         try:
             # timingstrict: nextpnr without --timing-allow-fail, so a failing clock is an error.
-            builder.build(timingstrict=True, seed=args.seed)
+            flow = args.yosys_flow or getattr(board, "YOSYS_FLOW", "default")
+            builder.build(timingstrict=True, seed=args.seed, **({"flow3": True} if flow == "flow3" else {}))
         except OSError as e:
             failed = timing_failures_from_log(log)
             if failed:
@@ -326,6 +331,7 @@ def board_main(args):
         summary = {"platform": args.platform, "sys_clk_freq": sys_clk_freq, "seed": args.seed,
                    "cpu_type": cpu_type,
                    "cpu_variant": args.cpu_variant or board.CPU_VARIANT, "nic": nic,
+                   "yosys_flow": flow,
                    "build_seconds": round(seconds, 1), "clocks": clocks}
         with open(os.path.join(output_dir, "build_summary.json"), "w") as f:
             json.dump(summary, f, indent=2)
