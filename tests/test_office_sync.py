@@ -123,6 +123,29 @@ def test_pcap_accounting(tmp_path):
     assert office_sync.scenario_figures([c], hz=125_000_000)["elapsed_ns"] == last_end - 4000
 
 
+def test_office_window_starts_at_propfind(tmp_path):
+    """An office connection is opened and warmed up with OPTIONS before the clients start:
+    its figures begin at its PROPFIND; a connection that never syncs is not counted."""
+    opt, opt_resp = b"OPTIONS /dav/ HTTP/1.1\r\n\r\n", b"HTTP/1.1 200 OK\r\n\r\n"
+    req1, resp1 = b"PROPFIND /dav/u/cal/ HTTP/1.1\r\n\r\n", b"HTTP/1.1 207 Multi-Status\r\n\r\n" + b"x" * 900
+    req2, resp2 = b"REPORT /dav/u/cal/ HTTP/1.1\r\n\r\n", b"HTTP/1.1 207 Multi-Status\r\n\r\n" + b"y" * 100
+    trace = [(1000, frame(5000, True, 0x02)), (2000, frame(5000, False, 0x12)),
+             (3000, frame(5000, True, 0x10)), (4000, frame(5000, True, 0x18, opt)),
+             (5000, frame(5000, False, 0x18, opt_resp)), (60000, frame(5000, True, 0x18, req1)),
+             (65000, frame(5000, False, 0x18, resp1)), (90000, frame(5000, True, 0x18, req2)),
+             (95000, frame(5000, False, 0x18, resp2)),
+             (6000, frame(6000, True, 0x18, opt)), (7000, frame(6000, False, 0x18, opt_resp))]
+    path = str(tmp_path / "office.pcap")
+    write_pcap(path, sorted(trace))
+    synced = office_sync.office_conns(path, "gmii")
+    assert [c.client for c in synced] == [("10.0.2.2", 5000)]
+    f = office_sync.scenario_figures(synced, hz=125_000_000)
+    assert f["elapsed_ns"] == 95000 + len(frame(5000, False, 0x18, resp2)) * 8 - 60000
+    assert f["requests"] == 2
+    assert f["client_gap_ms_max"] == round((90000 - 65000 - len(frame(5000, False, 0x18, resp1)) * 8) / 1e6, 3)
+    assert (f["http_bytes_in"], f["http_bytes_out"]) == (len(req1) + len(req2), len(resp1) + len(resp2))
+
+
 def test_report_keeps_the_other_scenario(tmp_path):
     """A run of one scenario (--no-day / --no-office) merges into the other's figures."""
     fig = {"elapsed_ms": 1.5, "elapsed_cycles": 187500, "client_gap_ms_max": 0.01, "cpu_busy_cycles": 9,
