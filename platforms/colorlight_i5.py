@@ -69,12 +69,23 @@ NAME = "colorlight_i5"
 # 15.5 ns: 64.5 MHz). VexRiscv `linux+no-dsp` (relaxed PC calculation, no branch prediction,
 # iterative multiplier, plus an MMU) reached 71.7 MHz at 75, its worst path then the offload NIC's
 # TX checksum (data FIFO level -> handshake -> beat sum -> accumulator carry chain, 13.9 ns), and
-# took 14,794 LUT4 (39% free, below the 40% goal). So sys_clk is 62.5 MHz with VexRiscv standard:
-# the 75 MHz goal is not met; it needs a CPU configuration with a shorter stall chain (and the TX
-# checksum's accumulator pipelined) within the LUT budget.
+# took 14,794 LUT4 (39% free, below the 40% goal). The TX checksum now registers each beat's masked
+# words before its adders (ChecksumParser pipelined_sums): TxChecksum alone, placed on this FPGA
+# (nextpnr seed 1), went from 80.6 MHz (beat sum -> accumulator carry, 12.4 ns) to 100.3 MHz and
+# from 1,175 to 1,069 LUT4 (before it also padded short frames). With it, linux+no-dsp at 75 MHz
+# synthesized to 14,926 LUT4 with the default Yosys flow (38.5% free) and 14,199 with LiteX's
+# ABC9 flow3 script (`litedav-soc --yosys-flow flow3`, 41.5% free); neither was routed to the end
+# here yet (a build took over 45 minutes on the loaded machine). Before making it the default:
+# the firmware on linux+no-dsp in the simulator (offload NIC) served HTTP, but its store failed to
+# open: the simulator's flash window at 0x90000000 (in LiteX's I/O region, uncached with standard)
+# was read as whole cache lines ("bad access" reads of its registers), so that CPU's uncached
+# range differs from standard's. This board's map (CSRs at 0xF0000000, the SPI flash at
+# 0x00200000, cached with standard too) is probably not concerned; not checked. So sys_clk stays
+# 62.5 MHz with VexRiscv standard: the 75 MHz goal is not met.
 DEFAULT_SYS_CLK_FREQ = 62.5e6
 L2_CACHE_SIZE        = 8192
 CPU_VARIANT          = "standard"
+YOSYS_FLOW           = "default" # litedav-soc --yosys-flow: default or flow3.
 ETH_CLK_FREQ         = 125e6   # RGMII at 1 Gbit/s.
 
 # SPI flash layout.
