@@ -335,8 +335,18 @@ def run_clients(port, calendar, transactions, clients, seed, more, extra, progre
                 last = time.time()
                 progress([r for r in results if isinstance(r, dict)], last - t0)
     failures = [r for r in results if not isinstance(r, dict)]
-    assert not failures, "\n".join(failures)
+    if failures:
+        raise ClientsFailed(failures, [r for r in results if isinstance(r, dict)], time.time() - t0)
     return results, time.time() - t0
+
+
+class ClientsFailed(AssertionError):
+    """Some clients of run_clients() failed: `failures` their tracebacks, `results` the counts of
+    the others, `wall` seconds, so that a long run can still report what happened."""
+
+    def __init__(self, failures, results, wall):
+        super().__init__("\n".join(failures))
+        self.failures, self.results, self.wall = failures, results, wall
 
 
 def status_page(port):
@@ -358,6 +368,8 @@ def summary_md(figures):
     lines = [(f"**Reduced run: {figures['planned_transactions']} transactions by {figures['clients']} clients "
               f"(LITEDAV_FAULT_TRANSACTIONS / LITEDAV_FAULT_CLIENTS); make soak runs {SOAK_TRANSACTIONS:,} by "
               f"{SOAK_CLIENTS}.** " if reduced else "") +
+             (f"**Failed run: {figures['failures']} of {figures['clients']} clients failed "
+              f"({'; '.join(figures['failed'])}).** " if figures["failures"] else "") +
              ("" if figures["complete"] else
               f"**Interrupted run: {figures['transactions']} of {figures['planned_transactions']} transactions "
               "done when last recorded (the run records its figures as it goes); the clients' final "
@@ -428,8 +440,17 @@ def test_caldav_transactions_survive_a_lossy_link(sim_build, tmp_path):
             reliability_report.record("caldav_over_lossy_link", figures, summary_md(figures),
                                       title="CalDAV over a lossy link")
         soak = transactions > FAST_TRANSACTIONS and os.environ.get(reliability_report.ENV)
-        results, wall = run_clients(sim.port, calendar, transactions, clients, seed, more, 8,
-                                    progress=progress if soak else None, progress_every=300)
+        try:
+            results, wall = run_clients(sim.port, calendar, transactions, clients, seed, more, 8,
+                                        progress=progress if soak else None, progress_every=300)
+        except ClientsFailed as e:
+            if soak:  # the report must not keep an earlier interim record's "0 failures"
+                figures = figures_of(e.results, e.wall, status_page(sim.port), sim.fault_counters(), False)
+                figures["failures"] = len(e.failures)
+                figures["failed"] = [f"{f.split(':')[0]}: {f.strip().splitlines()[-1]}" for f in e.failures]
+                reliability_report.record("caldav_over_lossy_link", figures, summary_md(figures),
+                                          title="CalDAV over a lossy link")
+            raise
         after = status_page(sim.port)
         setup.close()
     finally:
