@@ -274,9 +274,9 @@ def run_client(port, calendar, index, transactions, seed, results, more=lambda: 
             if op == "PUT":
                 href = f"{calendar}c{index}-{n}.ics"
                 body = event(f"c{index}-{n}@faults", rng)
-                status, headers, _ = client.request("PUT", href, body, {"Content-Type": "text/calendar",
-                                                                         "If-None-Match": "*"})
-                assert status == 201, (op, href, status)
+                status, headers, data = client.request("PUT", href, body, {"Content-Type": "text/calendar",
+                                                                            "If-None-Match": "*"})
+                assert status == 201, (op, href, status, data[:300])  # the body says why
                 live[href] = (body, headers["ETag"])
             elif op == "GET":
                 href = rng.choice(sorted(live))
@@ -296,8 +296,8 @@ def run_client(port, calendar, index, transactions, seed, results, more=lambda: 
                 assert etag == live[href][1], (op, href, etag, live[href][1])
             else:
                 href = rng.choice(sorted(live))
-                status, _, _ = client.request("DELETE", href, headers={"If-Match": live[href][1]})
-                assert status == 204, (op, href, status)
+                status, _, data = client.request("DELETE", href, headers={"If-Match": live[href][1]})
+                assert status == 204, (op, href, status, data[:300])
                 del live[href]
             done[op] += 1
             n += 1
