@@ -74,8 +74,11 @@ NAME = "colorlight_i5"
 # (nextpnr seed 1), went from 80.6 MHz (beat sum -> accumulator carry, 12.4 ns) to 100.3 MHz and
 # from 1,175 to 1,069 LUT4 (before it also padded short frames). With it, linux+no-dsp at 75 MHz
 # synthesized to 14,926 LUT4 with the default Yosys flow (38.5% free) and 14,199 with LiteX's
-# ABC9 flow3 script (`litedav-soc --yosys-flow flow3`, 41.5% free); neither was routed to the end
-# here yet (a build took over 45 minutes on the loaded machine). Before making it the default:
+# ABC9 flow3 script (`litedav-soc --yosys-flow flow3`, 41.5% free). The flow3 netlist placed and
+# routed (seed 1, before TxChecksum padded short frames): sys_clk 70.2 MHz (fails 75), RGMII 164.6
+# MHz; its worst path is now the RX checksum: the MAC's RX clock-domain FIFO (distributed RAM) ->
+# the parser's header tracking -> beat sum -> accumulator carry chain, 14.3 ns. Next step: the
+# same pipelined sums in RxChecksum (its status then comes a cycle later). Before a default:
 # the firmware on linux+no-dsp in the simulator (offload NIC) served HTTP, but its store failed to
 # open: the simulator's flash window at 0x90000000 (in LiteX's I/O region, uncached with standard)
 # was read as whole cache lines ("bad access" reads of its registers), so that CPU's uncached
