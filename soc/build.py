@@ -223,6 +223,9 @@ def main(argv=None):
             sim_config      = sim_config(args.sys_clk_freq, args.host_port, args.gap_cycles,
                                          args.flash_file, args.flash_size, phy=args.phy),
             opt_level       = "O3",
+            # LiteX's Makefile runs `make -j$(JOBS)`: unset, that is an unbounded -j (dozens of
+            # cc1plus at once); one job per core, LITEDAV_SIM_JOBS to choose.
+            jobs            = os.environ.get("LITEDAV_SIM_JOBS") or str(os.cpu_count() or 2),
             interactive     = False,
             extra_mods      = ["slirp_ethernet", "flash_file"],
             extra_mods_path = extra_mods_path,
