@@ -734,6 +734,12 @@ static int body_step(struct conn *c)
 
     seg = c->rx->payload;
     seg_len = c->rx->len;
+    /* A handler may have to keep one piece (dav_body: a PUT that meets a busy
+     * writer stashes it in the scratch buffer). A waiting connection's bytes
+     * are one heap copy of up to HTTPD_WAIT_RX_MAX, more than that when lwIP
+     * hands over reordered segments at once. */
+    if (seg_len > SCRATCH_MAX)
+        seg_len = SCRATCH_MAX;
     if (c->framing == BODY_LENGTH) {
         size_t n = seg_len < c->body_left ? seg_len : c->body_left;
         c->body_left -= (uint32_t)n;
