@@ -11,7 +11,9 @@ Contexts are held deterministically: a PUT told "100 Continue" keeps its context
 comes. About 15 s.
 """
 import http.client
+import os
 import re
+import subprocess
 import socket
 import struct
 import threading
@@ -23,7 +25,8 @@ import pytest
 from caldav_checks import APP_CONFIG, Dav, calendar, ics_of_size, put
 from caldav_report_checks import dav_head, read_response
 from http_checks import Target, status
-from test_host_server import HOST_CYCLES_HZ, SANITIZER_REPORT, TIMEOUT, HostServer, host_build  # noqa: F401
+from test_host_server import (HOST_CYCLES_HZ, PORT_DIR, SANITIZER_REPORT, TIMEOUT, TOP, HostServer,  # noqa: F401
+                              host_build)
 from litedav.sim.run import free_port
 
 
@@ -39,8 +42,8 @@ WAIT_MAX = config_value("DAV_CTX_WAIT_MAX")
 SHORT_WAIT_MS = 1500
 
 
-def start(*args):
-    srv = HostServer(free_port(), *args)
+def start(*args, server=None):
+    srv = HostServer(free_port(), *args, server=server)
     srv.wait_ready(timeout=TIMEOUT)
     return srv
 
@@ -219,6 +222,64 @@ def test_a_waiting_client_that_resets_leaves_the_queue(target):
         assert page["dav_waiting"] == 0, page
         for path in holders.paths:
             assert dav("DELETE", path).status == 204
+
+
+SMALL_SCRATCH = 1024  # below one TCP segment's payload: any body piece is larger than the stash
+
+
+@pytest.fixture(scope="module")
+def small_scratch_target(host_build):
+    """litedav-host built with HTTPD_SCRATCH_MAX = SMALL_SCRATCH, in a folder of its own."""
+    out = os.path.join(TOP, "build", f"host-scratch{SMALL_SCRATCH}")
+    proc = subprocess.run(["make", "-C", PORT_DIR, "OUT=" + out, f"SERVER_DEFS=-DHTTPD_SCRATCH_MAX={SMALL_SCRATCH}",
+                           f"-j{os.cpu_count() or 2}", "server"],
+                          stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, timeout=300)
+    assert proc.returncode == 0, "litedav-host build failed:\n" + proc.stdout[-6000:]
+    srv = start(server=os.path.join(out, "litedav-host"))
+    yield Target(port=srv.port, cycles_hz=HOST_CYCLES_HZ, timeout=TIMEOUT)
+    stop(srv)
+
+
+def test_a_body_piece_larger_than_the_stash_waits_for_the_writer(small_scratch_target):
+    """A PUT that meets a busy store writer keeps the piece it got in the scratch buffer
+    (HTTPD_SCRATCH_MAX) and waits; httpd must never hand it a larger piece. On the SoC a waiting
+    connection's bytes are one heap copy of up to HTTPD_WAIT_RX_MAX, above the scratch when lwIP
+    delivers reordered segments together: the lossy-link soak's PUTs answered 503 with
+    dav_refused 0. Here the scratch is smaller than one segment, so every piece shows it: the
+    late PUT must wait for the writer and be stored (201), not be answered 503."""
+    target = small_scratch_target
+    dav = Dav(target)
+    with calendar(dav, "bigpiece") as cal:
+        before = status(target)
+        holder_path, holder_body = f"{cal}holder.ics", ics_of_size("holder", 600).encode()
+        late_path, late_body = f"{cal}late.ics", ics_of_size("late", 3 * SMALL_SCRATCH)
+        holder = socket.create_connection(("127.0.0.1", target.port), timeout=target.timeout)
+        late = None
+        try:
+            holder.sendall(dav_head("PUT", holder_path, len(holder_body), "Content-Type: text/calendar\r\n"
+                                                                         "Expect: 100-continue\r\n"))
+            assert read_response(holder)[0] == "HTTP/1.1 100 Continue"
+            holder.sendall(holder_body[:100])  # takes the store's writer and keeps it
+            wait_for(target, "dav_ctx_used", 1)
+            late = socket.create_connection(("127.0.0.1", target.port), timeout=target.timeout)
+            late.sendall(dav_head("PUT", late_path, len(late_body), "Content-Type: text/calendar\r\n")
+                         + late_body.encode())
+            wait_for(target, "dav_ctx_used", 2)
+            time.sleep(0.3)  # its body has met the busy writer
+            holder.sendall(holder_body[100:])
+            line, _, body = read_response(holder)
+            assert line == "HTTP/1.1 201 Created", (line, body)
+            line, _, body = read_response(late)
+            assert line == "HTTP/1.1 201 Created", (line, body)
+        finally:
+            holder.close()
+            if late:
+                late.close()
+        r = dav("GET", late_path)
+        assert r.status == 200 and r.data == late_body.encode(), r.status
+        for path in (late_path, holder_path):
+            assert dav("DELETE", path).status == 204
+        assert status(target)["responses_5xx"] == before["responses_5xx"]
 
 
 def test_full_wait_queue_answers_503_at_once(target):

@@ -36,9 +36,9 @@ SANITIZER_REPORT = re.compile(r"AddressSanitizer|LeakSanitizer|UndefinedBehavior
 class HostServer(ConsoleProcess):
     """One litedav-host process."""
 
-    def __init__(self, port, *args):
+    def __init__(self, port, *args, server=None):
         self.port = port
-        super().__init__([SERVER, "--port", str(port), *args], READY, "litedav-host")
+        super().__init__([server or SERVER, "--port", str(port), *args], READY, "litedav-host")
 
     def stop(self, sig=signal.SIGINT, timeout=10):
         """Signal it and wait; returns the exit code (None if it had to be killed)."""
