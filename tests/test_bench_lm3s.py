@@ -19,15 +19,22 @@ SOC_ROWS = [{"nic": "liteeth", "phy": "gmii", "marker": "kept"}]
 SOC_TABLE = "**the SoC table**\n"
 
 
-@pytest.fixture(scope="module")
-def result(tmp_path_factory):
+def bench_out(tmp_path_factory, sections, table):
+    """An output folder that already holds other sections (they must survive the merge), once
+    QEMU, the Cortex-M compiler and the host's cc (the plugin) are there."""
     for tool in ("qemu-system-arm", "arm-none-eabi-gcc", "cc"):
         if not shutil.which(tool):
             pytest.fail(f"{tool} missing: run `make deps`")
     out = tmp_path_factory.mktemp("bench")
-    # what nic_compare leaves there: the sections must survive the merge
-    (out / "latest.json").write_text(json.dumps({"soc": SOC_ROWS}))
-    (out / "latest.md").write_text(SOC_TABLE)
+    (out / "latest.json").write_text(json.dumps(sections))
+    (out / "latest.md").write_text(table)
+    return out
+
+
+@pytest.fixture(scope="module")
+def result(tmp_path_factory):
+    # what nic_compare leaves there
+    out = bench_out(tmp_path_factory, {"soc": SOC_ROWS}, SOC_TABLE)
     bench.main(["--out", str(out), "--requests", "4", "--runs", "1", "--build-dir", BUILD, "--no-host",
                 "--kinds", "get_keep_alive", "propfind_home"])
     return out, json.loads((out / "latest.json").read_text())

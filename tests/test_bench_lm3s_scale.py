@@ -8,11 +8,11 @@ incremental sync, and a run of one part keeps the other's figures."""
 import json
 import os
 import re
-import shutil
 
 import pytest
 
 from litedav.bench import lm3s_scale as bench
+from test_bench_lm3s import bench_out
 
 TOP = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 BUILD = os.path.abspath(os.environ.get("LITEDAV_LM3S_SCALE_OUT", os.path.join(TOP, "build", "lm3s-scale")))
@@ -29,12 +29,7 @@ def bench_pcbs():
 
 @pytest.fixture(scope="module")
 def result(tmp_path_factory):
-    for tool in ("qemu-system-arm", "arm-none-eabi-gcc", "cc"):
-        if not shutil.which(tool):
-            pytest.fail(f"{tool} missing: run `make deps`")
-    out = tmp_path_factory.mktemp("bench")
-    (out / "latest.json").write_text(json.dumps(OTHER))
-    (out / "latest.md").write_text(OTHER_TABLE)
+    out = bench_out(tmp_path_factory, OTHER, OTHER_TABLE)
     bench.main(["--out", str(out), "--build-dir", BUILD, "--requests", "5", "--counts", "0", "3",
                 "--answer-timeout", "10", "--no-day"])
     first = json.loads((out / "latest.json").read_text())
