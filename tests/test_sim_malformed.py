@@ -29,7 +29,7 @@ import subprocess
 import pytest
 
 import reliability_report
-from test_sim_faults import TIMER_SCALE, Client, run_clients, status_page
+from test_sim_faults import TIMER_SCALE, Client, ClientsFailed, run_clients, status_page
 
 TOP = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 MODULE = os.path.join(TOP, "sim", "modules", "slirp_ethernet")
@@ -225,8 +225,16 @@ def test_good_traffic_flows_through_malformed_frames(soc_build, tmp_path):
             counters = sim.inject_counters()
             if counters is not None:
                 record_soak(nic, figures_of(results, wall, status_page(sim.port), counters, False))
-        results, wall = run_clients(sim.port, calendar, transactions, clients, seed, more, 20,
-                                    progress=progress if soak else None, progress_every=300)
+        try:
+            results, wall = run_clients(sim.port, calendar, transactions, clients, seed, more, 20,
+                                        progress=progress if soak else None, progress_every=300)
+        except ClientsFailed as e:
+            if soak:  # the report must not keep an earlier interim record's "0 failures"
+                figures = figures_of(e.results, e.wall, status_page(sim.port), sim.inject_counters(), False)
+                figures["failures"] = len(e.failures)
+                figures["failed"] = [f"{f.split(':')[0]}: {f.strip().splitlines()[-1]}" for f in e.failures]
+                record_soak(nic, figures)
+            raise
         after = status_page(sim.port)
         # the link still works after the storm: a fresh connection, and the counters moved on
         again = Client(sim.port)
@@ -259,13 +267,14 @@ def record_soak(nic, figures):
              "(sim/modules/slirp_ethernet/malformed.h). After each complete run the gateware had not "
              "wedged: frames kept flowing and a fresh connection was served; an interrupted run's row "
              "holds the figures it recorded as it went, before that check.", "",
-             "| NIC | transactions | failures | injected frames | requests served | frames in | rx_dropped | "
-             "simulated s | wall s |", "|---|---|---|---|---|---|---|---|---|"]
+             "| NIC | transactions | failures | injected frames | requests served | 5xx | frames in | rx_dropped | "
+             "simulated s | wall s |", "|---|---|---|---|---|---|---|---|---|---|"]
     for name, f in sorted(runs.items()):
         interrupted = ("" if f.get("complete", True) else
+                       f" (failed run: {'; '.join(f['failed'])})" if f.get("failed") else
                        f" (interrupted run: {f['transactions']} of {f['planned_transactions']} done when last recorded)")
         lines.append(f"| {name} | {f['transactions']} by {f['clients']} clients{interrupted} | {f['failures']} | "
-                     f"{f['injected']} ({f['injected_bytes']} bytes) | {f['requests']} | {f['frames_in']} | "
+                     f"{f['injected']} ({f['injected_bytes']} bytes) | {f['requests']} | {f.get('responses_5xx', '?')} | {f['frames_in']} | "
                      f"{f['rx_dropped']} | {f['simulated_seconds']} | {f['wall_seconds']} |")
     lines += ["", "| NIC | " + " | ".join(KINDS) + " |", "|---|" + "---|" * len(KINDS)]
     for name, f in sorted(runs.items()):
