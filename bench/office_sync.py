@@ -105,6 +105,7 @@ class Dav:
         self.auth = "Basic " + base64.b64encode(f"{user}:{password(user)}".encode()).decode()
         self.conn = http.client.HTTPConnection("127.0.0.1", port, timeout=timeout)
         self.retries_503 = 0
+        self.responses = 0
         if connect:
             self.conn.connect()
 
@@ -117,6 +118,7 @@ class Dav:
             r = self.conn.getresponse()
             data = r.read()
             if r.status != 503:
+                self.responses += 1
                 return r.status, r, data
             self.retries_503 += 1
             time.sleep(0.01)
@@ -419,6 +421,7 @@ def scenario_figures(conns, hz):
     their first request, for connections opened beforehand: from_request) to the last
     response frame out; client gaps summed per connection."""
     start, end, gaps, wire_in, wire_out, payload_in, payload_out, requests = None, 0, [], 0, 0, 0, 0, 0
+    lasts = []
     for c in conns:
         reqs = [r for r in c.flow.requests() if r[2]]
         if not reqs:
@@ -427,6 +430,7 @@ def scenario_figures(conns, hz):
         last = reqs[-1][2][-1].end_ns
         start = first if start is None else min(start, first)
         end = max(end, last)
+        lasts.append(last)
         gap = 0
         for prev, nxt in zip(reqs, reqs[1:]):
             gap += max(0, nxt[1][0].start_ns - prev[2][-1].end_ns)
@@ -444,7 +448,13 @@ def scenario_figures(conns, hz):
     if start is None:
         raise BenchError("no request of the scenario in the pcap")
     elapsed = end - start
+    # when each connection had its last response, from the scenario's start: the spread
+    # between the first and the last client done
+    done = sorted(last - start for last in lasts)
     return {"elapsed_ns": round(elapsed), "elapsed_ms": round(elapsed / 1e6, 3),
+            "client_done_ms_min": round(done[0] / 1e6, 3),
+            "client_done_ms_median": round(done[len(done) // 2] / 1e6, 3),
+            "client_done_ms_max": round(done[-1] / 1e6, 3),
             "elapsed_cycles": round(elapsed * hz / 1e9),
             "client_gap_ms_max": round(max(gaps) / 1e6, 3),
             "requests": requests,
@@ -542,6 +552,87 @@ def measure_users_day(build_dir, nic, phy, work, log):
             "sys_clk_hz": hz}
 
 
+class PcapTail:
+    """Reads a simulator pcap while the simulator still writes it: complete records only,
+    from where the last read stopped. The simulated time of the latest frame (the pcap's
+    stamps, no read of the SoC and so no cycles of it), frames and bytes out of the SoC."""
+
+    def __init__(self, path):
+        self.path, self.offset, self.scale = path, 24, None
+        self.last_ns, self.frames, self.bytes_out, self.first_propfind_ns = None, 0, 0, None
+
+    def poll(self):
+        try:
+            with open(self.path, "rb") as f:
+                if self.scale is None:
+                    head = f.read(24)
+                    if len(head) < 24:
+                        return
+                    magic = int.from_bytes(head[:4], "little")
+                    self.scale = {0xa1b23c4d: 1, 0xa1b2c3d4: 1000}.get(magic, 1)
+                f.seek(self.offset)
+                data = f.read()
+        except FileNotFoundError:
+            return
+        pos = 0
+        while pos + 16 <= len(data):
+            sec, frac, incl = (int.from_bytes(data[pos + i:pos + i + 4], "little") for i in (0, 4, 8))
+            if pos + 16 + incl > len(data):
+                break
+            frame = data[pos + 16:pos + 16 + incl]
+            ts = sec * 1_000_000_000 + frac * self.scale
+            self.last_ns = ts
+            self.frames += 1
+            if len(frame) >= 38 and frame[12:14] == b"\x08\x00" and frame[23] == 6:
+                ihl = (frame[14] & 0x0f) * 4
+                tcp = 14 + ihl
+                if len(frame) >= tcp + 13:
+                    if int.from_bytes(frame[tcp:tcp + 2], "big") == 80:
+                        self.bytes_out += len(frame)
+                    elif self.first_propfind_ns is None:
+                        if frame[tcp + (frame[tcp + 12] >> 4) * 4:].startswith(b"PROPFIND "):
+                            self.first_propfind_ns = ts
+            pos += 16 + incl
+        self.offset += pos
+
+
+class Progress:
+    """A line every `every` wall seconds while a long run goes on: the simulated time of the
+    pcap's latest frame (and since the first PROPFIND), bytes out, what `count()` reports
+    (responses done), and the rate in simulated milliseconds per wall minute."""
+
+    def __init__(self, pcap, count, log, every=60):
+        self.tail, self.count, self.log, self.every = PcapTail(pcap), count, log, every
+        self.stop_event = threading.Event()
+        self.thread = threading.Thread(target=self.run, daemon=True)
+
+    def __enter__(self):
+        self.t0 = time.time()
+        self.thread.start()
+        return self
+
+    def __exit__(self, *exc):
+        self.stop_event.set()
+        self.thread.join()
+
+    def run(self):
+        prev = None
+        while not self.stop_event.wait(self.every):
+            self.tail.poll()
+            t, wall = self.tail.last_ns, time.time()
+            if t is None:
+                continue
+            since = ""
+            if self.tail.first_propfind_ns is not None:
+                since = f" ({(t - self.tail.first_propfind_ns) / 1e6:,.1f} ms since the first PROPFIND)"
+            rate = ""
+            if prev is not None and wall > prev[1]:
+                rate = f", {(t - prev[0]) / 1e6 / ((wall - prev[1]) / 60):,.2f} simulated ms per wall minute"
+            prev = (t, wall)
+            self.log(f"progress after {wall - self.t0:,.0f} s of wall time: simulated {t / 1e6:,.1f} ms"
+                     f"{since}, {self.tail.bytes_out:,} bytes out of the SoC, {self.count()}{rate}")
+
+
 def office_conns(pcap, phy):
     """The office's syncing connections in its pcap, each from its PROPFIND on: the OPTIONS
     that opened it beforehand (and the wait for the other waves) are not part of the sync."""
@@ -590,10 +681,15 @@ def measure_office(build_dir, nic, phy, users, clients, work, log):
                 errors.append(e)
                 go.abort()
         threads = [threading.Thread(target=client, args=(i,)) for i in range(clients)]
-        for t in threads:
-            t.start()
-        for t in threads:
-            t.join()
+
+        def done():
+            return (f"{sum(d.responses for d in daves) - clients} of {2 * clients} responses, "
+                    f"{sum(r is not None for r in results)} of {clients} clients done")
+        with Progress(pcap, done, log):
+            for t in threads:
+                t.start()
+            for t in threads:
+                t.join()
         after = read_status(port)
         retries = sum(d.retries_503 for d in daves)
         for d in daves:
@@ -664,8 +760,22 @@ def markdown(results):
             row(f"office: {o['clients']} clients at once, {o['users']} users x {o['items_per_user']} items "
                 f"({o['objects_synced']:,} objects, {o['ical_bytes'] / 1e6:.1f} MB of iCalendar), connections "
                 f"open beforehand", o, o["retries_503"])
+            lines.append("\n" + office_note(o, r["link_mbps"]))
     lines.append(MD_END)
     return "\n".join(lines) + "\n"
+
+
+def office_note(o, link_mbps):
+    """Where the office's time went: the CPU's busy share of the elapsed cycles, the wire time
+    of the bytes out at the link rate, the clients' own gaps; and when the clients were done."""
+    text = (f"Office, {o['clients']} clients: CPU busy {o['cpu_busy_cycles'] / o['elapsed_cycles']:.0%} of "
+            f"the elapsed cycles; the bytes out need {o['wire_bytes_out'] * 8 / link_mbps / 1e3:,.1f} ms "
+            f"of wire time at {link_mbps} Mbit/s ({o['wire_bytes_out'] * 8 / link_mbps / 1e3 / o['elapsed_ms']:.0%} "
+            f"of the elapsed time); client gaps ≤ {o['client_gap_ms_max']:.3f} ms")
+    if "client_done_ms_min" in o:
+        text += (f"; clients done between {o['client_done_ms_min']:,.1f} and {o['client_done_ms_max']:,.1f} ms "
+                 f"(median {o['client_done_ms_median']:,.1f} ms)")
+    return text + "."
 
 
 def merge_reports(results, out):

@@ -163,3 +163,42 @@ def test_report_keeps_the_other_scenario(tmp_path):
     text = (tmp_path / "latest.md").read_text()
     assert text.count(office_sync.MD_BEGIN) == 1
     assert "user's day from empty" in text and "8 clients at once" in text
+
+
+def test_client_done_spread(tmp_path):
+    """Per-client completion: each connection's last response end, from the scenario's start."""
+    req, resp = b"PROPFIND /dav/u/cal/ HTTP/1.1\r\n\r\n", b"HTTP/1.1 207 Multi-Status\r\n\r\n" + b"x" * 100
+    trace = []
+    for port, t0, t1 in ((5000, 10_000, 1_000_000), (6000, 20_000, 3_000_000), (7000, 30_000, 2_000_000)):
+        trace += [(t0, frame(port, True, 0x18, req)), (t1, frame(port, False, 0x18, resp))]
+    path = str(tmp_path / "spread.pcap")
+    write_pcap(path, sorted(trace))
+    f = office_sync.scenario_figures(office_sync.office_conns(path, "gmii"), hz=125_000_000)
+    end = len(frame(5000, False, 0x18, resp)) * 8
+    assert f["client_done_ms_min"] == round((1_000_000 + end - 10_000) / 1e6, 3)
+    assert f["client_done_ms_median"] == round((2_000_000 + end - 10_000) / 1e6, 3)
+    assert f["client_done_ms_max"] == round((3_000_000 + end - 10_000) / 1e6, 3) == f["elapsed_ms"]
+    assert "clients done between" in office_sync.office_note({**f, "clients": 3, "cpu_busy_cycles": 1,
+                                                              "elapsed_cycles": 2}, 1000)
+
+
+def test_progress_reads_a_growing_pcap(tmp_path):
+    """The progress lines' pcap reader takes complete records only and resumes where it
+    stopped: simulated time of the latest frame, the first PROPFIND, bytes out of the SoC."""
+    req, resp = b"PROPFIND /dav/u/cal/ HTTP/1.1\r\n\r\n", b"HTTP/1.1 207 Multi-Status\r\n\r\n" + b"x" * 100
+    path = str(tmp_path / "grow.pcap")
+    write_pcap(path, [(1000, frame(5000, True, 0x18, b"OPTIONS /dav/ HTTP/1.1\r\n\r\n")),
+                      (7000, frame(5000, True, 0x18, req))])
+    out = frame(5000, False, 0x18, resp)
+    record = struct.pack("<IIII", 2, 5, len(out), len(out)) + out
+    with open(path, "ab") as f:
+        f.write(record[:30])               # the simulator is still writing this one
+    tail = office_sync.PcapTail(path)
+    tail.poll()
+    assert (tail.frames, tail.last_ns, tail.first_propfind_ns, tail.bytes_out) == (2, 7000, 7000, 0)
+    with open(path, "ab") as f:
+        f.write(record[30:])
+    tail.poll()
+    assert (tail.frames, tail.last_ns, tail.bytes_out) == (3, 2_000_000_005, len(out))
+    tail.poll()
+    assert tail.frames == 3
