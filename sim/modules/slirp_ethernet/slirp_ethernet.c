@@ -102,6 +102,7 @@
 #include "malformed.h"
 #include "flood.h"
 #include "poll_gate.h"
+#include "synack_guard.h"
 #include "slirp_backlog.h"
 
 #define MAX_FRAME 2048
@@ -184,6 +185,8 @@ struct session {
     struct pollfd pollfds[MAX_POLLFDS];
     int npollfds;
     struct poll_gate gate; /* whether a poll slot needs slirp's socket walks */
+    struct synack_guard synack; /* repeated SYN-ACKs reach slirp without MSS (synack_guard.h) */
+    uint8_t slirp_frame[MAX_FRAME];
 };
 
 static struct session *the_session; /* for atexit and the signal path */
@@ -241,6 +244,11 @@ static void deliver_to_slirp(const uint8_t *data, size_t len, int flags, void *o
 {
     struct session *s = opaque;
     if (!(flags & FRAME_BAD_FCS)) {
+        if (len <= sizeof(s->slirp_frame)) {
+            memcpy(s->slirp_frame, data, len);
+            if (synack_guard_frame(&s->synack, s->slirp_frame, len))
+                data = s->slirp_frame;
+        }
         slirp_input(s->slirp, data, (int)len); /* may queue frames to the SoC at once */
         poll_gate_touch(&s->gate);
     }
@@ -507,6 +515,9 @@ static void finish(struct session *s)
         malformed_report(&s->inject, stderr);
         malformed_write_stats(&s->inject, s->inject_stats);
     }
+    fprintf(stderr, "[slirp_ethernet] SYN-ACKs from the SoC: %llu, %llu repeated, %llu of them passed to slirp "
+            "without their MSS option (synack_guard.h)\n", (unsigned long long)s->synack.synacks,
+            (unsigned long long)s->synack.repeats, (unsigned long long)s->synack.stripped);
     fprintf(stderr, "[slirp_ethernet] host sockets: slirp's socket walks ran in %llu poll slots, %llu slots "
             "had nothing for them%s\n", (unsigned long long)s->gate.polls, (unsigned long long)s->gate.skipped,
             s->gate.broken ? " (epoll unavailable: every slot walked)" : "");
