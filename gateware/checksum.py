@@ -228,7 +228,7 @@ class ChecksumParser(LiteXModule):
     not be folded yet: `header_sum` and `l4_sum` finish the fold (the sums are then at most 1 with
     a carry of 1).
 
-    With `pipelined_sums` (TX) each beat's masked words are registered before they are added: the
+    With `pipelined_sums` (RX and TX) each beat's masked words are registered before they are added: the
     sums (and the clear on beat 2) run one cycle behind the beats, so every figure above about
     `header_sum` and `l4_sum` is one cycle later. The path from the beat's acceptance through the
     lane selection no longer continues into the two adders in the same cycle.
@@ -544,9 +544,17 @@ class RxChecksum(LiteXModule):
     """Verifies the IPv4 header checksum (RFC 791) and the TCP (RFC 793) or UDP (RFC 768) checksum,
     pseudo-header included, of Ethernet frames with at most one 802.1Q tag.
 
-    Frames pass from `sink` to `source` unchanged, one cycle later, and the per-frame status
+    Frames pass from `sink` to `source` unchanged, two cycles later, and the per-frame status
     (rx_checksum_status_layout) is valid on the source beat that has `last` set. A beat is accepted
     on every cycle where `source` is ready.
+
+    The parser's sums are pipelined (ChecksumParser pipelined_sums): a beat's words are registered
+    before they are added, so that the path from the MAC's FIFO through the lane selection does not
+    go on into the adders' carry chains in the same cycle. The sums are therefore one cycle behind
+    the parser's flags, and the beats go through two stages: on the first (`mid`) the parser's flags
+    describe the frame up to that beat and are registered with it; on the second (`source`) the sums
+    include it. While a last beat waits on `source` the parser has taken at most the next frame's
+    first beat (no header byte: it adds nothing to the sums, which are cleared on beat 2 only).
     """
     def __init__(self):
         dw = 32
@@ -555,7 +563,8 @@ class RxChecksum(LiteXModule):
 
         # # #
 
-        self.parser = parser = ChecksumParser()
+        self.parser = parser = ChecksumParser(pipelined_sums=True)
+        mid     = stream.Endpoint(eth_phy_description(dw)) # Only valid, last and payload are used.
         advance = Signal()
         self.comb += [
             advance.eq(~source.valid | source.ready),
@@ -564,13 +573,14 @@ class RxChecksum(LiteXModule):
             parser.sink.valid.eq(sink.valid & advance),
         ]
         self.sync += If(advance,
-            source.valid.eq(sink.valid),
-            source.last.eq(sink.last),
-            source.payload.eq(sink.payload),
+            mid.valid.eq(sink.valid),
+            mid.last.eq(sink.last),
+            mid.payload.eq(sink.payload),
+            source.valid.eq(mid.valid),
+            source.last.eq(mid.last),
+            source.payload.eq(mid.payload),
         )
 
-        # The status is read from the parser while the last beat waits on source: the parser takes
-        # no beat until it leaves.
         error_seen  = Signal()
         frame_error = Signal()
         self.sync += If(sink.valid & advance,
@@ -578,30 +588,53 @@ class RxChecksum(LiteXModule):
             If(sink.last, frame_error.eq(error_seen | (sink.error != 0))),
         )
 
+        # Stage 1: what the parser's flags say about the frame up to the beat on `mid`, registered
+        # as that beat moves to `source` (the parser may then take the next frame's first beat).
         p = parser
         ip_valid = Signal()
-        l3_ok    = Signal()
+        flags = Record([
+            ("vlan", 1), ("runt", 1), ("frame_error", 1), ("protocol", 8), ("ihl", 4),
+            ("ip_valid", 1), ("ipv4", 1), ("l3_ok", 1), ("l4_check", 1), ("l4_truncated", 1),
+            ("l4_bad", 1), ("udp_no_checksum", 1), ("truncated", 1), ("header_bad", 1),
+        ])
+        self.comb += ip_valid.eq(p.ipv4 & ~p.ip_truncated)
+        self.sync += If(advance,
+            flags.vlan.eq(p.vlan),
+            flags.runt.eq(p.runt),
+            flags.frame_error.eq(frame_error),
+            flags.protocol.eq(p.protocol),
+            flags.ihl.eq(p.ihl),
+            flags.ip_valid.eq(ip_valid),
+            flags.ipv4.eq(p.ipv4),
+            flags.l3_ok.eq(p.l3_ok),
+            flags.l4_check.eq(p.l4_check),
+            flags.l4_truncated.eq(p.l4_truncated),
+            flags.l4_bad.eq(p.l4_bad),
+            flags.udp_no_checksum.eq(p.is_udp & p.udp_no_checksum),
+            flags.truncated.eq(p.eth_truncated | (p.ipv4 & (p.ip_truncated | p.l3_truncated))),
+            flags.header_bad.eq(ip_valid & p.header_bad),
+        )
+
+        # Stage 2: the sums now include the beat on `source`.
+        l3_ok = Signal()
         self.comb += [
-            ip_valid.eq(p.ipv4 & ~p.ip_truncated),
-            l3_ok.eq(p.l3_ok & p.header_sum_ok),
-            source.vlan.eq(p.vlan),
-            source.l3_offset.eq(mac_header_length + vlan_tag_length*p.vlan),
-            source.runt.eq(p.runt),
-            source.frame_error.eq(frame_error),
-            If(ip_valid,
-                source.protocol.eq(p.protocol),
-                source.l4_offset.eq(source.l3_offset + (p.ihl << 2)),
+            l3_ok.eq(flags.l3_ok & p.header_sum_ok),
+            source.vlan.eq(flags.vlan),
+            source.l3_offset.eq(mac_header_length + vlan_tag_length*flags.vlan),
+            source.runt.eq(flags.runt),
+            source.frame_error.eq(flags.frame_error),
+            If(flags.ip_valid,
+                source.protocol.eq(flags.protocol),
+                source.l4_offset.eq(source.l3_offset + (flags.ihl << 2)),
             ),
-            source.l3_status.eq(Mux(p.ipv4, Mux(l3_ok, L3_OK, L3_BAD), L3_NOT_IPV4)),
-            If(l3_ok & p.l4_check,
-                If(p.l4_truncated | p.l4_bad,
+            source.l3_status.eq(Mux(flags.ipv4, Mux(l3_ok, L3_OK, L3_BAD), L3_NOT_IPV4)),
+            If(l3_ok & flags.l4_check,
+                If(flags.l4_truncated | flags.l4_bad,
                     source.l4_status.eq(L4_BAD)
-                ).Elif(~(p.is_udp & p.udp_no_checksum),
+                ).Elif(~flags.udp_no_checksum,
                     source.l4_status.eq(Mux(p.l4_sum_ok, L4_OK, L4_BAD))
                 )
             ),
-            source.truncated.eq(p.eth_truncated |
-                (p.ipv4 & (p.ip_truncated | p.l3_truncated)) |
-                (l3_ok & p.l4_check & p.l4_truncated)),
-            source.length_error.eq((ip_valid & p.header_bad) | (l3_ok & p.l4_check & p.l4_bad)),
+            source.truncated.eq(flags.truncated | (l3_ok & flags.l4_check & flags.l4_truncated)),
+            source.length_error.eq(flags.header_bad | (l3_ok & flags.l4_check & flags.l4_bad)),
         ]
