@@ -110,15 +110,30 @@ static int io_fail(struct store *s)
 
 /* ---- addresses: the ring of blocks ------------------------------------- */
 
-static uint32_t blk_of(const struct store *s, uint32_t a) { return a / s->block_size; }
+/* These run several times per record at mount (boot time is proportional to the
+ * records): a shift for power-of-two blocks, and a modulo only where the value
+ * can be a ring length or more past the range (a division is tens of cycles on
+ * a small CPU). Each returns what the plain division / modulo would. */
+static uint32_t blk_of(const struct store *s, uint32_t a)
+{
+    return s->block_shift ? a >> s->block_shift : a / s->block_size;
+}
 static uint32_t data_start(const struct store *s, uint32_t b) { return b * s->block_size + BHDR; }
 static uint32_t blk_end(const struct store *s, uint32_t b) { return (b + 1) * s->block_size; }
-static uint32_t ring_next(const struct store *s, uint32_t b) { return (b + 1) % s->nblocks; }
+/* x % nblocks, for x usually below 2 * nblocks */
+static uint32_t ring_mod(const struct store *s, uint32_t x)
+{
+    if (x < s->nblocks)
+        return x;
+    x -= s->nblocks;
+    return x < s->nblocks ? x : x % s->nblocks;
+}
+static uint32_t ring_next(const struct store *s, uint32_t b) { return ring_mod(s, b + 1); }
 static uint32_t ring_dist(const struct store *s, uint32_t from, uint32_t to)
 {
-    return (to + s->nblocks - from) % s->nblocks;
+    return ring_mod(s, to + s->nblocks - from);
 }
-static uint32_t head_blk(const struct store *s) { return (s->tail + s->nused - 1) % s->nblocks; }
+static uint32_t head_blk(const struct store *s) { return ring_mod(s, s->tail + s->nused - 1); }
 static int in_log(const struct store *s, uint32_t b)
 {
     return s->nused && ring_dist(s, s->tail, b) < s->nused;
@@ -128,7 +143,9 @@ static int in_log(const struct store *s, uint32_t b)
 static uint32_t adv(const struct store *s, uint32_t a, uint32_t n)
 {
     uint32_t b = blk_of(s, a), off = a - data_start(s, b) + n;
-    b = (b + off / s->data_size) % s->nblocks;
+    if (off < s->data_size)  /* within the block */
+        return a + n;
+    b = ring_mod(s, b + off / s->data_size);
     return data_start(s, b) + off % s->data_size;
 }
 
@@ -1250,6 +1267,9 @@ int store_mount(struct store *s, const struct flash *f, const struct store_confi
         mem->coll_slots > 0xFFFF || !mem->user_slots)
         return STORE_ERR_INVALID;
     s->nblocks = f->geo.size / f->geo.block_size;
+    if ((s->block_size & (s->block_size - 1)) == 0)
+        while ((1u << s->block_shift) < s->block_size)
+            s->block_shift++;
     s->data_size = s->block_size - BHDR;
     s->max_record = RHDR + OBJ_PREFIX + STORE_NAME_MAX + cfg->max_object_size;
     if (s->max_record < RHDR + STORE_COLL_RECORD_MAX)

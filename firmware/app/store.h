@@ -139,6 +139,7 @@ struct store {
     struct store_config cfg;
     struct store_memory mem;
     uint32_t nblocks, block_size, data_size;
+    uint32_t block_shift;        /* log2(block_size) if a power of two, else 0 (a division) */
     uint32_t tail, nused;        /* log = nused blocks from tail, ring order */
     uint32_t write_addr;         /* where the next record starts */
     uint32_t next_block_seq, next_rec_seq;

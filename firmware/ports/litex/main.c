@@ -199,6 +199,11 @@ int main(void)
     if (port_lwip_clock_scale != 1)
         printf("lwIP clock: %" PRIu32 " x sys_clk time (simulator time dilation)\n",
                port_lwip_clock_scale);
+#if defined(LITEDAV_PROFILE) && defined(LITEDAV_PROFILE_BOOT)
+    /* LITEDAV_FW_DEFS=-DLITEDAV_PROFILE_BOOT with PROFILE=1: the first GET /profile covers
+     * the boot too (the store's mount and check) */
+    profile_start();
+#endif
     mount_store();
     lwip_init();
     ip4addr_aton(IP_ADDR, &ip);
