@@ -26,21 +26,58 @@ static uint16_t csum_update(uint16_t sum, uint16_t old, uint16_t new)
     return (uint16_t)~s;
 }
 
-static struct synack_seen *slot_of(struct synack_guard *g, const struct synack_seen *k)
+static struct synack_seen *set_of(struct synack_guard *g, uint32_t src_ip, uint32_t dst_ip, uint16_t src_port,
+                                  uint16_t dst_port)
 {
-    uint32_t h = k->src_ip * 2654435761u ^ k->dst_ip * 40503u ^ ((uint32_t)k->src_port << 16 | k->dst_port);
-    h ^= h >> 15;
+    uint32_t h = src_ip * 2654435761u ^ dst_ip * 40503u ^ ((uint32_t)src_port << 16 | dst_port);
+    h ^= h >> 16;
     h *= 2246822519u;
     h ^= h >> 13;
-    return &g->seen[h % SYNACK_GUARD_SLOTS];
+    h *= 3266489917u;
+    h ^= h >> 16;
+    return g->seen[h % SYNACK_GUARD_SETS];
+}
+
+/* 1 when this SYN-ACK (connection and sequence number) went through before */
+static int seen_before(struct synack_guard *g, const uint8_t *ip, const uint8_t *tcp)
+{
+    uint32_t src_ip, dst_ip, seq = get32(tcp + 4);
+    uint16_t src_port, dst_port;
+    struct synack_seen *set, *e, *oldest;
+    int i;
+
+    memcpy(&src_ip, ip + 12, 4);
+    memcpy(&dst_ip, ip + 16, 4);
+    memcpy(&src_port, tcp, 2);
+    memcpy(&dst_port, tcp + 2, 2);
+    set = set_of(g, src_ip, dst_ip, src_port, dst_port);
+    oldest = set;
+    g->synacks++;
+    for (i = 0; i < SYNACK_GUARD_WAYS; i++) {
+        e = &set[i];
+        if (e->stamp && e->src_ip == src_ip && e->dst_ip == dst_ip && e->src_port == src_port &&
+            e->dst_port == dst_port) {
+            int repeat = e->seq == seq; /* else the same ports on a new connection */
+            e->seq = seq;
+            e->stamp = g->synacks;
+            return repeat;
+        }
+        if (e->stamp < oldest->stamp)
+            oldest = e;
+    }
+    oldest->src_ip = src_ip;
+    oldest->dst_ip = dst_ip;
+    oldest->src_port = src_port;
+    oldest->dst_port = dst_port;
+    oldest->seq = seq;
+    oldest->stamp = g->synacks;
+    return 0;
 }
 
 int synack_guard_frame(struct synack_guard *g, uint8_t *frame, size_t len)
 {
     uint8_t *ip, *tcp, *opt;
     size_t ihl, total, doff, i;
-    struct synack_seen key, *slot;
-    int repeat;
 
     if (len < ETH_HLEN + 20 + 20 || get16(frame + 12) != 0x0800)
         return 0;
@@ -57,18 +94,7 @@ int synack_guard_frame(struct synack_guard *g, uint8_t *frame, size_t len)
     if (doff < 20 || ihl + doff > total)
         return 0;
 
-    memset(&key, 0, sizeof(key));
-    memcpy(&key.src_ip, ip + 12, 4);
-    memcpy(&key.dst_ip, ip + 16, 4);
-    memcpy(&key.src_port, tcp, 2);
-    memcpy(&key.dst_port, tcp + 2, 2);
-    key.seq = get32(tcp + 4);
-    key.used = 1;
-    g->synacks++;
-    slot = slot_of(g, &key);
-    repeat = memcmp(slot, &key, sizeof(key)) == 0;
-    *slot = key;
-    if (!repeat)
+    if (!seen_before(g, ip, tcp))
         return 0;
     g->repeats++;
 

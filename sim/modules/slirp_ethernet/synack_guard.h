@@ -21,10 +21,16 @@
  * connection (addresses, ports) and sequence number, and in a copy with the
  * same ones it overwrites the MSS option with four no-operation options,
  * adjusting the TCP checksum (RFC 1624). A real TCP client ignores options on
- * a repeated SYN-ACK; this makes slirp do the same. The table is fixed-size
- * and indexed by a hash: an entry overwritten by another connection only
- * means a repeat of the first one goes through unchanged (as without the
- * guard).
+ * a repeated SYN-ACK; this makes slirp do the same.
+ *
+ * The table: SYNACK_GUARD_SETS sets of SYNACK_GUARD_WAYS entries, a
+ * connection's set chosen by a hash of its addresses and ports; a new
+ * connection takes the set's least recently seen entry. A repeat comes within
+ * the SoC's SYN_RCVD lifetime, while a few hundred other connections open
+ * (ab -c 100); it is missed only when more than SYNACK_GUARD_WAYS newer
+ * connections fell into its set. (A first version, one entry per hash slot,
+ * 8,192 slots, missed one repeat of five in ab -n 400 -c 100: another
+ * connection had taken its slot, and that request stalled as before.)
  */
 #ifndef SLIRP_ETHERNET_SYNACK_GUARD_H
 #define SLIRP_ETHERNET_SYNACK_GUARD_H
@@ -32,14 +38,15 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define SYNACK_GUARD_SLOTS 8192
+#define SYNACK_GUARD_SETS 4096
+#define SYNACK_GUARD_WAYS 8
 
 struct synack_guard {
     struct synack_seen {
         uint32_t src_ip, dst_ip, seq;   /* as in the frame (network order) */
         uint16_t src_port, dst_port;
-        uint8_t used;
-    } seen[SYNACK_GUARD_SLOTS];
+        uint64_t stamp;                 /* the SYN-ACK's number (synacks); 0: unused */
+    } seen[SYNACK_GUARD_SETS][SYNACK_GUARD_WAYS];
     uint64_t synacks, repeats, stripped;
 };
 
