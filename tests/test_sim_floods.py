@@ -59,6 +59,9 @@ def booted(sim_build, clock_scale, slirp_clock_scale=None, **kwargs):
     """A fresh simulated appliance with both TCP clocks at clock_scale x simulated time
     (slirp_clock_scale: slirp's at another scale)."""
     from litedav.sim.run import Simulator, free_port
+    if os.environ.get("LITEDAV_FLOODS_PCAP"):  # a folder: each simulator's frames, for a diagnosis
+        os.makedirs(os.environ["LITEDAV_FLOODS_PCAP"], exist_ok=True)
+        kwargs["pcap"] = os.path.join(os.environ["LITEDAV_FLOODS_PCAP"], f"floods-{time.strftime('%H%M%S')}.pcap")
     sim = Simulator(sim_build, port=free_port(), echo=False, fresh_flash=True,
                     slirp_clock_scale=slirp_clock_scale or clock_scale, lwip_clock_scale=clock_scale, **kwargs)
     sim.start()
