@@ -14,8 +14,21 @@ from litex.soc.integration.soc import SoCRegion
 from litedav.soc.sim_phy import SimPHY
 
 MAIN_RAM_BASE = 0x40000000
-# Uncached (VexRiscv's IO regions start at 0x80000000), clear of LiteEth's SRAM.
-SIM_FLASH_BASE = 0x90000000
+
+# What each VexRiscv netlist does not cache: the prebuilt netlists (pythondata-cpu-vexriscv) decide
+# it from the address alone, and LiteX's `io_regions` (0x80000000 up for every variant) only
+# describes it. The MMU variants (`linux*`) bypass their caches for 0xB, 0xE and 0xF in the top
+# nibble only, the others (those with a data cache) for the upper half. (origin, size) pairs.
+VEXRISCV_UNCACHED = {
+    "linux":   [(0xB0000000, 0x10000000), (0xE0000000, 0x20000000)],
+    "default": [(0x80000000, 0x80000000)],
+}
+# Regions the CPU must read uncached, placed where every variant bypasses its caches (CSRs are at
+# 0xF0000000 already): LiteEth's packet SRAM (the MAC writes it), the simulator's flash window
+# (device registers; the firmware programs and erases through it) and the boards' SPI flash.
+ETHMAC_BASE    = 0xB0000000
+SPIFLASH_BASE  = 0xB4000000 # Up to 64 MiB.
+SIM_FLASH_BASE = 0xB8000000
 
 
 class LiteDAVSoC(SoCCore):
@@ -47,6 +60,8 @@ class LiteDAVSoC(SoCCore):
             **kwargs,
         )
 
+        self.mem_map.update(ethmac=ETHMAC_BASE, spiflash=SPIFLASH_BASE)
+
         if platform.name == "sim":
             self.add_constant("LITEDAV_MAIN_RAM_SIZE", main_ram_size)
             self.crg = CRG(platform.request("sys_clk"))
@@ -68,6 +83,31 @@ class LiteDAVSoC(SoCCore):
             self.add_offload_nic(with_sys_datapath=board is not None, bus_slices=board is not None)
         else:
             raise ValueError(f"unknown NIC {nic!r}: liteeth or offload")
+        self.check_uncached_regions()
+
+    def add_spi_flash(self, *args, **kwargs):
+        """LiteX's SPI flash, its window uncached (LiteX adds it as a cached region wherever it
+        is; at SPIFLASH_BASE the CPU does not cache it, so the region says so)."""
+        check, self.bus.io_regions_check = self.bus.io_regions_check, False
+        try:
+            SoCCore.add_spi_flash(self, *args, **kwargs)
+        finally:
+            self.bus.io_regions_check = check
+        self.bus.regions["spiflash"].cached = False
+
+    def check_uncached_regions(self):
+        """Every region LiteX maps uncached must be one the CPU's netlist does not cache: a flash
+        window or packet buffer read through the data cache returns stale or whole-line reads."""
+        if self.cpu.name != "vexriscv":
+            return
+        ranges = VEXRISCV_UNCACHED["linux" if self.cpu.variant.startswith("linux") else "default"]
+        for name, region in self.bus.regions.items():
+            if region.cached:
+                continue
+            if not any(o <= region.origin and region.origin + region.size <= o + n for o, n in ranges):
+                raise ValueError(f"region {name} at 0x{region.origin:08x} (+0x{region.size:x}) is "
+                    f"meant to be uncached, but VexRiscv {self.cpu.variant} caches it: uncached "
+                    "ranges " + ", ".join(f"0x{o:08x}-0x{o + n - 1:08x}" for o, n in ranges))
 
     def add_offload_nic(self, with_sys_datapath=False, bus_slices=False):
         """The offload NIC (gateware/nic.py, docs/nic.md): DMA masters on the main bus, CSRs as

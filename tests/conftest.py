@@ -9,9 +9,13 @@ TOP = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 @pytest.fixture(scope="session")
 def sim_build():
     """The LiteEth SoC's build (build/sim; LITEDAV_SIM_BUILD: another folder, e.g. one a long
-    run keeps to itself while build/sim is rebuilt)."""
+    run keeps to itself while build/sim is rebuilt; LITEDAV_SIM_SOC_ARGS: more litedav-soc
+    arguments for it, e.g. "--cpu-variant linux+no-dsp", with a folder of their own)."""
     from litedav.sim.run import build
-    return build(os.environ.get("LITEDAV_SIM_BUILD") or os.path.join(TOP, "build", "sim"))
+    soc_args = os.environ.get("LITEDAV_SIM_SOC_ARGS", "").split()
+    if soc_args and not os.environ.get("LITEDAV_SIM_BUILD"):
+        raise RuntimeError("LITEDAV_SIM_SOC_ARGS needs its own LITEDAV_SIM_BUILD folder")
+    return build(os.environ.get("LITEDAV_SIM_BUILD") or os.path.join(TOP, "build", "sim"), soc_args=soc_args)
 
 
 @pytest.fixture(scope="session")

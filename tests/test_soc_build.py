@@ -67,3 +67,45 @@ def test_colorlight_i5_main_ram_behind_litedav_l2(tmp_path):
     assert "#define CONFIG_L2_SIZE 8192" in soc
     assert "#define LITEDAV_MAIN_RAM_SIZE 8388608" in soc
     assert "l2_cache (L2Cache)" in proc.stdout and "(Cache)" not in proc.stdout
+
+
+def uncached_memories(out):
+    import json
+    with open(os.path.join(out, "csr.json")) as f:
+        memories = json.load(f)["memories"]
+    return {name: (m["base"], m["size"]) for name, m in memories.items() if m["type"].startswith("io")}
+
+
+@pytest.mark.parametrize("platform,args", [
+    ("sim", ["--nic", "liteeth", "--cpu-variant", "linux+no-dsp"]),
+    ("sim", ["--nic", "liteeth"]),
+    ("colorlight_i5", ["--cpu-variant", "linux+no-dsp"]),
+])
+def test_uncached_regions_are_uncached_for_the_cpu_variant(tmp_path, platform, args):
+    """The flash windows and LiteEth's packet SRAM are mapped where the variant's netlist bypasses
+    its data cache: VexRiscv linux* caches 0x80000000-0xAFFFFFFF, which LiteX calls IO."""
+    from litedav.soc.litedav_soc import VEXRISCV_UNCACHED
+    out = str(tmp_path)
+    proc = subprocess.run([sys.executable, "-m", "litedav.soc.build", "--platform", platform, *args,
+                           "--output-dir", out], cwd=TOP, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                          text=True, timeout=300)
+    assert proc.returncode == 0, proc.stdout[-3000:]
+    variant = args[args.index("--cpu-variant") + 1] if "--cpu-variant" in args else "standard"
+    ranges = VEXRISCV_UNCACHED["linux" if variant.startswith("linux") else "default"]
+    io = uncached_memories(out)
+    expected = {"sim": {"sim_flash", "ethmac", "csr"}, "colorlight_i5": {"spiflash", "csr"}}[platform]
+    assert expected <= set(io), io
+    for name, (base, size) in io.items():
+        assert any(o <= base and base + size <= o + n for o, n in ranges), (name, hex(base), variant)
+
+
+def test_uncached_region_the_cpu_caches_is_an_error(monkeypatch):
+    """A region LiteX maps uncached where VexRiscv linux+no-dsp would cache it stops the build
+    (0x90000000: the simulator's flash window before it moved, read through the data cache)."""
+    from litedav.soc import litedav_soc
+    from litedav.platforms.sim import Platform
+    monkeypatch.setattr(litedav_soc, "SIM_FLASH_BASE", 0x90000000)
+    with pytest.raises(ValueError, match="sim_flash at 0x90000000.*caches it"):
+        litedav_soc.LiteDAVSoC(Platform(), sys_clk_freq=125e6, main_ram_size=16 << 20,
+                               cpu_variant="linux+no-dsp")
+    litedav_soc.LiteDAVSoC(Platform(), sys_clk_freq=125e6, main_ram_size=16 << 20, cpu_variant="standard")
