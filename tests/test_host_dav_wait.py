@@ -282,6 +282,78 @@ def test_a_body_piece_larger_than_the_stash_waits_for_the_writer(small_scratch_t
         assert status(target)["responses_5xx"] == before["responses_5xx"]
 
 
+SHORT_IDLE_MS = 2000  # httpd's idle timeout (HTTPD_IDLE_TIMEOUT_MS, 60 s on the appliance)
+
+
+@pytest.fixture(scope="module")
+def short_idle_target(host_build):
+    """litedav-host built with HTTPD_IDLE_TIMEOUT_MS = SHORT_IDLE_MS, in a folder of its own."""
+    out = os.path.join(TOP, "build", f"host-idle{SHORT_IDLE_MS}")
+    proc = subprocess.run(["make", "-C", PORT_DIR, "OUT=" + out, f"SERVER_DEFS=-DHTTPD_IDLE_TIMEOUT_MS={SHORT_IDLE_MS}",
+                           f"-j{min(os.cpu_count() or 2, 2)}", "server"],
+                          stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, timeout=300)
+    assert proc.returncode == 0, "litedav-host build failed:\n" + proc.stdout[-6000:]
+    srv = start(server=os.path.join(out, "litedav-host"))
+    yield Target(port=srv.port, cycles_hz=HOST_CYCLES_HZ, timeout=TIMEOUT)
+    stop(srv)
+
+
+def test_requests_waiting_for_the_writer_are_not_timed_out(short_idle_target):
+    """A connection whose whole request the server holds while the store's writer is busy (a
+    PUT's body piece stashed, its window shut; a DELETE's end deferred) is waiting for the
+    server, not idle: it must be answered once the writer is free, however long that took, not
+    reset by httpd's idle timeout. Before, it was reset after HTTPD_IDLE_TIMEOUT_MS; in the
+    lossy-link soak (writer waits behind retransmissions) a PUT went unanswered for 900 s
+    when that reset was lost. Here a holder keeps the writer for three idle timeouts, sending
+    a byte of its body now and then (it is not idle itself)."""
+    target = short_idle_target
+    dav = Dav(target)
+    with calendar(dav, "idlewait") as cal:
+        doomed_path = f"{cal}doomed.ics"
+        assert put(dav, doomed_path, ics_of_size("doomed", 400)).status == 201
+        dav.close()  # its idle keep-alive connection would time out meanwhile (rightly; reopened below)
+        before = status(target)
+        holder_path, holder_body = f"{cal}holder.ics", ics_of_size("holder", 600).encode()
+        late_path, late_body = f"{cal}late.ics", ics_of_size("late", 500)
+        holder = socket.create_connection(("127.0.0.1", target.port), timeout=target.timeout)
+        late = deleter = None
+        try:
+            holder.sendall(dav_head("PUT", holder_path, len(holder_body), "Content-Type: text/calendar\r\n"
+                                                                         "Expect: 100-continue\r\n"))
+            assert read_response(holder)[0] == "HTTP/1.1 100 Continue"
+            sent = 100
+            holder.sendall(holder_body[:sent])  # takes the store's writer and keeps it
+            wait_for(target, "dav_ctx_used", 1)
+            late = socket.create_connection(("127.0.0.1", target.port), timeout=target.timeout)
+            late.sendall(dav_head("PUT", late_path, len(late_body), "Content-Type: text/calendar\r\n")
+                         + late_body.encode())
+            deleter = socket.create_connection(("127.0.0.1", target.port), timeout=target.timeout)
+            deleter.sendall(dav_head("DELETE", doomed_path, 0))
+            wait_for(target, "dav_ctx_used", 3)
+            deadline = time.monotonic() + 3 * SHORT_IDLE_MS / 1000
+            while time.monotonic() < deadline:
+                time.sleep(0.25)
+                holder.sendall(holder_body[sent:sent + 1])
+                sent += 1
+            assert status(target)["conns_timed_out"] == before["conns_timed_out"], "a waiting connection timed out"
+            holder.sendall(holder_body[sent:])
+            line, _, body = read_response(holder)
+            assert line == "HTTP/1.1 201 Created", (line, body)
+            line, _, body = read_response(late)
+            assert line == "HTTP/1.1 201 Created", (line, body)
+            line, _, body = read_response(deleter)
+            assert line == "HTTP/1.1 204 No Content", (line, body)
+        finally:
+            for s in (holder, late, deleter):
+                if s:
+                    s.close()
+        r = dav("GET", late_path)
+        assert r.status == 200 and r.data == late_body.encode(), r.status
+        assert dav("GET", doomed_path).status == 404
+        for path in (late_path, holder_path):
+            assert dav("DELETE", path).status == 204
+
+
 def test_full_wait_queue_answers_503_at_once(target):
     """With every context held and DAV_CTX_WAIT_MAX requests waiting, the next one is answered
     503 with Retry-After at once; the waiting ones are all served afterwards."""

@@ -71,6 +71,9 @@
 #ifndef HTTPD_STAGE_MAX
 #define HTTPD_STAGE_MAX 1024          /* response heads and produced body pieces */
 #endif
+#ifndef HTTPD_IDLE_TIMEOUT_MS
+#define HTTPD_IDLE_TIMEOUT_MS 60000u  /* connections without progress this long are closed */
+#endif                                /* (lwIP ms; tests build litedav-host with a shorter one) */
 
 /* ---- syn_queue.c: SYNs held while every TCP PCB is taken ---------------- */
 #ifndef SYN_QUEUE_LEN

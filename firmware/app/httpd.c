@@ -44,7 +44,7 @@
 #define CHUNK_FRAMING 12       /* "xxxxxxxx\r\n" before and "\r\n" after a piece */
 #define POLL_INTERVAL 2        /* tcp_poll period, in TCP slow-timer ticks */
 #define POLL_MS (POLL_INTERVAL * TCP_SLOW_INTERVAL)
-#define IDLE_TIMEOUT_MS 60000u /* connections without progress this long are closed */
+#define IDLE_TIMEOUT_MS HTTPD_IDLE_TIMEOUT_MS
 /* in polls: the slow timer's period is the port's (LiteX: TCP_TMR_INTERVAL 50 ms, a poll every
  * 200 ms, 300 polls; lwIP's default 250 ms: 60), so the timeout is 60 s on every port */
 #define IDLE_TIMEOUT_POLLS (IDLE_TIMEOUT_MS / POLL_MS)
@@ -943,6 +943,17 @@ static int pcb_mid_exchange(const struct tcp_pcb *pcb)
     return pcb->unacked || pcb->unsent;
 }
 
+/* The handler holds the request (waiting for a /dav/ context, its body paused,
+ * or its end() deferred while the store's writer is busy): the client waits for
+ * us, it is not idle. Its wait ends in dav.c (a context wait in 503 after
+ * dav_ctx_wait_ms; the writer's holder is itself timed out if its client
+ * stalls), not in a reset: on a lossy link a lost RST left a client that had
+ * sent its whole PUT waiting for ever (the lossy-link soak's 900 s timeouts). */
+static int server_holds(const struct conn *c)
+{
+    return c->paused || (c->rx_state == RX_RESPOND && c->accepted && !c->responded);
+}
+
 static err_t on_poll(void *arg, struct tcp_pcb *pcb)
 {
     struct conn *c = arg;
@@ -950,7 +961,9 @@ static err_t on_poll(void *arg, struct tcp_pcb *pcb)
         tcp_abort(pcb);
         return ERR_ABRT;
     }
-    if (++c->idle_polls > IDLE_TIMEOUT_POLLS) {
+    if (server_holds(c))
+        c->idle_polls = 0;
+    else if (++c->idle_polls > IDLE_TIMEOUT_POLLS) {
         int stalled = c->head_len || c->rx_state != RX_HEAD || c->rx || pcb_mid_exchange(pcb);
         httpd_stats.conns_timed_out++;
         return (stalled ? conn_abort(c) : conn_close(c)) == CONN_ABORTED ? ERR_ABRT : ERR_OK;
