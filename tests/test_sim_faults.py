@@ -389,7 +389,8 @@ def summary_md(figures):
                      + " | ".join(str(counters[k]) for k in KINDS) + " |")
     lines += ["", f"Frames the SoC's MAC dropped for want of a receive buffer: {figures['rx_dropped']}. "
               f"Requests that waited for one of the firmware's /dav/ request contexts: {figures['dav_waited']}; "
-              f"refused with 503 after the bounded wait: {figures['dav_refused']}."]
+              f"refused with 503 after the bounded wait: {figures['dav_refused']}. Connections reset or closed by "
+              f"httpd's idle timeout: {figures.get('conns_timed_out', '?')}."]
     return "\n".join(lines)
 
 
@@ -430,7 +431,8 @@ def test_caldav_transactions_survive_a_lossy_link(sim_build, tmp_path):
                                for d in ("to_soc", "from_soc")},
                     "rx_dropped": int(now["rx_dropped"]) - int(before["rx_dropped"]),
                     "dav_waited": int(now["dav_waited"]) - int(before["dav_waited"]),
-                    "dav_refused": int(now["dav_refused"]) - int(before["dav_refused"])}
+                    "dav_refused": int(now["dav_refused"]) - int(before["dav_refused"]),
+                    "conns_timed_out": int(now["conns_timed_out"]) - int(before["conns_timed_out"])}
 
         def progress(results, wall):  # a long run that is stopped or dies still reports
             counters = sim.fault_counters()

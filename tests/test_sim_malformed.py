@@ -216,6 +216,7 @@ def test_good_traffic_flows_through_malformed_frames(soc_build, tmp_path):
                     "rx_dropped": int(now["rx_dropped"]) - int(before["rx_dropped"]),
                     "requests": int(now["requests"]) - int(before["requests"]),
                     "responses_5xx": int(now["responses_5xx"]) - int(before["responses_5xx"]),
+                    "conns_timed_out": int(now["conns_timed_out"]) - int(before["conns_timed_out"]),
                     "pbuf_pool_err": int(now.get("pbuf_pool_err", 0)),
                     "simulated_seconds": round((int(now["uptime_cycles"]) - int(before["uptime_cycles"]))
                                                / SIM_CLOCK_HZ, 3),
