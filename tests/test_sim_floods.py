@@ -342,7 +342,7 @@ def apachebench(sim, nic):
             f"`{' '.join(cmd[:5])} ... /static/task.ics` against the simulated {NICS[nic]} (both TCP "
             f"clocks x{AB_CLOCK_SCALE}): {complete:,} complete, {failed} failed, in "
             f"{figures['simulated_s']} simulated s ({figures['requests_per_simulated_s']:,} requests per "
-            f"simulated s); {figures['rx_dropped']} frames dropped by the MAC, {figures['syn_held']} SYNs "
+            f"simulated s); {figures['rx_dropped']} frames dropped by the NIC (receive slots or ring full), {figures['syn_held']} SYNs "
             f"held, {figures['time_wait_reopened']} TIME-WAIT reopened; at most {figures['conns_max_open']} "
             f"connections open, heap at most {figures['heap_max']:,} bytes.\n\n"
             f"Pools before: {figures['before']}\n\nPools after: {figures['after']}\n"))
