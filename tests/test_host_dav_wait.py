@@ -354,6 +354,50 @@ def test_requests_waiting_for_the_writer_are_not_timed_out(short_idle_target):
             assert dav("DELETE", path).status == 204
 
 
+WAIT_RX_SMALL = 512  # HTTPD_WAIT_RX_MAX: below one segment of the request below
+
+
+@pytest.fixture(scope="module")
+def small_wait_rx_target(host_build):
+    """litedav-host with a pool of connection states that every connection waits for (as on the
+    SoC between requests, HTTPD_CONNS_MAX) and a waiting record's copy limit below one segment,
+    in a folder of its own."""
+    out = os.path.join(TOP, "build", f"host-waitrx{WAIT_RX_SMALL}")
+    defs = f"-DHTTPD_CONNS_MAX=4 -DHTTPD_CONNS_RESERVE=4 -DHTTPD_WAIT_RX_MAX={WAIT_RX_SMALL}"
+    proc = subprocess.run(["make", "-C", PORT_DIR, "OUT=" + out, "SERVER_DEFS=" + defs,
+                           f"-j{min(os.cpu_count() or 2, 2)}", "server"],
+                          stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, timeout=300)
+    assert proc.returncode == 0, "litedav-host build failed:\n" + proc.stdout[-6000:]
+    srv = start(server=os.path.join(out, "litedav-host"))
+    yield Target(port=srv.port, cycles_hz=HOST_CYCLES_HZ, timeout=TIMEOUT)
+    stop(srv)
+
+
+def test_a_first_piece_beyond_the_waiting_copy_limit_is_served(small_wait_rx_target):
+    """A connection without a state waits as a record that copies what arrives, up to
+    HTTPD_WAIT_RX_MAX; beyond, lwIP keeps the data to offer it again to the real connection.
+    When the first piece a waiting connection gets is already beyond the limit (on the SoC: the
+    offload NIC's merged frames, or segments lwIP releases together after a reordering), the
+    record must still queue for a state; before, it did not, the refused data was offered to
+    the same record for ever, and the client, its request acknowledged, waited 900 s (the
+    malformed-traffic soak on the offload SoC)."""
+    target = small_wait_rx_target
+    dav = Dav(target)
+    with calendar(dav, "bigfirst") as cal:
+        dav.close()
+        path, body = f"{cal}big.ics", ics_of_size("big", 3 * WAIT_RX_SMALL)
+        s = socket.create_connection(("127.0.0.1", target.port), timeout=10)
+        try:
+            s.sendall(dav_head("PUT", path, len(body), "Content-Type: text/calendar\r\n") + body.encode())
+            line, _, answer = read_response(s)
+            assert line == "HTTP/1.1 201 Created", (line, answer)
+        finally:
+            s.close()
+        r = dav("GET", path)
+        assert r.status == 200 and r.data == body.encode(), r.status
+        assert dav("DELETE", path).status == 204
+
+
 def test_full_wait_queue_answers_503_at_once(target):
     """With every context held and DAV_CTX_WAIT_MAX requests waiting, the next one is answered
     503 with Retry-After at once; the waiting ones are all served afterwards."""

@@ -1163,13 +1163,19 @@ static err_t waiting_on_recv(void *arg, struct tcp_pcb *pcb, struct pbuf *p, err
         return err;
     }
     /* beyond the limit, or without heap for a copy, lwIP keeps the data
-     * (refused) and offers it again later, to the real connection by then */
-    if ((w->rx ? w->rx->tot_len : 0) + p->tot_len > HTTPD_WAIT_RX_MAX)
+     * (refused) and offers it again later, to the real connection by then:
+     * so the record queues for a state even when nothing was copied (a
+     * first piece beyond the limit, as merged frames or segments released
+     * together after a reordering can be), or it would be offered the same
+     * data for ever while its client waits */
+    if ((w->rx ? w->rx->tot_len : 0) + p->tot_len > HTTPD_WAIT_RX_MAX ||
+        (copy = pbuf_clone(PBUF_RAW, PBUF_RAM, p)) == NULL) {
+        w->idle_polls = 0;
+        if (!w->queued)
+            waiting_enqueue(w);
         return ERR_MEM;
-    /* a heap copy frees the receive pool for connections being served */
-    copy = pbuf_clone(PBUF_RAW, PBUF_RAM, p);
-    if (!copy)
-        return ERR_MEM;
+    }
+    /* the heap copy frees the receive pool for connections being served */
     pbuf_free(p);
     w->idle_polls = 0;
     if (w->rx)
@@ -1220,7 +1226,7 @@ static void park_idle(void)
     while (park_candidates) {
         struct waiting *w = park_candidates;
         candidate_remove(w);
-        if (!w->rx && !w->peer_closed && w->pcb)
+        if (!w->rx && !w->queued && !w->peer_closed && w->pcb)
             tcp_park(&w->park, w->pcb, now - (uint32_t)w->idle_polls * POLL_MS);
     }
     while ((node = tcp_park_idle_before(now - IDLE_TIMEOUT_MS)) != NULL) {
