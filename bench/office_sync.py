@@ -758,7 +758,7 @@ def markdown(results):
         if "office" in r:
             o = r["office"]
             row(f"office: {o['clients']} clients at once, {o['users']} users x {o['items_per_user']} items "
-                f"({o['objects_synced']:,} objects, {o['ical_bytes'] / 1e6:.1f} MB of iCalendar), connections "
+                f"({o['objects_synced']:,} objects synced, {o['ical_bytes'] / 1e6:.1f} MB of iCalendar), connections "
                 f"open beforehand", o, o["retries_503"])
             lines.append("\n" + office_note(o, r["link_mbps"]))
     lines.append(MD_END)
