@@ -52,7 +52,8 @@ def clock_role(name, constraint_mhz, sys_mhz, eth_role="RGMII RX/TX (eth_rx, eth
 
 
 def build(board, seed, log_path):
-    cmd = [sys.executable, "-m", "litedav.soc.build", "--platform", board, "--build", "--seed", str(seed)]
+    cmd = [sys.executable, "-m", "litedav.soc.build", "--platform", board, "--build",
+           *(("--seed", str(seed)) if seed is not None else ())]
     print(f"[fpga-report] {' '.join(cmd[1:])} (log: {os.path.relpath(log_path, ROOT)})", flush=True)
     with open(log_path, "w") as log:
         proc = subprocess.run(cmd, cwd=ROOT, stdout=log, stderr=subprocess.STDOUT)
@@ -146,7 +147,8 @@ def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--board", required=True, help="platform name (platforms/<board>.py)")
     parser.add_argument("--no-build", action="store_true", help="report on the existing build")
-    parser.add_argument("--seed", type=int, default=1, help="nextpnr seed")
+    parser.add_argument("--seed", type=int, default=None,
+                        help="nextpnr seed (default: the board's NEXTPNR_SEED, else 1)")
     parser.add_argument("--out", default=os.path.join(ROOT, "bench", "results"), help="output folder")
     args = parser.parse_args(argv)
     build_dir = os.path.join(ROOT, "build", args.board)

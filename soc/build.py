@@ -120,7 +120,7 @@ def build_parser():
     parser.add_argument("--sys-clk-freq", type=float, default=None,
                         help="system clock in Hz (sim: 125 MHz, the sim labels its cycles with it and "
                              "GMII moves one byte per cycle; boards: the board's default, "
-                             "colorlight_i5 62.5 MHz)")
+                             "colorlight_i5 75 MHz)")
     parser.add_argument("--main-ram-size", type=parse_size, default=parse_size("16MiB"),
                         help="main RAM size (firmware, lwIP heap, calendar store)")
     parser.add_argument("--eth-rx-slots", type=int, default=None,
@@ -146,7 +146,8 @@ def build_parser():
                        help="load the bitstream into the FPGA's SRAM with openFPGALoader (see below)")
     board.add_argument("--flash", action="store_true",
                        help="write the bitstream (and --firmware as a boot image) to the SPI flash")
-    board.add_argument("--seed", type=int, default=1, help="nextpnr placement seed")
+    board.add_argument("--seed", type=int, default=None,
+                       help="nextpnr placement seed (default: the board's NEXTPNR_SEED, else 1)")
     board.add_argument("--yosys-flow", default=None, choices=("default", "flow3"),
                        help="Yosys technology mapping: default (synth_ecp5's ABC9), or flow3 (ABC9 with "
                             "LiteX's flow3 script: fewer LUTs, slower synthesis). Default: the board's "
@@ -272,6 +273,8 @@ def board_main(args):
         check_cable(board)
 
     platform = board.Platform()
+    if args.seed is None:
+        args.seed = getattr(board, "NEXTPNR_SEED", 1)
     nic = args.nic or getattr(board, "DEFAULT_NIC", "offload")
     from litedav.soc.litedav_soc import LiteDAVSoC
     # LiteX's DesignStart wrappers add the RTL by a path relative to the working directory.
