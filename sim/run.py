@@ -203,6 +203,9 @@ def build(build_dir=DEFAULT_BUILD, soc_args=(), nic="liteeth", phy=None):
     build's own sim_config.js (litedav-soc --phy); `Simulator` chooses its own at run time."""
     if nic not in NICS:
         raise ValueError(f"unknown NIC {nic!r}: one of {', '.join(NICS)}")
+    # The steps run from different folders (LiteX from the top, make in firmware/), so a
+    # relative folder would name two places: resolve it against the caller's folder once.
+    build_dir = os.path.abspath(build_dir)
     logs = os.path.join(build_dir, "logs")
     soc = [sys.executable, "-m", "litedav.soc.build", "--platform", "sim", "--output-dir", build_dir,
            "--nic", nic, *NIC_SOC_ARGS[nic], *(("--phy", phy) if phy else ()), *soc_args]
