@@ -224,20 +224,26 @@ def test_a_waiting_client_that_resets_leaves_the_queue(target):
             assert dav("DELETE", path).status == 204
 
 
+def variant_target(folder, defs):
+    """litedav-host built with SERVER_DEFS=defs in build/<folder> (its own, so the default
+    build is untouched), started; a generator for module fixtures to yield from."""
+    out = os.path.join(TOP, "build", folder)
+    proc = subprocess.run(["make", "-C", PORT_DIR, "OUT=" + out, "SERVER_DEFS=" + defs,
+                           f"-j{min(os.cpu_count() or 2, 2)}", "server"],
+                          stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, timeout=300)
+    assert proc.returncode == 0, "litedav-host build failed:\n" + proc.stdout[-6000:]
+    srv = start(server=os.path.join(out, "litedav-host"))
+    yield Target(port=srv.port, cycles_hz=HOST_CYCLES_HZ, timeout=TIMEOUT)
+    stop(srv)
+
+
 SMALL_SCRATCH = 1024  # below one TCP segment's payload: any body piece is larger than the stash
 
 
 @pytest.fixture(scope="module")
 def small_scratch_target(host_build):
     """litedav-host built with HTTPD_SCRATCH_MAX = SMALL_SCRATCH, in a folder of its own."""
-    out = os.path.join(TOP, "build", f"host-scratch{SMALL_SCRATCH}")
-    proc = subprocess.run(["make", "-C", PORT_DIR, "OUT=" + out, f"SERVER_DEFS=-DHTTPD_SCRATCH_MAX={SMALL_SCRATCH}",
-                           f"-j{os.cpu_count() or 2}", "server"],
-                          stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, timeout=300)
-    assert proc.returncode == 0, "litedav-host build failed:\n" + proc.stdout[-6000:]
-    srv = start(server=os.path.join(out, "litedav-host"))
-    yield Target(port=srv.port, cycles_hz=HOST_CYCLES_HZ, timeout=TIMEOUT)
-    stop(srv)
+    yield from variant_target(f"host-scratch{SMALL_SCRATCH}", f"-DHTTPD_SCRATCH_MAX={SMALL_SCRATCH}")
 
 
 def test_a_body_piece_larger_than_the_stash_waits_for_the_writer(small_scratch_target):
@@ -288,14 +294,7 @@ SHORT_IDLE_MS = 2000  # httpd's idle timeout (HTTPD_IDLE_TIMEOUT_MS, 60 s on the
 @pytest.fixture(scope="module")
 def short_idle_target(host_build):
     """litedav-host built with HTTPD_IDLE_TIMEOUT_MS = SHORT_IDLE_MS, in a folder of its own."""
-    out = os.path.join(TOP, "build", f"host-idle{SHORT_IDLE_MS}")
-    proc = subprocess.run(["make", "-C", PORT_DIR, "OUT=" + out, f"SERVER_DEFS=-DHTTPD_IDLE_TIMEOUT_MS={SHORT_IDLE_MS}",
-                           f"-j{min(os.cpu_count() or 2, 2)}", "server"],
-                          stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, timeout=300)
-    assert proc.returncode == 0, "litedav-host build failed:\n" + proc.stdout[-6000:]
-    srv = start(server=os.path.join(out, "litedav-host"))
-    yield Target(port=srv.port, cycles_hz=HOST_CYCLES_HZ, timeout=TIMEOUT)
-    stop(srv)
+    yield from variant_target(f"host-idle{SHORT_IDLE_MS}", f"-DHTTPD_IDLE_TIMEOUT_MS={SHORT_IDLE_MS}")
 
 
 def test_requests_waiting_for_the_writer_are_not_timed_out(short_idle_target):
@@ -362,15 +361,8 @@ def small_wait_rx_target(host_build):
     """litedav-host with a pool of connection states that every connection waits for (as on the
     SoC between requests, HTTPD_CONNS_MAX) and a waiting record's copy limit below one segment,
     in a folder of its own."""
-    out = os.path.join(TOP, "build", f"host-waitrx{WAIT_RX_SMALL}")
-    defs = f"-DHTTPD_CONNS_MAX=4 -DHTTPD_CONNS_RESERVE=4 -DHTTPD_WAIT_RX_MAX={WAIT_RX_SMALL}"
-    proc = subprocess.run(["make", "-C", PORT_DIR, "OUT=" + out, "SERVER_DEFS=" + defs,
-                           f"-j{min(os.cpu_count() or 2, 2)}", "server"],
-                          stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, timeout=300)
-    assert proc.returncode == 0, "litedav-host build failed:\n" + proc.stdout[-6000:]
-    srv = start(server=os.path.join(out, "litedav-host"))
-    yield Target(port=srv.port, cycles_hz=HOST_CYCLES_HZ, timeout=TIMEOUT)
-    stop(srv)
+    yield from variant_target(f"host-waitrx{WAIT_RX_SMALL}",
+                              f"-DHTTPD_CONNS_MAX=4 -DHTTPD_CONNS_RESERVE=4 -DHTTPD_WAIT_RX_MAX={WAIT_RX_SMALL}")
 
 
 def test_a_first_piece_beyond_the_waiting_copy_limit_is_served(small_wait_rx_target):
