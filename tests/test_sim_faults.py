@@ -348,6 +348,13 @@ class ClientsFailed(AssertionError):
         super().__init__("\n".join(failures))
         self.failures, self.results, self.wall = failures, results, wall
 
+    def mark(self, figures):
+        """figures (of the clients that finished) as a failed run's: how many failed, and each
+        one's client and last traceback line."""
+        figures["failures"] = len(self.failures)
+        figures["failed"] = [f"{f.split(':')[0]}: {f.strip().splitlines()[-1]}" for f in self.failures]
+        return figures
+
 
 def status_page(port):
     conn = http.client.HTTPConnection("127.0.0.1", port, timeout=TIMEOUT)
@@ -447,9 +454,7 @@ def test_caldav_transactions_survive_a_lossy_link(sim_build, tmp_path):
                                         progress=progress if soak else None, progress_every=300)
         except ClientsFailed as e:
             if soak:  # the report must not keep an earlier interim record's "0 failures"
-                figures = figures_of(e.results, e.wall, status_page(sim.port), sim.fault_counters(), False)
-                figures["failures"] = len(e.failures)
-                figures["failed"] = [f"{f.split(':')[0]}: {f.strip().splitlines()[-1]}" for f in e.failures]
+                figures = e.mark(figures_of(e.results, e.wall, status_page(sim.port), sim.fault_counters(), False))
                 reliability_report.record("caldav_over_lossy_link", figures, summary_md(figures),
                                           title="CalDAV over a lossy link")
             raise

@@ -231,9 +231,7 @@ def test_good_traffic_flows_through_malformed_frames(soc_build, tmp_path):
                                         progress=progress if soak else None, progress_every=300)
         except ClientsFailed as e:
             if soak:  # the report must not keep an earlier interim record's "0 failures"
-                figures = figures_of(e.results, e.wall, status_page(sim.port), sim.inject_counters(), False)
-                figures["failures"] = len(e.failures)
-                figures["failed"] = [f"{f.split(':')[0]}: {f.strip().splitlines()[-1]}" for f in e.failures]
+                figures = e.mark(figures_of(e.results, e.wall, status_page(sim.port), sim.inject_counters(), False))
                 record_soak(nic, figures)
             raise
         after = status_page(sim.port)
