@@ -390,6 +390,83 @@ def test_a_first_piece_beyond_the_waiting_copy_limit_is_served(small_wait_rx_tar
         assert dav("DELETE", path).status == 204
 
 
+SMALL_CONNS = 2  # HTTPD_CONNS_MAX of the LM3S9B95 port's QEMU build (4 on the chip)
+
+
+@pytest.fixture(scope="module")
+def small_build_target(host_build):
+    """litedav-host built like the LM3S9B95 port (app_port_config.h): SMALL_CONNS connection
+    states that every connection waits for between requests, one /dav/ request context,
+    DAV_CTX_WAIT_MAX 4; with the idle timeout at SHORT_IDLE_MS; in a folder of its own."""
+    yield from variant_target(f"host-conns{SMALL_CONNS}-idle{SHORT_IDLE_MS}",
+                              f"-DHTTPD_CONNS_MAX={SMALL_CONNS} -DHTTPD_CONNS_RESERVE={SMALL_CONNS} "
+                              f"-DDAV_CTX_MAX=1 -DDAV_CTX_WAIT_MAX=4 -DHTTPD_IDLE_TIMEOUT_MS={SHORT_IDLE_MS}")
+
+
+def test_requests_waiting_for_a_connection_state_are_not_timed_out(small_build_target):
+    """On a small build (HTTPD_CONNS_MAX states) a connection whose request arrives while every
+    state is taken waits as a small record (httpd.c struct waiting) until one is free. Its
+    client has sent its whole request and waits for the server: like a request the server holds
+    (675c9bc), it must be answered once a state frees, however long that takes, not reset by
+    httpd's idle timeout (before, waiting_on_poll counted its wait toward the timeout). Here a
+    PUT holds the request context and the store's writer for three idle timeouts (sending a
+    byte of its body now and then: not idle itself), a second PUT holds the other state while
+    it waits for the context, and a DELETE arrives with no state left."""
+    target = small_build_target
+    dav = Dav(target)
+    with calendar(dav, "statewait") as cal:
+        doomed_path = f"{cal}doomed.ics"
+        assert put(dav, doomed_path, ics_of_size("doomed", 400)).status == 201
+        dav.close()
+        before = status(target)
+        holder_path, holder_body = f"{cal}holder.ics", ics_of_size("holder", 600).encode()
+        late_path, late_body = f"{cal}late.ics", ics_of_size("late", 500)
+        holder = late = deleter = None
+        try:
+            holder = socket.create_connection(("127.0.0.1", target.port), timeout=target.timeout)
+            holder.sendall(dav_head("PUT", holder_path, len(holder_body), "Content-Type: text/calendar\r\n"
+                                                                         "Expect: 100-continue\r\n"))
+            assert read_response(holder)[0] == "HTTP/1.1 100 Continue"
+            sent = 100
+            holder.sendall(holder_body[:sent])  # takes the context and the store's writer
+            wait_for(target, "dav_ctx_used", 1)
+            # from here no status request can be served (it would need a state) until the end
+            late = socket.create_connection(("127.0.0.1", target.port), timeout=target.timeout)
+            late.sendall(dav_head("PUT", late_path, len(late_body), "Content-Type: text/calendar\r\n")
+                         + late_body.encode())
+            time.sleep(0.3)  # it has the second state and waits for the context
+            deleter = socket.create_connection(("127.0.0.1", target.port), timeout=target.timeout)
+            deleter.sendall(dav_head("DELETE", doomed_path, 0))
+            deadline = time.monotonic() + 3 * SHORT_IDLE_MS / 1000
+            while time.monotonic() < deadline:
+                time.sleep(0.25)
+                holder.sendall(holder_body[sent:sent + 1])
+                sent += 1
+            holder.sendall(holder_body[sent:])
+            line, _, body = read_response(holder)
+            assert line == "HTTP/1.1 201 Created", (line, body)
+            line, _, body = read_response(late)
+            assert line == "HTTP/1.1 201 Created", (line, body)
+            try:
+                line, _, body = read_response(deleter)
+            except (OSError, AssertionError) as e:  # reset, or closed without an answer
+                line, body = f"no answer: {e}", b""
+            assert line == "HTTP/1.1 204 No Content", (
+                f"the DELETE that waited for a connection state: {line} {body[:200]!r}")
+        finally:
+            for s in (holder, late, deleter):
+                if s:
+                    s.close()
+        page = status(target)
+        assert page["conns_timed_out"] == before["conns_timed_out"], "a waiting connection timed out"
+        assert page["dav_refused"] == before["dav_refused"], page
+        r = dav("GET", late_path)
+        assert r.status == 200 and r.data == late_body.encode(), r.status
+        assert dav("GET", doomed_path).status == 404
+        for path in (late_path, holder_path):
+            assert dav("DELETE", path).status == 204
+
+
 def test_full_wait_queue_answers_503_at_once(target):
     """With every context held and DAV_CTX_WAIT_MAX requests waiting, the next one is answered
     503 with Retry-After at once; the waiting ones are all served afterwards."""

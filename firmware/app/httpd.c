@@ -1190,6 +1190,13 @@ static err_t waiting_on_recv(void *arg, struct tcp_pcb *pcb, struct pbuf *p, err
 static err_t waiting_on_poll(void *arg, struct tcp_pcb *pcb)
 {
     struct waiting *w = arg;
+    /* Queued: its client has asked and waits for us (for a state, as one whose
+     * request the server holds: server_holds()), it is not idle. The wait ends
+     * when a state frees, and the states' holders are themselves bounded. */
+    if (w->queued) {
+        w->idle_polls = 0;
+        return ERR_OK;
+    }
     if (++w->idle_polls > IDLE_TIMEOUT_POLLS) {
         httpd_stats.conns_timed_out++;
         if (w->rx || pcb_mid_exchange(pcb)) {
