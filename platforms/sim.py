@@ -10,6 +10,9 @@ LiteX sim module drives every clock edge.
   wire rate by LiteDAV's `slirp_ethernet` module (sim/modules/).
 - flash: SimFlash's request/response pair (soc/sim_flash.py), answered by
   LiteDAV's `flash_file` module from a host file (docs/sim_flash.md).
+- spiflash: single-bit SPI (clk, cs_n, mosi, miso) from LiteSPI's 1x SDR PHY
+  (litedav-soc --spi-flash, instead of `flash`), answered by LiteDAV's
+  `spi_nor_flash` module, a SPI NOR chip kept in a host file (docs/sim_flash.md).
 """
 
 from litex.build.generic_platform import Pins, Subsignal
@@ -45,12 +48,20 @@ _flash_bridge = [
     Subsignal("present",    Pins(1)),   # the host module is attached
 ]
 
+_spiflash = [
+    Subsignal("clk",  Pins(1)),
+    Subsignal("cs_n", Pins(1)),
+    Subsignal("mosi", Pins(1)),
+    Subsignal("miso", Pins(1)),
+]
+
 _io = [
     ("sys_clk", 0, Pins(1)),
     ("sys_rst", 0, Pins(1)),
     ("serial", 0, *_stream_pair(8)),
     ("eth", 0, *_eth_stream),
     ("flash", 0, *_flash_bridge),
+    ("spiflash", 0, *_spiflash),
 ]
 
 

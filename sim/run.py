@@ -248,7 +248,8 @@ class Simulator:
                  flash=None, fresh_flash=False, flash_size=None, flash_timing=None,
                  phy="gmii", pcap=None, faults=None, fault_seed=1, fault_mode="random",
                  fault_stats=None, fault_spare_syn=False, slirp_clock_scale=None,
-                 lwip_clock_scale=1, flood=False, inject=None):
+                 lwip_clock_scale=1, flood=False, inject=None, spi_flash_args=None,
+                 spi_flash_attached=True):
         """flash: the NOR image file (default: flash.bin in the run directory, kept across
         runs of the same port); fresh_flash: erase it before booting; flash_timing: busy
         cycles for the flash_file module (sim/modules/flash_file/flash_file.c);
@@ -271,7 +272,11 @@ class Simulator:
         fault_stats: JSON file of the fault counters (default faults.json in the run
         directory when faults are on; rewritten as they change and at exit: fault_counters());
         flood: the slirp module plays spoofed TCP peers on command (SYN floods, half-open
-        connections: flood_command(), sim/modules/slirp_ethernet/flood.h)."""
+        connections: flood_command(), sim/modules/slirp_ethernet/flood.h).
+        A build with LiteSPI (litedav-soc --spi-flash) runs the spi_nor_flash chip model on
+        flash instead (a 2 MiB GD25Q16; flash_size and flash_timing do not apply):
+        spi_flash_args, more of its arguments (program_cycles, sector_erase_cycles,
+        stuck_busy: sim/modules/spi_nor_flash); spi_flash_attached=False: no chip on the pads."""
         from litedav.soc.build import DEFAULT_FLASH_SIZE, PHY_RATES
         if phy not in PHY_RATES:
             raise ValueError(f"unknown PHY {phy!r}: one of {', '.join(PHY_RATES)}")
@@ -285,6 +290,8 @@ class Simulator:
         self.fresh_flash = fresh_flash
         self.flash_size = flash_size or DEFAULT_FLASH_SIZE
         self.flash_timing = flash_timing
+        self.spi_flash = self.has_spi_flash(build_dir)
+        self.spi_flash_args = dict(spi_flash_args or {}) if spi_flash_attached else None
         if slirp_clock_scale is None:
             slirp_clock_scale = SLIRP_CLOCK_SCALE
         if not 1 <= int(slirp_clock_scale) <= 1000:
@@ -343,7 +350,8 @@ class Simulator:
                                    self.lwip_clock_scale)
         config = sim_config(self._sys_clk_hz(gateware), self.port, self.gap_cycles,
                             flash_file=self.flash, flash_size=self.flash_size,
-                            flash_timing=self.flash_timing, phy=self.phy, pcap=self.pcap)
+                            flash_timing=self.flash_timing, phy=self.phy, pcap=self.pcap,
+                            spi_flash=self.spi_flash, spi_flash_args=self.spi_flash_args)
         if self.faults and os.path.exists(self.fault_stats):
             os.remove(self.fault_stats)  # counters of this run only
         if self.inject and os.path.exists(self.inject["stats"]):
@@ -360,6 +368,16 @@ class Simulator:
         with open(os.path.join(run_dir, "sim_config.js"), "w") as f:
             f.write(config.get_json())
         return run_dir, vsim
+
+    @staticmethod
+    def has_spi_flash(build_dir):
+        """The build's SoC has LiteSPI (litedav-soc --spi-flash): its csr.h names the core."""
+        csr_h = os.path.join(build_dir, "software", "include", "generated", "csr.h")
+        try:
+            with open(csr_h) as f:
+                return "CSR_SPIFLASH_CORE_BASE" in f.read()
+        except FileNotFoundError:
+            return False
 
     @staticmethod
     def _sys_clk_hz(gateware):

@@ -57,6 +57,7 @@ def parse_size(text):
 
 DEFAULT_FLASH_FILE = "flash.bin"
 DEFAULT_FLASH_SIZE = 16 * 1024 * 1024
+SPI_FLASH_SIZE = 2 * 1024 * 1024  # --spi-flash: the GD25Q16 of soc/litedav_soc.py add_sim_spi_flash
 
 
 # The sim PHY's wire rates in bit/s (sim/modules/slirp_ethernet): None = LiteEth's model
@@ -88,10 +89,15 @@ def describe_phy(phy, sys_clk_freq):
 
 
 def sim_config(sys_clk_freq, host_port, gap_cycles, flash_file=DEFAULT_FLASH_FILE,
-               flash_size=DEFAULT_FLASH_SIZE, flash_timing=None, phy=DEFAULT_PHY, pcap=None):
+               flash_size=DEFAULT_FLASH_SIZE, flash_timing=None, phy=DEFAULT_PHY, pcap=None,
+               spi_flash=False, spi_flash_args=None):
     """flash_file: the NOR image (relative paths: from the simulator's run directory),
     created erased when missing; flash_timing: optional busy cycles for the flash_file
     module ({"program_cycles", "sector_erase_cycles", "block_erase_cycles"});
+    spi_flash: the SoC has LiteSPI (--spi-flash) instead of the sim flash: flash_file is
+    then the image of the spi_nor_flash module (a GD25Q16, 2 MiB: flash_size is not used),
+    spi_flash_args more of its arguments (busy cycles, stuck_busy), or None for no chip on
+    the pads at all (an absent flash);
     phy: the Ethernet wire rate (PHY_RATES; gap_cycles applies to `model` only);
     pcap: file for a trace of every frame (relative: from the run directory), None for none."""
     check_phy(phy, sys_clk_freq)
@@ -102,9 +108,14 @@ def sim_config(sys_clk_freq, host_port, gap_cycles, flash_file=DEFAULT_FLASH_FIL
         "host_port": host_port, "guest_port": 80, "guest_ip": "10.0.2.15",
         "gap_cycles": gap_cycles, "phy": phy, "sys_clk_hz": int(sys_clk_freq), "pcap": pcap or "",
     })
-    config.add_module("flash_file", "flash", args={
-        "path": flash_file, "size": flash_size, **(flash_timing or {}),
-    })
+    if not spi_flash:
+        config.add_module("flash_file", "flash", args={
+            "path": flash_file, "size": flash_size, **(flash_timing or {}),
+        })
+    elif spi_flash_args is not None:
+        config.add_module("spi_nor_flash", "spiflash", args={
+            "path": flash_file, "size": SPI_FLASH_SIZE, **spi_flash_args,
+        })
     return config
 
 
@@ -173,6 +184,11 @@ def build_parser():
                              "created erased when missing")
     parser.add_argument("--flash-size", type=parse_size, default=DEFAULT_FLASH_SIZE,
                         help="sim: flash size (64 KiB multiple, at most 16 MiB)")
+    parser.add_argument("--spi-flash", action="store_true",
+                        help="sim: the boards' flash path instead of the sim flash: LiteSPI with its 1x "
+                             "SDR PHY and a SPI NOR chip model (sim module spi_nor_flash, a 2 MiB "
+                             "GD25Q16 in --flash-file) on its pads; the store sits where it does on the "
+                             "Colorlight i5 (docs/sim_flash.md)")
     return parser
 
 
@@ -214,7 +230,8 @@ def main(argv=None):
         eth_tx_slots   = args.eth_tx_slots,
         bus_bursting   = args.bus_bursting,
         cpu_variant    = args.cpu_variant or "standard",
-        nic            = args.nic)
+        nic            = args.nic,
+        spi_flash      = args.spi_flash)
 
     builder = Builder(soc, output_dir=output_dir, compile_software=False, compile_gateware=False)
     extra_mods_path = os.path.abspath(os.path.join(output_dir, "sim_modules"))
@@ -222,13 +239,14 @@ def main(argv=None):
         _stage_sim_modules(extra_mods_path)
         builder.build(
             sim_config      = sim_config(args.sys_clk_freq, args.host_port, args.gap_cycles,
-                                         args.flash_file, args.flash_size, phy=args.phy),
+                                         args.flash_file, args.flash_size, phy=args.phy,
+                                         spi_flash=args.spi_flash, spi_flash_args={}),
             opt_level       = "O3",
             # LiteX's Makefile runs `make -j$(JOBS)`: unset, that is an unbounded -j (dozens of
             # cc1plus at once); one job per core, LITEDAV_SIM_JOBS to choose.
             jobs            = os.environ.get("LITEDAV_SIM_JOBS") or str(os.cpu_count() or 2),
             interactive     = False,
-            extra_mods      = ["slirp_ethernet", "flash_file"],
+            extra_mods      = ["slirp_ethernet", "spi_nor_flash" if args.spi_flash else "flash_file"],
             extra_mods_path = extra_mods_path,
             run             = False,
         )

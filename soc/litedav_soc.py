@@ -34,11 +34,13 @@ SIM_FLASH_BASE = 0xB8000000
 class LiteDAVSoC(SoCCore):
     def __init__(self, platform, sys_clk_freq, main_ram_size, firmware_words=None,
                  eth_rx_slots=8, eth_tx_slots=4, cpu_variant="standard", bus_bursting=True,
-                 nic="liteeth", sim_flash=True, board=None, cpu_type=None):
+                 nic="liteeth", sim_flash=True, spi_flash=False, board=None, cpu_type=None):
         """board: a board module (platforms/<board>.py) with soc_kwargs() and add_board(soc, f);
         None for the simulator. On a board the BIOS in ROM boots the firmware from SPI flash
         (firmware_words and main_ram_size are then unused: main RAM is the board's SDRAM).
-        cpu_type: None for the board's CPU (board.CPU_TYPE, else VexRiscv)."""
+        cpu_type: None for the board's CPU (board.CPU_TYPE, else VexRiscv).
+        spi_flash (simulator): LiteSPI and a SPI NOR chip model in place of the sim flash
+        (add_sim_spi_flash), so the firmware keeps its store as on a board."""
         kwargs = dict(
             cpu_reset_address        = MAIN_RAM_BASE,
             integrated_rom_size      = 0,
@@ -66,7 +68,9 @@ class LiteDAVSoC(SoCCore):
             self.add_constant("LITEDAV_MAIN_RAM_SIZE", main_ram_size)
             self.crg = CRG(platform.request("sys_clk"))
             self.ethphy = SimPHY(platform.request("eth", 0))
-            if sim_flash:
+            if spi_flash:
+                self.add_sim_spi_flash()
+            elif sim_flash:
                 self.add_sim_flash()
         elif board is not None:
             self.ethphy = board.add_board(self, sys_clk_freq)
@@ -94,6 +98,21 @@ class LiteDAVSoC(SoCCore):
         finally:
             self.bus.io_regions_check = check
         self.bus.regions["spiflash"].cached = False
+
+    def add_sim_spi_flash(self):
+        """The boards' flash path in the simulator: LiteSPI (memory-mapped reads, master CSRs
+        `spiflash_core_master_*`) with its 1x SDR PHY on the `spiflash` pads, where the
+        `spi_nor_flash` sim module plays a GD25Q16 (the Colorlight i5's chip, 2 MiB) from a host
+        file. Same flash layout constants as the Colorlight i5 (the store in its last 512 KiB).
+        SPI clock sys_clk/4 (PHY divisor 1, as on the Colorlight i5 at 75 MHz)."""
+        from litespi.modules import GD25Q16
+        from litespi.opcodes import SpiNorFlashOpCodes
+        from litedav.platforms import colorlight_i5 as layout
+        self.add_spi_flash(mode="1x", module=GD25Q16(SpiNorFlashOpCodes.READ_1_1_1),
+                           clk_freq=self.sys_clk_freq / 4)
+        origin = self.bus.regions["spiflash"].origin
+        self.add_constant("LITEDAV_FLASH_STORE_BASE", origin + layout.FLASH_STORE_OFFSET)
+        self.add_constant("LITEDAV_FLASH_STORE_SIZE", layout.FLASH_STORE_SIZE)
 
     def check_uncached_regions(self):
         """Every region LiteX maps uncached must be one the CPU's netlist does not cache: a flash

@@ -155,11 +155,4 @@ const struct flash *port_flash(void)
     return &flash;
 }
 
-#else
-
-const struct flash *port_flash(void)
-{
-    return NULL;
-}
-
 #endif

@@ -36,7 +36,7 @@
 
 struct port_stats port_stats;
 
-/* Until the SoC has a flash (and port_flash() returns it), the store lives
+/* When the SoC has no flash (port_flash() returns NULL), the store lives
  * in main RAM: 4 MiB, 4 KiB sectors, 256-byte pages, lost at reset. It is
  * carved from the top of the free RAM between .bss and the stack, not from
  * .bss: crt0 clears .bss word by word, and 4 MiB more of that cost seconds of
@@ -60,7 +60,9 @@ uint32_t port_cycles_hz(void) { return CONFIG_CLOCK_FREQUENCY; }
 
 const char *port_name(void) { return "litex-" CONFIG_PLATFORM_NAME; }
 
-/* No flash chip on this SoC yet. */
+/* An SoC without a flash for the store; the flash drivers override it when their
+ * gateware is there: flash_litespi.c (LiteSPI and the store constants: boards, the
+ * simulator with --spi-flash), flash_sim.c (the simulator's sim flash). */
 __attribute__((weak)) const struct flash *port_flash(void) { return NULL; }
 
 uint8_t *port_bulk_buffer(uint32_t size)

@@ -1,0 +1,147 @@
+"""The boards' flash path in the simulator: the firmware's LiteSPI driver
+(firmware/ports/litex/flash_litespi.c) on LiteX's LiteSPI core and 1x SDR PHY, with a
+SPI NOR chip model on the PHY's pads (sim/modules/spi_nor_flash, a GD25Q16 kept in a
+host file): the SoC of `litedav-soc --platform sim --spi-flash`, built in
+build/sim-spiflash (LITEDAV_SPIFLASH_BUILD: another folder).
+
+  1. The store lives on the chip: a PUT is acknowledged, the simulator is stopped
+     (power off), and a second boot on the same chip image serves it back; the image
+     read on the host (firmware/tools/store_image.py) holds it inside the store region
+     (the Colorlight i5's: 512 KiB at 0x180000) and nothing was written outside it.
+  2. No chip on the pads: the firmware says so and serves with the store in RAM.
+  3. A chip that stays busy after its first page program: the program times out with an
+     error (FLASH_ERR_IO) instead of a hang, the store's mount fails, and the server
+     serves without it (/dav/ answers 503).
+"""
+import base64
+import http.client
+import json
+import os
+import sys
+
+import pytest
+
+TOP = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.join(TOP, "firmware", "tools"))
+import store_image  # noqa: E402
+
+TIMEOUT = 120                 # wall seconds for one exchange
+BOOT_TIMEOUT = 120            # wall seconds for a boot
+STORE_OFFSET = 0x180000       # platforms/colorlight_i5.py FLASH_STORE_OFFSET
+STORE_SIZE = 0x80000          # FLASH_STORE_SIZE
+CHIP_SIZE = 2 * 1024 * 1024   # GD25Q16
+CALENDAR = "/dav/demo/spiflash/"
+AUTH = {"Authorization": "Basic " + base64.b64encode(b"demo:demo").decode()}  # firmware/users.conf
+EVENT = (b"BEGIN:VCALENDAR\r\nVERSION:2.0\r\nPRODID:-//LiteDAV//spiflash test//EN\r\n"
+         b"BEGIN:VEVENT\r\nUID:standup@spiflash.litedav\r\nDTSTAMP:20261124T090000Z\r\n"
+         b"DTSTART:20261125T090000Z\r\nDTEND:20261125T091500Z\r\nSUMMARY:Standup on SPI NOR\r\n"
+         b"END:VEVENT\r\nEND:VCALENDAR\r\n")
+
+
+@pytest.fixture(scope="module")
+def spiflash_build():
+    from litedav.sim.run import build
+    folder = os.environ.get("LITEDAV_SPIFLASH_BUILD") or os.path.join(TOP, "build", "sim-spiflash")
+    return build(folder, soc_args=["--spi-flash"])
+
+
+def simulator(build_dir, tmp_path, **kwargs):
+    from litedav.sim.run import Simulator, free_port
+    return Simulator(build_dir, port=free_port(), echo=False, flash=str(tmp_path / "spi-flash.bin"),
+                     **kwargs)
+
+
+def boot(sim):
+    """Start; the console lines of this boot up to the ready line. A boot takes about 4 M
+    cycles (under 10 s of wall time): a driver waiting for ever on the chip shows as a
+    timeout here."""
+    first = len(sim.console)
+    sim.start()
+    sim.wait_ready(timeout=BOOT_TIMEOUT)
+    return sim.console[first:]
+
+
+def request(sim, method, path, body=None):
+    conn = http.client.HTTPConnection("127.0.0.1", sim.port, timeout=TIMEOUT)
+    headers = dict(AUTH)
+    if body is not None:
+        headers["Content-Type"] = "text/calendar; charset=utf-8"
+    conn.request(method, path, body=body, headers=headers)
+    resp = conn.getresponse()
+    answer = resp.status, resp.getheader("ETag"), resp.read()
+    conn.close()
+    return answer
+
+
+def line(lines, prefix):
+    found = [text for text in lines if text.startswith(prefix)]
+    assert found, f"no '{prefix}' line at boot: " + " / ".join(lines[-12:])
+    return found[-1]
+
+
+def test_store_on_spi_flash_survives_power_off(spiflash_build, tmp_path):
+    stats = tmp_path / "spi-flash-stats.json"
+    sim = simulator(spiflash_build, tmp_path, fresh_flash=True, spi_flash_args={"stats": str(stats)})
+    try:
+        lines = boot(sim)
+        probed = line(lines, "flash:")
+        assert "JEDEC ID c84015" in probed and "store at 0x180000, 512 KiB" in probed, probed
+        assert line(lines, "store:").startswith("store: on flash"), lines
+        code, _, answer = request(sim, "MKCALENDAR", CALENDAR)
+        assert code == 201, f"MKCALENDAR -> {code} {answer[:200]!r}"
+        code, etag, answer = request(sim, "PUT", CALENDAR + "standup.ics", EVENT)
+        assert code == 201, f"PUT -> {code} {answer[:200]!r}"
+    finally:
+        sim.stop()
+        sim.exited.wait(10)
+    counters = json.loads(stats.read_text())
+    print("\nchip counters after the first boot:", counters)
+    assert counters["page_programs"] > 0 and counters["ignored_while_busy"] == 0, counters
+
+    with open(sim.flash, "rb") as f:
+        image = f.read()
+    assert len(image) == CHIP_SIZE
+    outside = image[:STORE_OFFSET] + image[STORE_OFFSET + STORE_SIZE:]
+    assert outside == b"\xff" * len(outside), (
+        "bytes outside the store region were programmed: the driver's offset or range is wrong")
+    store = store_image.read_image(image[STORE_OFFSET:STORE_OFFSET + STORE_SIZE], 4096)
+    assert not store["problems"], store["problems"]
+    calendars = [c for path, c in store["collections"].items() if path.endswith(CALENDAR)]
+    assert len(calendars) == 1 and calendars[0]["objects"] == {"standup.ics": EVENT}, store["collections"]
+
+    try:
+        lines = boot(sim)
+        assert line(lines, "store:").startswith("store: on flash, 1 collections, 1 objects"), lines
+        assert line(lines, "store check:").startswith("store check: ok"), lines
+        code, etag_again, body = request(sim, "GET", CALENDAR + "standup.ics")
+        assert (code, etag_again, body) == (200, etag, EVENT)
+    finally:
+        sim.stop()
+
+
+def test_absent_flash_is_reported_and_the_store_runs_in_ram(spiflash_build, tmp_path):
+    sim = simulator(spiflash_build, tmp_path, spi_flash_attached=False)
+    try:
+        lines = boot(sim)
+        assert line(lines, "flash:") == "flash: no SPI flash answered (JEDEC ID 000000): store in RAM"
+        assert line(lines, "store:").startswith("store: in RAM"), lines
+        code, _, answer = request(sim, "MKCALENDAR", CALENDAR)
+        assert code == 201, f"MKCALENDAR on the RAM store -> {code} {answer[:200]!r}"
+    finally:
+        sim.stop()
+
+
+def test_chip_stuck_busy_gives_an_error_not_a_hang(spiflash_build, tmp_path):
+    # the store writes its first block header at the mount of an empty chip: that program
+    # never finishes, and the mount must fail instead of waiting for ever
+    sim = simulator(spiflash_build, tmp_path, fresh_flash=True, spi_flash_args={"stuck_busy": 1})
+    try:
+        lines = boot(sim)
+        assert line(lines, "flash: page program:") == "flash: page program: still busy after 10 ms (status 0x01)"
+        assert line(lines, "store:") == "store: flash I/O error"
+        code, _, _ = request(sim, "PROPFIND", "/dav/demo/")
+        assert code == 503, f"/dav/ without a store -> {code}"
+        code, _, _ = request(sim, "GET", "/")
+        assert code == 200, "the server does not serve after the flash error"
+    finally:
+        sim.stop()
