@@ -32,7 +32,8 @@ FLASH_FIRMWARE_OFFSET into DDR3 and jumps to it.
 Flash layout (16 MiB)
     0x000000  bitstream
     0x400000  firmware boot image (FLASH_FIRMWARE_OFFSET, up to 1 MiB)
-    0x800000  calendar store (FLASH_STORE_OFFSET, 1 MiB)
+    0x800000  calendar store (FLASH_STORE_OFFSET, 1 MiB: 256 sectors of 4 KiB; the firmware's
+              LiteSPI driver, docs/spi_flash.md; `litedav-soc --erase-store` empties it)
 
 Loading: the FT2232 on the board's USB port, openFPGALoader cable `digilent`.
 """

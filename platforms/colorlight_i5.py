@@ -35,7 +35,8 @@ Boot
 Flash layout (2 MiB)
     0x000000  bitstream (ECP5 loads it at power-up)
     0x100000  firmware boot image (FLASH_FIRMWARE_OFFSET, up to 512 KiB)
-    0x180000  calendar store (FLASH_STORE_OFFSET, 512 KiB, 64 KiB blocks)
+    0x180000  calendar store (FLASH_STORE_OFFSET, 512 KiB: 128 sectors of 4 KiB; the firmware's
+              LiteSPI driver, docs/spi_flash.md; `litedav-soc --erase-store` empties it)
 
 Loading (openFPGALoader, Debian package `openfpgaloader`)
 - The extension board's USB port is a CMSIS-DAP (DAPLink) JTAG probe: openFPGALoader's board

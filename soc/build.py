@@ -39,7 +39,8 @@ probe or no FPGA answers. --load writes the bitstream (build/<board>/gateware/<b
 writes it to the SPI flash at offset 0 instead (the FPGA loads it at every power-up) and, with
 --firmware FW.bin, the firmware as a LiteX flash boot image (length, CRC32, image) at the board's
 firmware offset, where the BIOS in ROM finds it, copies it to SDRAM and jumps to it. The calendar
-store's flash region is never written by --flash.
+store's flash region is never written by --flash; --erase-store (alone) erases it: every calendar
+on the board is gone, the firmware starts an empty store at its next boot.
 
 tang_nano_4k: cable `-c ft2232` (the board's BL702 USB-JTAG probe). --load writes the .fs into SRAM;
 --flash writes it into the GW1NSR's internal configuration flash and, with --firmware FW.bin (the
@@ -157,6 +158,10 @@ def build_parser():
                        help="load the bitstream into the FPGA's SRAM with openFPGALoader (see below)")
     board.add_argument("--flash", action="store_true",
                        help="write the bitstream (and --firmware as a boot image) to the SPI flash")
+    board.add_argument("--erase-store", action="store_true",
+                       help="erase the calendar store's region of the board's SPI flash (every "
+                            "calendar, user record and sync history on it; the bitstream and firmware "
+                            "stay) with openFPGALoader; nothing is built")
     board.add_argument("--seed", type=int, default=None,
                        help="nextpnr placement seed (default: the board's NEXTPNR_SEED, else 1)")
     board.add_argument("--yosys-flow", default=None, choices=("default", "flow3"),
@@ -286,6 +291,8 @@ def board_main(args):
     if cpu_type in ("cortex_m1", "cortex_m3"):
         from litedav.soc import designstart
         rtl_cwd = designstart.check(cpu_type, designstart.designstart_dir(args.designstart_dir))
+    if args.erase_store:
+        return erase_store(board, output_dir, args.load or args.flash or args.build)
     if args.load or args.flash:
         # Ask the cable first: without a board there is nothing to build for.
         check_cable(board)
@@ -389,6 +396,24 @@ def board_main(args):
                                    "--file-type", "bin", image])
             else:
                 print("[litedav-soc] no --firmware: only the bitstream was written to flash")
+
+
+def erase_store(board, output_dir, other_actions):
+    """--erase-store: the store's flash region back to 0xFF. openFPGALoader writes an image of
+    that many 0xFF bytes at the region's offset (openFPGALoader -f --offset); the
+    firmware then finds an empty store at its next boot."""
+    if other_actions:
+        sys.exit("litedav-soc: --erase-store runs alone (no --build, --load or --flash)")
+    if not hasattr(board, "FLASH_STORE_OFFSET"):
+        sys.exit(f"litedav-soc: {board.NAME} keeps no calendar store in SPI flash")
+    check_cable(board)
+    os.makedirs(output_dir, exist_ok=True)
+    image = os.path.join(output_dir, "store-erased.bin")
+    with open(image, "wb") as f:
+        f.write(b"\xff" * board.FLASH_STORE_SIZE)
+    print(f"[litedav-soc] erasing the store: {board.FLASH_STORE_SIZE // 1024} KiB at flash offset "
+          f"0x{board.FLASH_STORE_OFFSET:06x}", flush=True)
+    run_loader(board, ["-f", "--offset", hex(board.FLASH_STORE_OFFSET), "--file-type", "bin", image])
 
 
 def timing_failures_from_log(log):

@@ -12,11 +12,14 @@ build/sim-spiflash (LITEDAV_SPIFLASH_BUILD: another folder).
   3. A chip that stays busy after its first page program: the program times out with an
      error (FLASH_ERR_IO) instead of a hang, the store's mount fails, and the server
      serves without it (/dav/ answers 503).
+  4. `litedav-soc --platform colorlight_i5 --erase-store` without a board names the cable.
 """
 import base64
 import http.client
 import json
 import os
+import shutil
+import subprocess
 import sys
 
 import pytest
@@ -145,3 +148,12 @@ def test_chip_stuck_busy_gives_an_error_not_a_hang(spiflash_build, tmp_path):
         assert code == 200, "the server does not serve after the flash error"
     finally:
         sim.stop()
+
+
+@pytest.mark.skipif(shutil.which("openFPGALoader") is None, reason="openFPGALoader not installed (make deps)")
+def test_erase_store_without_board_names_the_cable():
+    proc = subprocess.run([sys.executable, "-m", "litedav.soc.build", "--platform", "colorlight_i5",
+                           "--erase-store"], cwd=TOP, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                          text=True, timeout=120)
+    assert proc.returncode != 0
+    assert "no board found on cable `cmsisdap`" in proc.stdout, proc.stdout
