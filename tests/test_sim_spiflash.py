@@ -4,10 +4,11 @@ SPI NOR chip model on the PHY's pads (sim/modules/spi_nor_flash, a GD25Q16 kept 
 host file): the SoC of `litedav-soc --platform sim --spi-flash`, built in
 build/sim-spiflash (LITEDAV_SPIFLASH_BUILD: another folder).
 
-  1. The store lives on the chip: a PUT is acknowledged, the simulator is stopped
-     (power off), and a second boot on the same chip image serves it back; the image
-     read on the host (firmware/tools/store_image.py) holds it inside the store region
-     (the Colorlight i5's: 512 KiB at 0x180000) and nothing was written outside it.
+  1. The store lives on the chip: on a chip whose store region holds stale bytes (so a
+     sector erase comes before the first program), a PUT is acknowledged, the simulator is
+     stopped (power off), and a second boot on the same chip image serves it back; the
+     image read on the host (firmware/tools/store_image.py) holds it inside the store
+     region (the Colorlight i5's: 512 KiB at 0x180000) and nothing was written outside it.
   2. No chip on the pads: the firmware says so and serves with the store in RAM.
   3. A chip that stays busy after its first page program: the program times out with an
      error (FLASH_ERR_IO) instead of a hang, the store's mount fails, and the server
@@ -83,8 +84,13 @@ def line(lines, prefix):
 
 
 def test_store_on_spi_flash_survives_power_off(spiflash_build, tmp_path):
+    # the store region starts out holding bytes that are no store (another image's data): the
+    # store must erase a sector before its first block header, so the erase path runs too
+    chip = bytearray(b"\xff" * CHIP_SIZE)
+    chip[STORE_OFFSET:STORE_OFFSET + STORE_SIZE] = bytes(range(256)) * (STORE_SIZE // 256)
+    (tmp_path / "spi-flash.bin").write_bytes(chip)
     stats = tmp_path / "spi-flash-stats.json"
-    sim = simulator(spiflash_build, tmp_path, fresh_flash=True, spi_flash_args={"stats": str(stats)})
+    sim = simulator(spiflash_build, tmp_path, spi_flash_args={"stats": str(stats)})
     try:
         lines = boot(sim)
         probed = line(lines, "flash:")
@@ -99,7 +105,8 @@ def test_store_on_spi_flash_survives_power_off(spiflash_build, tmp_path):
         sim.exited.wait(10)
     counters = json.loads(stats.read_text())
     print("\nchip counters after the first boot:", counters)
-    assert counters["page_programs"] > 0 and counters["ignored_while_busy"] == 0, counters
+    assert counters["page_programs"] > 0 and counters["erases"] > 0, counters
+    assert counters["ignored_while_busy"] == 0, counters  # the driver waits for WIP
 
     with open(sim.flash, "rb") as f:
         image = f.read()
