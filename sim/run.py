@@ -9,6 +9,9 @@
   --nic offload                the SoC with the offload NIC (DMA rings, checksum
                                offload; docs/nic.md) instead of LiteEth's MAC, built
                                in build/sim-offload so both can exist side by side
+  --spi-flash                  the boards' flash path: LiteSPI with a SPI NOR chip model
+                               (a 2 MiB GD25Q16 in the flash image file) in place of the sim
+                               flash, built in build/sim-spiflash (docs/spi_flash.md)
   --phy gmii|mii|model         Ethernet wire rate: 1000 Mbit/s (default), 100 Mbit/s,
                                or one byte per sys_clk with TX not paced
   --pcap FILE                  trace every frame both ways, timestamped in simulated
@@ -49,9 +52,11 @@ NICS = ("liteeth", "offload")
 NIC_SOC_ARGS = {"liteeth": (), "offload": ()}
 
 
-def default_build_dir(nic="liteeth"):
-    """build/sim for LiteEth's MAC, build/sim-<nic> for another NIC."""
-    return DEFAULT_BUILD if nic == "liteeth" else f"{DEFAULT_BUILD}-{nic}"
+def default_build_dir(nic="liteeth", spi_flash=False):
+    """build/sim for LiteEth's MAC, build/sim-<nic> for another NIC; -spiflash appended for the
+    SoC with the boards' flash path (--spi-flash)."""
+    folder = DEFAULT_BUILD if nic == "liteeth" else f"{DEFAULT_BUILD}-{nic}"
+    return f"{folder}-spiflash" if spi_flash else folder
 READY_MARK = "listening on http://"
 
 
@@ -529,8 +534,13 @@ def main(argv=None):
     parser.add_argument("--nic", default="liteeth", choices=NICS,
                         help="Ethernet of the SoC: LiteEth's MAC (CPU copies, software checksums) or the "
                              "offload NIC (DMA rings, checksum offload)")
+    parser.add_argument("--spi-flash", action="store_true",
+                        help="the SoC with the boards' flash path: LiteSPI and its 1x PHY with a SPI NOR "
+                             "chip model on the pads (2 MiB GD25Q16 in the --flash image; the store where "
+                             "the Colorlight i5 keeps it) instead of the sim flash (docs/spi_flash.md)")
     parser.add_argument("--build-dir", default=None,
-                        help="build directory (default: build/sim, build/sim-offload with --nic offload)")
+                        help="build directory (default: build/sim, build/sim-offload with --nic offload, "
+                             "-spiflash appended with --spi-flash)")
     parser.add_argument("--port", type=int, default=int(os.environ.get("LITEDAV_PORT", 8080)),
                         help="TCP port on 127.0.0.1 forwarded to the appliance's port 80 (env LITEDAV_PORT)")
     parser.add_argument("--phy", default="gmii", choices=("model", "mii", "gmii"),
@@ -601,9 +611,9 @@ def main(argv=None):
         parser.error(f"faults: {e}")
     if to_soc or from_soc:
         faults = {"to_soc": to_soc, "from_soc": from_soc}
-    build_dir = os.path.abspath(args.build_dir or default_build_dir(args.nic))
+    build_dir = os.path.abspath(args.build_dir or default_build_dir(args.nic, args.spi_flash))
     if args.command in ("build", "demo"):
-        build(build_dir, nic=args.nic, phy=args.phy)
+        build(build_dir, nic=args.nic, phy=args.phy, soc_args=("--spi-flash",) if args.spi_flash else ())
     if not 1 <= args.slirp_clock_scale <= 1000:
         parser.error("--slirp-clock-scale must be 1..1000")
     if not 1 <= args.lwip_clock_scale <= 1000:

@@ -44,8 +44,8 @@ EVENT = (b"BEGIN:VCALENDAR\r\nVERSION:2.0\r\nPRODID:-//LiteDAV//spiflash test//E
 
 @pytest.fixture(scope="module")
 def spiflash_build():
-    from litedav.sim.run import build
-    folder = os.environ.get("LITEDAV_SPIFLASH_BUILD") or os.path.join(TOP, "build", "sim-spiflash")
+    from litedav.sim.run import build, default_build_dir
+    folder = os.environ.get("LITEDAV_SPIFLASH_BUILD") or default_build_dir(spi_flash=True)
     return build(folder, soc_args=["--spi-flash"])
 
 
