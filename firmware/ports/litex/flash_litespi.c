@@ -49,8 +49,9 @@
 #define PAGE_SIZE         256u
 #define ADDR_SPACE        (16u << 20)  /* what 24-bit addresses reach */
 
-/* Worst cases from SPI NOR datasheets (GD25Q16: page program 2.4 ms, 4 KiB
- * erase 400 ms; S25FL128L: 1.35 ms, 450 ms), with margin. */
+/* SPI NOR datasheets (the GD25Q16 and S25FL128L class) give worst cases of a
+ * few ms per page program and a few hundred ms per 4 KiB erase; these limits
+ * leave margin over both. */
 #define PROGRAM_TIMEOUT_MS 10u
 #define ERASE_TIMEOUT_MS   2000u
 /* One master transfer of at most 32 bits takes microseconds. */
