@@ -47,8 +47,13 @@
 #include "rx_merge.h"
 
 /* Ring sizes: RX takes pbufs from PBUF_POOL and must leave some for the
- * frames lwIP holds (TCP receive queues); TX needs one descriptor per pbuf. */
-#define RX_RING_SIZE 64
+ * frames lwIP holds (TCP receive queues); TX needs one descriptor per pbuf.
+ * RX holds a burst of a few frames from each of 100 clients that connect at
+ * once: their SYNs arrive within microseconds at 1 Gbit/s, far faster than
+ * the CPU takes them (tens of thousands of cycles each), and with 64
+ * descriptors the rest were dropped and waited out the client's SYN
+ * retransmission timeout (tests/test_sim_floods.py, ab -c 100). */
+#define RX_RING_SIZE 256
 #define TX_RING_SIZE 256
 #define RX_BUFFER_SIZE PBUF_POOL_BUFSIZE
 
