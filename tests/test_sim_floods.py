@@ -155,6 +155,12 @@ def run_flood(sim, kind, count, served_while_running=False):
     return stats
 
 
+def deltas(before, after):
+    """Every status counter that moved between two status pages (levels and totals alike)."""
+    return {k: after[k] - before[k] for k in after if k in before and after[k] != before[k]
+            and not k.startswith(("uptime", "idle_cycles", "busy_cycles"))}
+
+
 def seconds(s, baseline):
     return (s["uptime_cycles"] - baseline["uptime_cycles"]) / s["sys_clk_hz"]
 
@@ -171,11 +177,17 @@ def test_syn_flood_clients_served_nothing_leaks(flood_sim):
     served(sim, 5)
     after = wait_for_idle(sim, baseline, "SYN flood")
     evicted = after["syn_half_open_evicted"] - baseline["syn_half_open_evicted"]
+    dropped = after["syn_half_open_dropped"] - baseline["syn_half_open_dropped"]
     # every half-open connection pushed out was reset toward its (spoofed) peer
     flood = sim.flood_command("stats")
+    print("SYN flood:", flood, "\nstatus deltas:", deltas(baseline, after))
     assert flood["syn_sent"] == SYN_FLOOD and evicted > 0 and flood["rst"] >= evicted, (evicted, flood)
+    # and every SYN answered ended counted: pushed out, or ended by lwIP (SYN_RCVD timeout: the
+    # backlog's last ones once the flood is over)
+    assert evicted + dropped >= flood["answered"], (evicted, dropped, flood)
     figures = {"clock_scale": CLOCK_SCALE, "syns": SYN_FLOOD, "interval_cycles": FLOOD_INTERVAL,
-               "syn_acks_seen": flood["syn_ack"], "half_open_evicted": evicted,
+               "syns_answered": flood["answered"], "syn_acks_seen": flood["syn_ack"],
+               "half_open_evicted": evicted, "half_open_dropped_by_lwip": dropped,
                "syn_rcvd_during": during["tcp_syn_rcvd"], "rx_dropped": after["rx_dropped"] - baseline["rx_dropped"],
                "simulated_s_to_idle": round(seconds(after, baseline), 4),
                "idle": idle_levels(baseline), "after": idle_levels(after)}
@@ -185,8 +197,10 @@ def test_syn_flood_clients_served_nothing_leaks(flood_sim):
             "flood_syn", figures, title="SYN flood from spoofed addresses",
             summary_md=(
                 f"{SYN_FLOOD:,} spoofed SYNs, one every {FLOOD_INTERVAL:,} cycles, against the simulated "
-                f"LiteEth SoC (both TCP clocks x{CLOCK_SCALE}): {evicted:,} half-open connections pushed "
-                f"out of the full backlog ({during['tcp_syn_rcvd']} in SYN_RCVD at the end); a legitimate "
+                f"LiteEth SoC (both TCP clocks x{CLOCK_SCALE}): {flood['answered']:,} answered with a "
+                f"SYN-ACK, {figures['rx_dropped']:,} frames dropped by the MAC; {evicted:,} half-open "
+                f"connections pushed out of the full backlog (reset), {dropped:,} ended by lwIP's SYN_RCVD "
+                f"timeout ({during['tcp_syn_rcvd']} in SYN_RCVD at the end); a legitimate "
                 f"client served while it ran and after; pools idle again "
                 f"{figures['simulated_s_to_idle']} simulated s after it began.\n\n"
                 f"Idle: {figures['idle']}\n\nAfter: {figures['after']}\n"))
@@ -197,32 +211,66 @@ soak_only = pytest.mark.skipif(not SOAK, reason="long variant: LITEDAV_SOAK=1 (m
 
 @soak_only
 def test_half_open_flood_beyond_pcbs_times_out(flood_sim):
-    """Half-open connections: handshake done, a request head begun, then silence. Each one holds
-    a PCB (and, once it has sent something, an HTTP connection state) until the idle timeout
-    resets it; clients beyond the states wait and are served."""
+    """Half-open connections: handshake done, a request head begun, then silence, from more
+    peers than there are TCP PCBs. A connection that reaches the HTTP server holds a PCB (and,
+    having sent something, a connection state or a waiting record) until the idle timeout resets
+    it; clients beyond the states wait and are served.
+
+    What a run of 4,400 peers showed (one every FLOOD_INTERVAL cycles; 2,736 handshakes, 2,631
+    resets seen, 3,900 of the 7,265 frames into the SoC dropped by its MAC, 2,201 half-open
+    connections evicted, 504 idle timeouts): the peers cannot hold the PCBs all at once. A
+    connection lasts at most the 60 s idle timeout, 15 M cycles at x500, while peers come one every
+    30,000 cycles, so no more than about 500 are open at a time (tcp_pcbs_max says how many were),
+    and with hundreds on lwIP's active list (walked for every segment) the SoC falls behind. A peer
+    counts its handshake done when the SYN-ACK comes; when its ACK (with the request's start) is
+    dropped the connection stays in SYN_RCVD and the backlog's eviction resets it: most of them.
+    So the test asserts that every handshake the peers completed ended counted (evicted, ended by
+    lwIP in SYN_RCVD, reset by the idle timeout, refused, or reset by the listener for an ACK that
+    came too late), that the ends are resets, and that nothing leaks."""
     sim = flood_sim
     served(sim, 3)
     baseline = status(sim)
     count = baseline["tcp_pcbs_limit"] + HALF_OPEN_BEYOND_PCBS
-    flood = run_flood(sim, "half_open", count)
+    run_flood(sim, "half_open", count)
+    during = status(sim)
     served(sim, 5)
     after = wait_for_idle(sim, baseline, "half-open flood")
     flood = sim.flood_command("stats")
-    timed_out = after["conns_timed_out"] - baseline["conns_timed_out"]
+    d = deltas(baseline, after)
+    print("half-open flood:", flood, "\nstatus deltas:", d)
+    ends = {name: d.get(key, 0) for name, key in (
+        ("evicted", "syn_half_open_evicted"), ("dropped_by_lwip", "syn_half_open_dropped"),
+        ("timed_out", "conns_timed_out"), ("refused", "conns_refused"),
+        ("listener_reset", "syn_listen_ack_reset"))}
     assert flood["handshakes_completed"] >= min(count, baseline["tcp_pcbs_limit"]) // 2, flood
-    assert timed_out >= flood["handshakes_completed"] * 9 // 10, (timed_out, flood)
-    assert flood["rst"] >= timed_out * 9 // 10, flood  # reset, not left retransmitting FINs
-    figures = {"peers": count, "tcp_pcbs_limit": baseline["tcp_pcbs_limit"],
-               "handshakes_completed": flood["handshakes_completed"], "timed_out": timed_out,
-               "resets_seen": flood["rst"], "simulated_s_to_idle": round(seconds(after, baseline), 4),
+    assert sum(ends.values()) >= flood["handshakes_completed"], (ends, flood)
+    resets = ends["evicted"] + ends["timed_out"] + ends["refused"] + ends["listener_reset"]
+    assert flood["rst"] >= resets * 9 // 10, (ends, flood)  # reset, not left retransmitting FINs
+    figures = {"peers": count, "tcp_pcbs_limit": baseline["tcp_pcbs_limit"], "interval_cycles": FLOOD_INTERVAL,
+               "clock_scale": CLOCK_SCALE, "tcp_pcbs_max": after["tcp_pcbs_max"],
+               "syn_acks_seen": flood["syn_ack"], "handshakes_completed": flood["handshakes_completed"],
+               "ends": ends, "resets_seen": flood["rst"], "fins_seen": flood["fin"],
+               "rx_dropped": d.get("rx_dropped", 0), "frames_in": d.get("frames_in", 0),
+               "syn_rcvd_at_end": during["tcp_syn_rcvd"],
+               "simulated_s_to_idle": round(seconds(after, baseline), 4),
                "idle": idle_levels(baseline), "after": idle_levels(after)}
     print(figures)
     reliability_report.record(
         "flood_half_open", figures, title="Half-open connections beyond the PCB limit",
         summary_md=(
-            f"{count:,} spoofed clients (TCP PCB limit {baseline['tcp_pcbs_limit']:,}) that complete the "
-            f"handshake, send part of a request head and vanish: {flood['handshakes_completed']:,} "
-            f"handshakes, {timed_out:,} reset by the idle timeout; served during and after; idle again "
+            f"{count:,} spoofed clients (TCP PCB limit {baseline['tcp_pcbs_limit']:,}), one every "
+            f"{FLOOD_INTERVAL:,} cycles, against the simulated LiteEth SoC (both TCP clocks x{CLOCK_SCALE}), "
+            f"each completing the handshake, sending part of a request head and vanishing. Not all at "
+            f"once: a connection lasts the 60 s idle timeout (15 M cycles at x{CLOCK_SCALE}), so at most "
+            f"{figures['tcp_pcbs_max']:,} PCBs were in use; with that many on lwIP's active list the "
+            f"SoC fell behind and its MAC dropped {figures['rx_dropped']:,} frames "
+            f"({figures['frames_in']:,} taken). {flood['syn_ack']:,} SYN-ACKs, "
+            f"{flood['handshakes_completed']:,} handshakes completed from the peers' side, every one "
+            f"ended counted: {ends['evicted']:,} still in SYN_RCVD (their ACK dropped) reset by the "
+            f"backlog's eviction, {ends['dropped_by_lwip']:,} ended by lwIP in SYN_RCVD, "
+            f"{ends['timed_out']:,} reset by the idle timeout, {ends['refused']:,} refused, "
+            f"{ends['listener_reset']:,} late ACKs reset by the listener; the peers saw "
+            f"{flood['rst']:,} resets and {flood['fin']} FINs. Served during and after; idle again "
             f"{figures['simulated_s_to_idle']} simulated s after it began.\n\n"
             f"Idle: {figures['idle']}\n\nAfter: {figures['after']}\n"))
 

@@ -32,6 +32,12 @@ struct port_stats {
      * includes the transmit copies its replies cause) */
     uint64_t rx_copy_cycles, tx_copy_cycles, rx_handle_cycles;
     uint64_t rx_merged;    /* frames merged into the one before them for lwIP (offload driver) */
+    /* of rx_dropped: frames that found every receive buffer taken (LiteEth's
+     * slots, the offload NIC's ring), and frames the offload NIC's RX FIFO
+     * overflowed on (its DMA behind) */
+    uint64_t rx_dropped_full, rx_dropped_overrun;
+    uint64_t rx_backlog_max;   /* offload driver: most completed frames waiting in the ring at a poll */
+    uint64_t rx_refill_short;  /* offload driver: refills that found PBUF_POOL empty */
 };
 extern struct port_stats port_stats;
 

@@ -31,6 +31,20 @@ struct held_syn {
 
 struct syn_queue_stats syn_queue_stats;
 
+static void half_open_ended(void *arg, err_t err)
+{
+    (void)arg;
+    (void)err;
+    syn_queue_stats.half_open_dropped++;
+}
+
+uint32_t *syn_queue_output_hook(struct tcp_pcb *pcb, uint32_t *opts)
+{
+    if (pcb && pcb->state == SYN_RCVD && !pcb->errf)
+        tcp_err(pcb, half_open_ended);
+    return opts;
+}
+
 #if SYN_QUEUE_LEN > 0
 
 static struct held_syn queue[SYN_QUEUE_LEN];
@@ -139,6 +153,7 @@ static void evict_oldest_half_open(struct tcp_pcb_listen *lpcb)
         if (pcb->state == SYN_RCVD && pcb->listener == lpcb)
             oldest = pcb;
     if (oldest) {
+        tcp_err(oldest, NULL);   /* counted here, not in half_open_dropped as well */
         tcp_abort(oldest);
         syn_queue_stats.half_open_evicted++;
     }
@@ -148,7 +163,16 @@ static void evict_oldest_half_open(struct tcp_pcb_listen *lpcb)
 err_t syn_queue_input_hook(struct tcp_pcb *pcb, struct tcp_hdr *hdr, uint16_t optlen,
                            uint16_t opt1len, uint8_t *opt2)
 {
-    if (reinjecting || (TCPH_FLAGS(hdr) & (TCP_SYN | TCP_ACK | TCP_RST | TCP_FIN)) != TCP_SYN)
+    uint8_t flags = TCPH_FLAGS(hdr);
+
+    /* lwIP answers an ACK that finds only the listener with a reset */
+    if (pcb->state == LISTEN && (flags & (TCP_ACK | TCP_RST)) == TCP_ACK)
+        syn_queue_stats.listen_ack_reset++;
+    /* the handshake completes now: what follows is the application's to count */
+    if (pcb->state == SYN_RCVD && (flags & (TCP_ACK | TCP_RST | TCP_SYN)) == TCP_ACK &&
+        TCP_SEQ_BETWEEN(hdr->ackno, pcb->lastack + 1, pcb->snd_nxt))
+        tcp_err(pcb, NULL);
+    if (reinjecting || (flags & (TCP_SYN | TCP_ACK | TCP_RST | TCP_FIN)) != TCP_SYN)
         return ERR_OK;
 #if TCP_LISTEN_BACKLOG
     if (pcb->state == LISTEN)
@@ -248,6 +272,8 @@ void syn_queue_poll(void)
 err_t syn_queue_input_hook(struct tcp_pcb *pcb, struct tcp_hdr *hdr, uint16_t optlen,
                            uint16_t opt1len, uint8_t *opt2)
 {
+    if (pcb->state == LISTEN && (TCPH_FLAGS(hdr) & (TCP_ACK | TCP_RST)) == TCP_ACK)
+        syn_queue_stats.listen_ack_reset++;
     return ERR_OK;
 }
 

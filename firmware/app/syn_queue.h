@@ -28,6 +28,15 @@ struct tcp_hdr;
 err_t syn_queue_input_hook(struct tcp_pcb *pcb, struct tcp_hdr *hdr, uint16_t optlen,
                            uint16_t opt1len, uint8_t *opt2);
 
+/* Called for every TCP segment lwIP builds (LWIP_HOOK_TCP_OUT_ADD_TCPOPTS,
+ * opts returned as they are): the first SYN-ACK of a half-open connection
+ * gives it an error callback, so that its end by lwIP itself (SYN_RCVD
+ * timeout, retransmission limit, PCB reclaimed for a new connection, or the
+ * peer's RST) is counted in half_open_dropped. The application's accept
+ * replaces the callback once the handshake completes. A port that does not
+ * install it keeps half_open_dropped at 0. */
+uint32_t *syn_queue_output_hook(struct tcp_pcb *pcb, uint32_t *opts);
+
 /* Hand held SYNs back to lwIP while PCBs are free; from the main loop. */
 void syn_queue_poll(void);
 
@@ -38,6 +47,9 @@ struct syn_queue_stats {
     uint64_t overflow;    /* queue full: left to lwIP, which dropped them */
     uint64_t time_wait_reopened;  /* SYNs that replaced a connection in TIME-WAIT */
     uint64_t half_open_evicted;   /* SYN_RCVD connections reset to make room in a full backlog */
+    uint64_t half_open_dropped;   /* SYN_RCVD connections lwIP ended itself (syn_queue_output_hook) */
+    uint64_t listen_ack_reset;    /* ACKs for no connection, reset by the listener (a handshake
+                                     completing after its half-open connection was gone) */
 };
 extern struct syn_queue_stats syn_queue_stats;
 

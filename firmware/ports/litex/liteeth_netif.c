@@ -55,7 +55,9 @@ int liteeth_netif_poll(struct netif *netif)
     int handled = 0;
     uint32_t mac_errors = ethmac_sram_writer_errors_read();
 
+    /* the MAC counts frames that found every slot full */
     port_stats.rx_dropped += mac_errors - mac_errors_seen;
+    port_stats.rx_dropped_full += mac_errors - mac_errors_seen;
     mac_errors_seen = mac_errors;
 
     while (ethmac_sram_writer_ev_pending_read() & EV_PENDING) {

@@ -91,7 +91,8 @@ int tcp_park_input(struct pbuf *p, struct netif *inp);
 #include <generated/soc.h>
 #ifdef LITEDAV_NIC_OFFLOAD
 #define LWIP_TCP_PCB_NUM_EXT_ARGS   1
-#define LWIP_HOOK_TCP_OUT_ADD_TCPOPTS(p, hdr, pcb, opts) tso_output_hook(pcb, opts)
+#define LWIP_HOOK_TCP_OUT_ADD_TCPOPTS(p, hdr, pcb, opts) \
+    tso_output_hook(pcb, syn_queue_output_hook(pcb, opts))
 #define IP_FRAG                     0
 #endif
 
@@ -102,6 +103,13 @@ int tcp_park_input(struct pbuf *p, struct netif *inp);
  * goes on to the TSO hook on the offload NIC's SoC; the queue's ERR_ABRT
  * (it took the segment, or freed the PCB in TIME-WAIT) ends it there. */
 #define LWIP_HOOK_FILENAME          "litex_hooks.h"
+/* Every segment lwIP builds passes the SYN queue's output hook: a half-open
+ * connection's SYN-ACK gives it an error callback that counts its end by lwIP
+ * itself (status page: syn_half_open_dropped); the offload build's definition
+ * above chains the TSO hook after it. */
+#ifndef LITEDAV_NIC_OFFLOAD
+#define LWIP_HOOK_TCP_OUT_ADD_TCPOPTS(p, hdr, pcb, opts) syn_queue_output_hook(pcb, opts)
+#endif
 #ifdef LITEDAV_NIC_OFFLOAD
 #define LWIP_HOOK_TCP_INPACKET_PCB(pcb, hdr, optlen, opt1len, opt2, p) \
     (syn_queue_input_hook(pcb, hdr, optlen, opt1len, opt2) == ERR_OK ? tso_input_hook(pcb, hdr, p) \

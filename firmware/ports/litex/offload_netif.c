@@ -121,6 +121,7 @@ static int rx_refill(void)
         struct pbuf *p = pbuf_alloc(PBUF_RAW, RX_BUFFER_SIZE, PBUF_POOL);
         struct nic_descriptor *d = &rx_ring[tail];
         if (!p) {
+            port_stats.rx_refill_short++;
             ok = 0;
             break;
         }
@@ -185,7 +186,11 @@ static void count_nic_drops(void)
         uint16_t delta = (uint16_t)(now[i] - counters_seen[i]);
         if (i <= RX_OVERRUN)
             port_stats.rx_dropped += delta;
-        else
+        if (i == RX_EMPTY)
+            port_stats.rx_dropped_full += delta;
+        else if (i == RX_OVERRUN)
+            port_stats.rx_dropped_overrun += delta;
+        else if (i > RX_OVERRUN)
             port_stats.tx_dropped += delta;
         counters_seen[i] = now[i];
     }
@@ -199,6 +204,9 @@ static int rx_poll(struct netif *netif)
     if (head >= RX_RING_SIZE) /* the NIC never reports this; do not index past the ring */
         return 0;
     if (head != rx_next) {
+        unsigned backlog = (head + RX_RING_SIZE - rx_next) % RX_RING_SIZE;
+        if (backlog > port_stats.rx_backlog_max)
+            port_stats.rx_backlog_max = backlog;
         flush_cpu_dcache(); /* drop stale lines of the descriptors and buffers the NIC wrote */
         __asm__ volatile("" ::: "memory"); /* and keep the compiler's loads after it */
     }

@@ -219,11 +219,13 @@ int flood_from_soc(struct flood *f, const uint8_t *data, size_t len)
     if (n >= f->npeers)
         return 1;
     p = &f->peers[n];
-    if (p->kind != FLOOD_HALF_OPEN || p->acked || get16(tcp + 2) != p->port ||
-        get32(tcp + 8) != p->isn + 1)
+    if (p->acked || get16(tcp + 2) != p->port || get32(tcp + 8) != p->isn + 1)
+        return 1;
+    p->acked = 1;
+    f->answered++;
+    if (p->kind != FLOOD_HALF_OPEN)
         return 1;
     /* the handshake's last segment carries the first part of a request */
-    p->acked = 1;
     f->handshakes_completed++;
     send_segment(f, n, p->isn + 1, get32(tcp + 4) + 1, TCP_ACK | TCP_PSH, partial_head,
                  sizeof(partial_head) - 1);
@@ -234,11 +236,12 @@ static int stats_json(const struct flood *f, char *out, size_t size)
 {
     return snprintf(out, size,
                     "{\"running\": \"%s\", \"remaining\": %llu, \"peers\": %llu, \"syn_sent\": %llu, "
-                    "\"half_open_sent\": %llu, \"handshakes_completed\": %llu, \"from_soc\": %llu, "
+                    "\"half_open_sent\": %llu, \"answered\": %llu, \"handshakes_completed\": %llu, \"from_soc\": %llu, "
                     "\"syn_ack\": %llu, \"rst\": %llu, \"fin\": %llu, \"data_bytes\": %llu}",
                     f->remaining ? kind_names[f->kind] : "", (unsigned long long)f->remaining,
                     (unsigned long long)f->npeers, (unsigned long long)f->syn_sent,
-                    (unsigned long long)f->half_open_sent, (unsigned long long)f->handshakes_completed,
+                    (unsigned long long)f->half_open_sent, (unsigned long long)f->answered,
+                    (unsigned long long)f->handshakes_completed,
                     (unsigned long long)f->from_soc, (unsigned long long)f->syn_ack,
                     (unsigned long long)f->rst, (unsigned long long)f->fin,
                     (unsigned long long)f->data_bytes);

@@ -38,7 +38,7 @@ struct flood_peer {
     uint32_t isn;
     uint16_t port;
     uint8_t kind;  /* enum flood_kind */
-    uint8_t acked; /* half_open: the SYN-ACK was answered */
+    uint8_t acked; /* its first SYN-ACK was seen (and, half_open, answered) */
 };
 
 struct flood {
@@ -59,7 +59,8 @@ struct flood {
     size_t npeers, peers_cap;
 
     /* counters */
-    uint64_t syn_sent, half_open_sent, handshakes_completed;
+    /* answered: peers (either kind) that got a SYN-ACK, each counted once */
+    uint64_t syn_sent, half_open_sent, answered, handshakes_completed;
     uint64_t from_soc, syn_ack, rst, fin, data_bytes;
 };
 
