@@ -88,10 +88,16 @@ NAME = "colorlight_i5"
 # seed 1: sys_clk 74.3 MHz (fails), RGMII 189.5 MHz; seed 2: 73.1 MHz (fails), 166.3 MHz; seed 3:
 # 75.3 MHz and 159.5 MHz, every clock met. The worst sys path of seeds 1 and 2 is the L2 cache's
 # eviction: its data block RAM (5.6-5.8 ns clock-to-out) -> LiteDRAM's 128-to-32-bit converter ->
-# the SDRAM PHY's DQ output register in the IO cell, 13.5-13.7 ns; registering the victim line
-# (one cycle more per eviction) is the next step for margin. So the default is linux+no-dsp, flow3,
-# 75 MHz, nextpnr seed 3 (litedav-soc --seed overrides it; Yosys and nextpnr are deterministic for
-# the same sources and tool versions, so `make bitstreams` repeats this placement).
+# the SDRAM PHY's DQ output register in the IO cell, 13.5-13.7 ns. Registering the victim line
+# alone (taken in DECIDE, no extra cycle) moved the worst path, not the margin: seed 3 71.8 MHz
+# (the bus arbiter's grant -> address decode -> the L2's tag RAM write data, 13.9 ns), seed 1
+# 72.5 MHz (VexRiscv's fetch stall chain). With the tag, the write data and the byte enables of
+# the L2's RAM writes also taken from registers (gateware/l2_cache.py), seed 3: sys_clk 75.7 MHz,
+# RGMII 172.8 MHz, 14,177 LUT4 (41.6% free), 6,752 FF, 37 DP16KD; the worst sys path is then the
+# arbiter's grant -> address decode -> LiteDRAM's bridge -> the data RAM's write data select,
+# 13.2 ns. So the default is linux+no-dsp, flow3, 75 MHz, nextpnr seed 3 (litedav-soc --seed
+# overrides it; Yosys and nextpnr are deterministic for the same sources and tool versions, so
+# `make bitstreams` repeats this placement: a fresh clone did).
 DEFAULT_SYS_CLK_FREQ = 75e6
 L2_CACHE_SIZE        = 8192
 CPU_VARIANT          = "linux+no-dsp"
