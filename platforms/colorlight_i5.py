@@ -95,7 +95,9 @@ NAME = "colorlight_i5"
 # the L2's RAM writes also taken from registers (gateware/l2_cache.py), seed 3: sys_clk 75.7 MHz,
 # RGMII 172.8 MHz, 14,177 LUT4 (41.6% free), 6,752 FF, 37 DP16KD; the worst sys path is then the
 # arbiter's grant -> address decode -> LiteDRAM's bridge -> the data RAM's write data select,
-# 13.2 ns. So the default is linux+no-dsp, flow3, 75 MHz, nextpnr seed 3 (litedav-soc --seed
+# 13.2 ns. Seed 1 on the same netlist (nextpnr alone): sys_clk 76.8 MHz, RGMII 165.0 MHz, more
+# margin, but seed 3 is the one a whole `make bitstreams` has reported (bench/results).
+# So the default is linux+no-dsp, flow3, 75 MHz, nextpnr seed 3 (litedav-soc --seed
 # overrides it; Yosys and nextpnr are deterministic for the same sources and tool versions, so
 # `make bitstreams` repeats this placement: a fresh clone did).
 DEFAULT_SYS_CLK_FREQ = 75e6
