@@ -32,6 +32,7 @@
 #include <generated/soc.h>
 
 #include "flash_litespi.h"
+#include "flash_window.h"
 #include "port.h"
 
 #if defined(CSR_SPIFLASH_CORE_BASE) && defined(SPIFLASH_BASE) && defined(LITEDAV_FLASH_STORE_BASE) && \
@@ -180,20 +181,7 @@ static int write_enable(struct litespi_flash *lf)
 /* len bytes from chip offset addr, through the memory-mapped window. */
 static void window_read(uint32_t addr, uint8_t *out, uint32_t len)
 {
-    if (((addr | (uintptr_t)out) & 3) == 0) {
-        for (; len >= 4; addr += 4, out += 4, len -= 4)
-            *(uint32_t *)out = window[addr / 4];
-    }
-    while (len) {
-        uint32_t word = window[addr / 4], skip = addr & 3, n = 4 - skip, i;
-        if (n > len)
-            n = len;
-        for (i = 0; i < n; i++)
-            out[i] = (uint8_t)(word >> (8 * (skip + i)));
-        addr += n;
-        out += n;
-        len -= n;
-    }
+    flash_window_copy(window, addr, out, len);
 }
 
 /* --- struct flash ---------------------------------------------------------- */

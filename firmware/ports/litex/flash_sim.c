@@ -13,6 +13,7 @@
 #include <generated/mem.h>
 
 #include "flash_sim.h"
+#include "flash_window.h"
 
 #ifdef SIM_FLASH_BASE
 
@@ -60,21 +61,7 @@ static int sim_read(void *ctx, uint32_t addr, void *buf, uint32_t len)
 
     if (!in_range(ctx, addr, len))
         return FLASH_ERR_RANGE;
-    /* Whole aligned words straight into an aligned buffer: one load each. */
-    if (((addr | (uintptr_t)out) & 3) == 0) {
-        for (; len >= 4; addr += 4, out += 4, len -= 4)
-            *(uint32_t *)out = window[addr / 4];
-    }
-    while (len) {
-        uint32_t word = window[addr / 4], skip = addr & 3, n = 4 - skip, i;
-        if (n > len)
-            n = len;
-        for (i = 0; i < n; i++)
-            out[i] = (uint8_t)(word >> (8 * (skip + i)));
-        addr += n;
-        out += n;
-        len -= n;
-    }
+    flash_window_copy(window, addr, out, len);
     return FLASH_OK;
 }
 

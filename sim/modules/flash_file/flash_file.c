@@ -54,6 +54,7 @@
 
 #include "error.h"
 #include "modules.h"
+#include "../flash_image/flash_image.h"
 
 #define ARRAY_MAX      (16u << 20)
 #define CTRL_BASE      0x1000000u
@@ -98,49 +99,12 @@ struct session {
     uint64_t reads, words_programmed, page_programs, erases, nor_violations, bad_accesses;
 };
 
-static long long arg_int(json_object *args, const char *key, long long def)
-{
-    json_object *v;
-    if (args && json_object_object_get_ex(args, key, &v))
-        return json_object_get_int64(v);
-    return def;
-}
-
 static int map_file(struct session *s)
 {
-    struct stat st;
-    int fresh, fd = open(s->path, O_RDWR | O_CREAT, 0644);
+    int fresh, rc = flash_image_map("flash_file", s->path, s->size, &s->mem, &fresh);
 
-    if (fd < 0) {
-        fprintf(stderr, "[flash_file] cannot open %s: %s\n", s->path, strerror(errno));
-        return RC_ERROR;
-    }
-    if (fstat(fd, &st) < 0) {
-        fprintf(stderr, "[flash_file] cannot stat %s: %s\n", s->path, strerror(errno));
-        close(fd);
-        return RC_ERROR;
-    }
-    fresh = st.st_size == 0;
-    if (!fresh && st.st_size != (off_t)s->size) {
-        fprintf(stderr, "[flash_file] %s holds %lld bytes, the flash is %u: refusing to resize an "
-                        "image (delete it, or give its size)\n",
-                s->path, (long long)st.st_size, (unsigned)s->size);
-        close(fd);
-        return RC_INVARG;
-    }
-    if (fresh && ftruncate(fd, s->size) < 0) {
-        fprintf(stderr, "[flash_file] cannot size %s: %s\n", s->path, strerror(errno));
-        close(fd);
-        return RC_ERROR;
-    }
-    s->mem = mmap(NULL, s->size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
-    close(fd);
-    if (s->mem == MAP_FAILED) {
-        fprintf(stderr, "[flash_file] cannot map %s: %s\n", s->path, strerror(errno));
-        return RC_ERROR;
-    }
-    if (fresh)
-        memset(s->mem, 0xFF, s->size);
+    if (rc != RC_OK)
+        return rc;
     printf("[flash_file] %s: %u KiB NOR flash (%s)\n", s->path, (unsigned)(s->size >> 10),
            fresh ? "new, erased" : "kept");
     fflush(stdout);
@@ -169,15 +133,15 @@ static int flash_file_new(void **sess, char *args)
         return RC_INVARG;
     }
     s->path = strdup(json_object_get_string(v));
-    size = arg_int(jargs, "size", ARRAY_MAX);
+    size = module_arg_int(jargs, "size", ARRAY_MAX);
     if (size <= 0 || size > ARRAY_MAX || size % BLOCK_SIZE) {
         fprintf(stderr, "[flash_file] size %lld: must be a multiple of 64 KiB, at most 16 MiB\n", size);
         return RC_INVARG;
     }
     s->size = (uint32_t)size;
-    s->program_cycles = (unsigned)arg_int(jargs, "program_cycles", 64);
-    s->sector_erase_cycles = (unsigned)arg_int(jargs, "sector_erase_cycles", 1024);
-    s->block_erase_cycles = (unsigned)arg_int(jargs, "block_erase_cycles", 4096);
+    s->program_cycles = (unsigned)module_arg_int(jargs, "program_cycles", 64);
+    s->sector_erase_cycles = (unsigned)module_arg_int(jargs, "sector_erase_cycles", 1024);
+    s->block_erase_cycles = (unsigned)module_arg_int(jargs, "block_erase_cycles", 4096);
     s->open_page = -1;
     if (json_object_object_get_ex(jargs, "power_cut_file", &v) && *json_object_get_string(v))
         s->power_cut_file = strdup(json_object_get_string(v));

@@ -54,6 +54,7 @@
 
 #include "error.h"
 #include "modules.h"
+#include "../flash_image/flash_image.h"
 
 #define SIZE_MAX_BYTES (16u << 20)
 #define PAGE_BYTES     256u
@@ -100,49 +101,12 @@ struct session {
         nor_noops, unknown;
 };
 
-static long long arg_int(json_object *args, const char *key, long long def)
-{
-    json_object *v;
-    if (args && json_object_object_get_ex(args, key, &v))
-        return json_object_get_int64(v);
-    return def;
-}
-
 static int map_file(struct session *s)
 {
-    struct stat st;
-    int fresh, fd = open(s->path, O_RDWR | O_CREAT, 0644);
+    int fresh, rc = flash_image_map("spi_nor_flash", s->path, s->size, &s->mem, &fresh);
 
-    if (fd < 0) {
-        fprintf(stderr, "[spi_nor_flash] cannot open %s: %s\n", s->path, strerror(errno));
-        return RC_ERROR;
-    }
-    if (fstat(fd, &st) < 0) {
-        fprintf(stderr, "[spi_nor_flash] cannot stat %s: %s\n", s->path, strerror(errno));
-        close(fd);
-        return RC_ERROR;
-    }
-    fresh = st.st_size == 0;
-    if (!fresh && st.st_size != (off_t)s->size) {
-        fprintf(stderr, "[spi_nor_flash] %s holds %lld bytes, the chip is %u: refusing to resize "
-                        "an image (delete it, or give its size)\n",
-                s->path, (long long)st.st_size, (unsigned)s->size);
-        close(fd);
-        return RC_INVARG;
-    }
-    if (fresh && ftruncate(fd, s->size) < 0) {
-        fprintf(stderr, "[spi_nor_flash] cannot size %s: %s\n", s->path, strerror(errno));
-        close(fd);
-        return RC_ERROR;
-    }
-    s->mem = mmap(NULL, s->size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
-    close(fd);
-    if (s->mem == MAP_FAILED) {
-        fprintf(stderr, "[spi_nor_flash] cannot map %s: %s\n", s->path, strerror(errno));
-        return RC_ERROR;
-    }
-    if (fresh)
-        memset(s->mem, 0xFF, s->size);
+    if (rc != RC_OK)
+        return rc;
     printf("[spi_nor_flash] %s: %u KiB SPI NOR, JEDEC ID %06x (%s)%s\n", s->path,
            (unsigned)(s->size >> 10), (unsigned)s->jedec_id, fresh ? "new, erased" : "kept",
            s->stuck_busy ? ", stuck busy after the first program or erase" : "");
@@ -170,17 +134,17 @@ static int spi_nor_new(void **sess, char *args)
         return RC_INVARG;
     }
     s->path = strdup(json_object_get_string(v));
-    size = arg_int(jargs, "size", 2u << 20);
+    size = module_arg_int(jargs, "size", 2u << 20);
     if (size <= 0 || size > SIZE_MAX_BYTES || size % BLOCK_BYTES) {
         fprintf(stderr, "[spi_nor_flash] size %lld: must be a multiple of 64 KiB, at most 16 MiB\n", size);
         return RC_INVARG;
     }
     s->size = (uint32_t)size;
-    s->jedec_id = (uint32_t)arg_int(jargs, "jedec_id", 0xC84015) & 0xFFFFFFu;
-    s->program_cycles = (unsigned)arg_int(jargs, "program_cycles", 2000);
-    s->sector_erase_cycles = (unsigned)arg_int(jargs, "sector_erase_cycles", 20000);
-    s->block_erase_cycles = (unsigned)arg_int(jargs, "block_erase_cycles", 80000);
-    s->stuck_busy = arg_int(jargs, "stuck_busy", 0) != 0;
+    s->jedec_id = (uint32_t)module_arg_int(jargs, "jedec_id", 0xC84015) & 0xFFFFFFu;
+    s->program_cycles = (unsigned)module_arg_int(jargs, "program_cycles", 2000);
+    s->sector_erase_cycles = (unsigned)module_arg_int(jargs, "sector_erase_cycles", 20000);
+    s->block_erase_cycles = (unsigned)module_arg_int(jargs, "block_erase_cycles", 80000);
+    s->stuck_busy = module_arg_int(jargs, "stuck_busy", 0) != 0;
     if (json_object_object_get_ex(jargs, "stats", &v) && *json_object_get_string(v))
         s->stats = strdup(json_object_get_string(v));
     s->last_cs_n = 1;
