@@ -128,11 +128,9 @@ static int flash_file_new(void **sess, char *args)
     s = calloc(1, sizeof(*s));
     if (!s)
         return RC_NOENMEM;
-    if (!jargs || !json_object_object_get_ex(jargs, "path", &v) || !*json_object_get_string(v)) {
-        fprintf(stderr, "[flash_file] needs a \"path\" argument (the flash image file)\n");
+    s->path = flash_image_path_arg("flash_file", jargs);
+    if (!s->path)
         return RC_INVARG;
-    }
-    s->path = strdup(json_object_get_string(v));
     size = module_arg_int(jargs, "size", ARRAY_MAX);
     if (size <= 0 || size > ARRAY_MAX || size % BLOCK_SIZE) {
         fprintf(stderr, "[flash_file] size %lld: must be a multiple of 64 KiB, at most 16 MiB\n", size);

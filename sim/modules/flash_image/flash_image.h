@@ -28,6 +28,18 @@ static inline long long module_arg_int(json_object *args, const char *key, long 
     return def;
 }
 
+/* The image file every flash module is given ("path"), or NULL after saying
+ * it is missing. */
+static inline char *flash_image_path_arg(const char *tag, json_object *args)
+{
+    json_object *v;
+    if (!args || !json_object_object_get_ex(args, "path", &v) || !*json_object_get_string(v)) {
+        fprintf(stderr, "[%s] needs a \"path\" argument (the flash image file)\n", tag);
+        return NULL;
+    }
+    return strdup(json_object_get_string(v));
+}
+
 /* Map `path` (size bytes) shared, creating it erased (0xFF) when new or
  * empty; an existing file of another size is refused rather than resized, as
  * it is some other chip's image. *fresh says whether it was just created.

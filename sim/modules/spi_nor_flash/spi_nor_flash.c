@@ -129,11 +129,9 @@ static int spi_nor_new(void **sess, char *args)
     s = calloc(1, sizeof(*s));
     if (!s)
         return RC_NOENMEM;
-    if (!jargs || !json_object_object_get_ex(jargs, "path", &v) || !*json_object_get_string(v)) {
-        fprintf(stderr, "[spi_nor_flash] needs a \"path\" argument (the flash image file)\n");
+    s->path = flash_image_path_arg("spi_nor_flash", jargs);
+    if (!s->path)
         return RC_INVARG;
-    }
-    s->path = strdup(json_object_get_string(v));
     size = module_arg_int(jargs, "size", 2u << 20);
     if (size <= 0 || size > SIZE_MAX_BYTES || size % BLOCK_BYTES) {
         fprintf(stderr, "[spi_nor_flash] size %lld: must be a multiple of 64 KiB, at most 16 MiB\n", size);
