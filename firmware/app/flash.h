@@ -42,6 +42,19 @@ struct flash {
     void *ctx;
 };
 
+/* The checks every implementation makes first: [addr, addr + len) lies on the
+ * device (written so that addr + len cannot overflow), and a program of len
+ * bytes stays inside one page (an empty one does). */
+static inline int flash_in_range(const struct flash *f, uint32_t addr, uint32_t len)
+{
+    return addr <= f->geo.size && len <= f->geo.size - addr;
+}
+
+static inline int flash_crosses_page(const struct flash *f, uint32_t addr, uint32_t len)
+{
+    return len && addr / f->geo.page_size != (addr + len - 1) / f->geo.page_size;
+}
+
 static inline int flash_read(const struct flash *f, uint32_t addr, void *buf, uint32_t len)
 {
     return f->ops->read(f->ctx, addr, buf, len);

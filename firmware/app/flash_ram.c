@@ -5,7 +5,7 @@
 static int ram_read(void *ctx, uint32_t addr, void *buf, uint32_t len)
 {
     struct flash_ram *fr = ctx;
-    if (addr > fr->flash.geo.size || len > fr->flash.geo.size - addr)
+    if (!flash_in_range(&fr->flash, addr, len))
         return FLASH_ERR_RANGE;
     memcpy(buf, fr->mem + addr, len);
     return FLASH_OK;
@@ -16,10 +16,10 @@ static int ram_program(void *ctx, uint32_t addr, const void *buf, uint32_t len)
 {
     struct flash_ram *fr = ctx;
     const uint8_t *src = buf;
-    uint32_t i, page = fr->flash.geo.page_size;
-    if (addr > fr->flash.geo.size || len > fr->flash.geo.size - addr)
+    uint32_t i;
+    if (!flash_in_range(&fr->flash, addr, len))
         return FLASH_ERR_RANGE;
-    if (len && addr / page != (addr + len - 1) / page)
+    if (flash_crosses_page(&fr->flash, addr, len))
         return FLASH_ERR_PAGE;
     for (i = 0; i < len; i++)
         if (src[i] & ~fr->mem[addr + i])

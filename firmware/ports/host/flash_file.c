@@ -61,7 +61,7 @@ static int ff_read(void *ctx, uint32_t addr, void *buf, uint32_t len)
     struct flash_file *ff = ctx;
     if (ff->powered_off)
         return FLASH_ERR_POWER;
-    if (addr > ff->flash.geo.size || len > ff->flash.geo.size - addr)
+    if (!flash_in_range(&ff->flash, addr, len))
         return misuse(ff, FLASH_ERR_RANGE, "read out of range", addr, len);
     ff->reads++;
     return pread_all(ff->fd, buf, len, addr);
@@ -77,11 +77,11 @@ static int ff_program(void *ctx, uint32_t addr, const void *buf, uint32_t len)
 
     if (ff->powered_off)
         return FLASH_ERR_POWER;
-    if (addr > ff->flash.geo.size || len > ff->flash.geo.size - addr)
+    if (!flash_in_range(&ff->flash, addr, len))
         return misuse(ff, FLASH_ERR_RANGE, "program out of range", addr, len);
     if (len == 0)
         return FLASH_OK;
-    if (addr / ff->flash.geo.page_size != (addr + len - 1) / ff->flash.geo.page_size)
+    if (flash_crosses_page(&ff->flash, addr, len))
         return misuse(ff, FLASH_ERR_PAGE, "program crosses a page", addr, len);
     if (pread_all(ff->fd, old, len, addr))
         return FLASH_ERR_IO;

@@ -65,7 +65,6 @@ struct litespi_flash {
     struct flash flash;
     uint32_t offset;            /* of the store region in the chip */
     int busy_pending;           /* an erase may still be running */
-    uint32_t busy_timeout_ms;   /* its worst case */
 };
 
 static volatile const uint32_t *const window = (volatile const uint32_t *)SPIFLASH_BASE;
@@ -130,7 +129,7 @@ static int read_status(uint8_t *status)
 }
 
 /* Polls WIP until clear; FLASH_ERR_IO after timeout_ms. */
-static int wait_ready(struct litespi_flash *lf, uint32_t timeout_ms, const char *what)
+static int wait_ready(uint32_t timeout_ms, const char *what)
 {
     uint64_t deadline = port_cycles() + ms_to_cycles(timeout_ms);
     uint8_t status;
@@ -148,14 +147,15 @@ static int wait_ready(struct litespi_flash *lf, uint32_t timeout_ms, const char 
     }
 }
 
-/* Whatever was left running (an erase) must finish before the next operation. */
+/* An erase left running must finish before the next operation (only an erase
+ * is left running: a program is waited for at once). */
 static int settle(struct litespi_flash *lf)
 {
     int rc;
 
     if (!lf->busy_pending)
         return FLASH_OK;
-    rc = wait_ready(lf, lf->busy_timeout_ms, "erase");
+    rc = wait_ready(ERASE_TIMEOUT_MS, "erase");
     if (rc == FLASH_OK)
         lf->busy_pending = 0;
     return rc;
@@ -186,17 +186,12 @@ static void window_read(uint32_t addr, uint8_t *out, uint32_t len)
 
 /* --- struct flash ---------------------------------------------------------- */
 
-static int in_range(const struct litespi_flash *lf, uint32_t addr, uint32_t len)
-{
-    return addr <= lf->flash.geo.size && len <= lf->flash.geo.size - addr;
-}
-
 static int spi_read(void *ctx, uint32_t addr, void *buf, uint32_t len)
 {
     struct litespi_flash *lf = ctx;
     int rc;
 
-    if (!in_range(lf, addr, len))
+    if (!flash_in_range(&lf->flash, addr, len))
         return FLASH_ERR_RANGE;
     if ((rc = settle(lf)) != FLASH_OK)
         return rc;
@@ -212,11 +207,11 @@ static int spi_program(void *ctx, uint32_t addr, const void *buf, uint32_t len)
     uint32_t chip, i, bits, word, ignored;
     int rc;
 
-    if (!in_range(lf, addr, len))
+    if (!flash_in_range(&lf->flash, addr, len))
         return FLASH_ERR_RANGE;
     if (len == 0)
         return FLASH_OK;
-    if (addr / PAGE_SIZE != (addr + len - 1) / PAGE_SIZE)
+    if (flash_crosses_page(&lf->flash, addr, len))
         return FLASH_ERR_PAGE;
     if ((rc = settle(lf)) != FLASH_OK)
         return rc;
@@ -244,7 +239,7 @@ static int spi_program(void *ctx, uint32_t addr, const void *buf, uint32_t len)
     select_chip(0);  /* the chip programs when chip select rises */
     if (rc != FLASH_OK)
         return rc;
-    if ((rc = wait_ready(lf, PROGRAM_TIMEOUT_MS, "page program")) != FLASH_OK)
+    if ((rc = wait_ready(PROGRAM_TIMEOUT_MS, "page program")) != FLASH_OK)
         return rc;
 
     window_read(chip, now, len);
@@ -272,7 +267,6 @@ static int spi_erase(void *ctx, uint32_t block)
     if (rc != FLASH_OK)
         return rc;
     lf->busy_pending = 1;
-    lf->busy_timeout_ms = ERASE_TIMEOUT_MS;
     return FLASH_OK;
 }
 
@@ -329,7 +323,6 @@ const struct flash *port_flash(void)
     lf.offset = STORE_OFFSET;
     /* a reset may have come in the middle of an erase */
     lf.busy_pending = 1;
-    lf.busy_timeout_ms = ERASE_TIMEOUT_MS;
     if (settle(&lf) != FLASH_OK) {
         printf("flash: the chip stays busy: store in RAM\n");
         return NULL;

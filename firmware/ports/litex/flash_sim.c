@@ -50,16 +50,11 @@ static int status_to_error(uint32_t status)
     return FLASH_OK;
 }
 
-static int in_range(const struct flash *f, uint32_t addr, uint32_t len)
-{
-    return addr <= f->geo.size && len <= f->geo.size - addr;
-}
-
 static int sim_read(void *ctx, uint32_t addr, void *buf, uint32_t len)
 {
     uint8_t *out = buf;
 
-    if (!in_range(ctx, addr, len))
+    if (!flash_in_range(ctx, addr, len))
         return FLASH_ERR_RANGE;
     flash_window_copy(window, addr, out, len);
     return FLASH_OK;
@@ -71,11 +66,11 @@ static int sim_program(void *ctx, uint32_t addr, const void *buf, uint32_t len)
     const uint8_t *in = buf;
     uint32_t end;
 
-    if (!in_range(ctx, addr, len))
+    if (!flash_in_range(ctx, addr, len))
         return FLASH_ERR_RANGE;
     if (len == 0)
         return FLASH_OK;
-    if (addr / PAGE_SIZE != (addr + len - 1) / PAGE_SIZE)
+    if (flash_crosses_page(ctx, addr, len))
         return FLASH_ERR_PAGE;
     end = addr + len;
     /* Whole words where both sides allow it; byte stores (one byte lane on

@@ -160,7 +160,7 @@ static int if_read(void *ctx, uint32_t addr, void *buf, uint32_t len)
 {
     struct internal_flash *f = ctx;
     uint32_t dev = f->base + addr, b;
-    if (addr > f->flash.geo.size || len > f->flash.geo.size - addr)
+    if (!flash_in_range(&f->flash, addr, len))
         return FLASH_ERR_RANGE;
     memcpy(buf, FLASH_BYTES(dev), len);
     if (f->held)
@@ -178,11 +178,11 @@ static int if_program(void *ctx, uint32_t addr, const void *buf, uint32_t len)
     uint32_t dev, first, nwords, nprog, tail, i, b;
     int rc, hold;
 
-    if (addr > f->flash.geo.size || len > f->flash.geo.size - addr)
+    if (!flash_in_range(&f->flash, addr, len))
         return FLASH_ERR_RANGE;
     if (!len)
         return FLASH_OK;
-    if (addr / INTERNAL_FLASH_PAGE != (addr + len - 1) / INTERNAL_FLASH_PAGE)
+    if (flash_crosses_page(&f->flash, addr, len))
         return FLASH_ERR_PAGE;
 
     /* the words the bytes fall in, and what each must become */

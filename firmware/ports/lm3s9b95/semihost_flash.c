@@ -62,15 +62,10 @@ static int sh_write(int fd, uint32_t pos, const void *buf, uint32_t len)
     return semihost(SYS_WRITE, args) == 0 ? FLASH_OK : FLASH_ERR_IO;  /* bytes not written */
 }
 
-static int in_range(const struct semihost_flash *sf, uint32_t addr, uint32_t len)
-{
-    return addr <= sf->flash.geo.size && len <= sf->flash.geo.size - addr;
-}
-
 static int shf_read(void *ctx, uint32_t addr, void *buf, uint32_t len)
 {
     struct semihost_flash *sf = ctx;
-    if (!in_range(sf, addr, len))
+    if (!flash_in_range(&sf->flash, addr, len))
         return FLASH_ERR_RANGE;
     return len ? sh_read(sf->fd, addr, buf, len) : FLASH_OK;
 }
@@ -83,11 +78,11 @@ static int shf_program(void *ctx, uint32_t addr, const void *buf, uint32_t len)
     const uint8_t *src = buf;
     uint32_t i;
     int rc;
-    if (!in_range(sf, addr, len))
+    if (!flash_in_range(&sf->flash, addr, len))
         return FLASH_ERR_RANGE;
     if (!len)
         return FLASH_OK;
-    if (addr / INTERNAL_FLASH_PAGE != (addr + len - 1) / INTERNAL_FLASH_PAGE)
+    if (flash_crosses_page(&sf->flash, addr, len))
         return FLASH_ERR_PAGE;
     if ((rc = sh_read(sf->fd, addr, cur, len)) != FLASH_OK)
         return rc;
