@@ -8,6 +8,7 @@
 #include "dav.h"
 #include "static_files.h"
 #include "syn_queue.h"
+#include "tcp_time_wait.h"
 #include "wellknown.h"
 
 #define READ_METHODS \
@@ -106,7 +107,11 @@ static int profile_produce(struct http_exchange *x, char *buf, size_t room, size
     return 0;
 }
 
-static void profile_end(struct http_exchange *x) { respond_produced_text(x, profile_produce); }
+static void profile_end(struct http_exchange *x)
+{
+    profile_pause(); /* the profile sent is the one before this request */
+    respond_produced_text(x, profile_produce);
+}
 
 static const struct http_handler profile_handler = { NULL, NULL, profile_end, NULL };
 #endif
@@ -138,6 +143,7 @@ static const struct http_route routes[] = {
 
 void app_poll(void)
 {
+    tcp_time_wait_poll();   /* first: the PCBs it frees are there for held SYNs */
     syn_queue_poll();
     httpd_poll();
     dav_poll();
