@@ -83,6 +83,11 @@
 #define SYN_QUEUE_HOLD_MS 75000u      /* a peer's connect has timed out by then */
 #endif
 
+/* ---- tcp_time_wait.c: connections kept in TIME-WAIT -------------------- */
+#ifndef TCP_TIME_WAIT_MAX
+#define TCP_TIME_WAIT_MAX 0           /* at most this many, the newest (older ones are freed at */
+#endif                                /* once); 0: lwIP's own, up to every PCB of the pool */
+
 /* ---- bulk.c: the /bulk throughput-test resource ------------------------- */
 #ifndef APP_BULK_SIZE
 #define APP_BULK_SIZE (1024u * 1024u) /* RAM from port_bulk_buffer(); 0: no /bulk */

@@ -143,7 +143,7 @@ static const struct http_route routes[] = {
 
 void app_poll(void)
 {
-    tcp_time_wait_poll();   /* first: the PCBs it frees are there for held SYNs */
+    tcp_time_wait_trim();   /* first: the PCBs it frees are there for held SYNs */
     syn_queue_poll();
     httpd_poll();
     dav_poll();

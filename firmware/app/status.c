@@ -4,12 +4,14 @@
 #include "lwip/priv/tcp_priv.h"
 #include "lwip/stats.h"
 
+#include "app_config.h"
 #include "dav.h"
 #include "httpd.h"
 #include "port.h"
 #include "routes.h"
 #include "syn_queue.h"
 #include "tcp_park.h"
+#include "tcp_time_wait.h"
 
 /* Each section is rendered straight into the response's send staging, so
  * the page needs no buffer of its own and can grow past any one buffer. */
@@ -123,7 +125,9 @@ static int render_heap(char *out, size_t size)
 /* TCP connections by state, and how many hold segments waiting to be sent
  * or acknowledged: where a stuck or leaking connection sits. The walk is
  * over every active PCB, which is fine for a diagnostic page; parked idle
- * connections (tcp_park.h) are established ones off that list. */
+ * connections (tcp_park.h) are established ones off that list. TIME-WAIT:
+ * at most tcp_time_wait_max (0: no bound but the pool), the older ones
+ * recycled (tcp_time_wait.h). */
 static int render_tcp_states(char *out, size_t size)
 {
     unsigned long syn_rcvd = 0, established = tcp_park_count(), closing = 0, time_wait = 0, queued = 0;
@@ -143,9 +147,10 @@ static int render_tcp_states(char *out, size_t size)
         time_wait++;
     return snprintf(out, size,
                     "tcp_syn_rcvd: %lu\ntcp_established: %lu\ntcp_closing: %lu\n"
-                    "tcp_time_wait: %lu\ntcp_pcbs_sending: %lu\ntcp_parked: %lu\n",
-                    syn_rcvd, established, closing, time_wait, queued,
-                    (unsigned long)tcp_park_count());
+                    "tcp_time_wait: %lu\ntcp_time_wait_max: %lu\ntcp_time_wait_recycled: %" PRIu64 "\n"
+                    "tcp_pcbs_sending: %lu\ntcp_parked: %lu\n",
+                    syn_rcvd, established, closing, time_wait, (unsigned long)TCP_TIME_WAIT_MAX,
+                    tcp_time_wait_stats.recycled, queued, (unsigned long)tcp_park_count());
 }
 
 /* lwIP's pools: what is in use now and at most, so a leak shows as a level
