@@ -78,7 +78,15 @@ static int render_http(char *out, size_t size)
 }
 
 /* The SYN queue, and how half-open connections ended (syn_queue.h): a
- * section of its own, so that no section outgrows a small port's staging. */
+ * section of its own, so that no section outgrows a small port's staging.
+ * syn_listen_backlog: the half-open connections httpd_init()'s listener keeps
+ * before the queue evicts the oldest (0: lwIP keeps no count). */
+#if TCP_LISTEN_BACKLOG
+#define SYN_LISTEN_BACKLOG TCP_DEFAULT_LISTEN_BACKLOG
+#else
+#define SYN_LISTEN_BACKLOG 0
+#endif
+
 static int render_syn(char *out, size_t size)
 {
     return snprintf(out, size,
@@ -89,11 +97,12 @@ static int render_syn(char *out, size_t size)
         "syn_time_wait_reopened: %" PRIu64 "\n"
         "syn_half_open_evicted: %" PRIu64 "\n"
         "syn_half_open_dropped: %" PRIu64 "\n"
-        "syn_listen_ack_reset: %" PRIu64 "\n",
+        "syn_listen_ack_reset: %" PRIu64 "\n"
+        "syn_listen_backlog: %u\n",
         syn_queue_stats.held, syn_queue_stats.held_total, syn_queue_stats.expired,
         syn_queue_stats.overflow, syn_queue_stats.time_wait_reopened,
         syn_queue_stats.half_open_evicted, syn_queue_stats.half_open_dropped,
-        syn_queue_stats.listen_ack_reset);
+        syn_queue_stats.listen_ack_reset, (unsigned)SYN_LISTEN_BACKLOG);
 }
 
 /* /dav/ request contexts: taken, and requests waiting for one */

@@ -232,13 +232,13 @@ int flood_from_soc(struct flood *f, const uint8_t *data, size_t len)
     return 1;
 }
 
-static int stats_json(const struct flood *f, char *out, size_t size)
+static int stats_json(const struct flood *f, uint64_t cycle, char *out, size_t size)
 {
     return snprintf(out, size,
-                    "{\"running\": \"%s\", \"remaining\": %llu, \"peers\": %llu, \"syn_sent\": %llu, "
+                    "{\"cycle\": %llu, \"running\": \"%s\", \"remaining\": %llu, \"peers\": %llu, \"syn_sent\": %llu, "
                     "\"half_open_sent\": %llu, \"answered\": %llu, \"handshakes_completed\": %llu, \"from_soc\": %llu, "
                     "\"syn_ack\": %llu, \"rst\": %llu, \"fin\": %llu, \"data_bytes\": %llu}",
-                    f->remaining ? kind_names[f->kind] : "", (unsigned long long)f->remaining,
+                    (unsigned long long)cycle, f->remaining ? kind_names[f->kind] : "", (unsigned long long)f->remaining,
                     (unsigned long long)f->npeers, (unsigned long long)f->syn_sent,
                     (unsigned long long)f->half_open_sent, (unsigned long long)f->answered,
                     (unsigned long long)f->handshakes_completed,
@@ -270,7 +270,7 @@ static void command(struct flood *f, char *text, uint64_t cycle, char *out, size
                  "INTERVAL, stop, stats)\"}");
         return;
     }
-    stats_json(f, out, size);
+    stats_json(f, cycle, out, size);
 }
 
 void flood_poll(struct flood *f, uint64_t cycle)

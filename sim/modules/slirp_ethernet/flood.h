@@ -23,7 +23,8 @@
  *   stop                      no more new peers (the existing ones stay silent)
  *   stats                     nothing but the answer
  * Every command is answered (to the sender's address, when it has one) with
- * the counters as one JSON object, or {"error": "..."}. */
+ * the counters as one JSON object, or {"error": "..."}; its "cycle" is the
+ * sys_clk cycle the command was handled at (tests time a request by it). */
 #ifndef LITEDAV_SLIRP_FLOOD_H
 #define LITEDAV_SLIRP_FLOOD_H
 
