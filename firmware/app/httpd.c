@@ -1008,13 +1008,14 @@ static void conn_attach(struct conn *c, struct tcp_pcb *pcb)
  * A connection without a struct conn waits as a small record: one accepted
  * while the heap has no room for a struct conn, and with HTTPD_CONNS_MAX (a
  * small build with a few states) every connection between requests. Once
- * it has sent something it queues, oldest first, and httpd_poll() gives it
- * a state as soon as one is free. A wave of clients larger than the states
- * is then served in turn instead of reset, and a client that connects and
- * says nothing holds no state. A pool larger than HTTPD_CONNS_RESERVE (the
- * LiteX SoC's) lets connections keep their state between requests while more
- * than that many are free, so busy keep-alive clients skip the copy and the
- * hand-over, and thousands of idle ones still cost a record each. Without
+ * it has sent a whole request head it queues, oldest first, and httpd_poll()
+ * gives it a state as soon as one is free. A wave of clients larger than the
+ * states is then served in turn instead of reset, and a client that connects
+ * and says nothing, or never finishes its head, holds no state. A pool larger
+ * than HTTPD_CONNS_RESERVE (the LiteX SoC's) lets connections keep their
+ * state between requests while more than that many are free, so busy
+ * keep-alive clients skip the copy and the hand-over, and thousands of idle
+ * ones still cost a record each. Without
  * HTTPD_CONNS_MAX, connections keep
  * their state between requests, so while any wait, responses say
  * "Connection: close": a few persistent clients cannot hold every state. */
@@ -1026,7 +1027,8 @@ struct waiting {
     struct tcp_pcb *pcb;
     struct pbuf *rx;            /* heap copies of what arrived, in order */
     struct waiting *prev, *next;
-    uint8_t queued;             /* has sent something: in the waiting_head list */
+    uint8_t queued;             /* has sent a whole head: in the waiting_head list */
+    uint8_t head_scan;          /* how far rx is into a head's end (head_scan_step) */
     uint8_t peer_closed;
     uint16_t idle_polls;
 #if HTTPD_PARK_BUCKETS          /* not on a small heap that parks nothing */
@@ -1147,6 +1149,36 @@ static err_t waiting_close(struct waiting *w)
     return pcb_close(pcb) == CONN_ABORTED ? ERR_ABRT : ERR_OK;
 }
 
+/* Where the bytes received so far stand in a request head, as head_step()
+ * and http_head_length() read it: empty lines before the request-line are
+ * skipped, and a head ends at LF (CR) LF. */
+enum { SCAN_LEAD, SCAN_LINE, SCAN_LF, SCAN_LF_CR, SCAN_DONE };
+
+static uint8_t head_scan_step(uint8_t state, const struct pbuf *p)
+{
+    for (; p && state != SCAN_DONE; p = p->next) {
+        const uint8_t *b = p->payload, *end = b + p->len;
+        for (; b < end && state != SCAN_DONE; b++) {
+            if (state == SCAN_LEAD)
+                state = *b == '\r' || *b == '\n' ? SCAN_LEAD : SCAN_LINE;
+            else if (*b == '\n')
+                state = state == SCAN_LINE ? SCAN_LF : SCAN_DONE;
+            else
+                state = state == SCAN_LF && *b == '\r' ? SCAN_LF_CR : SCAN_LINE;
+        }
+    }
+    return state;
+}
+
+/* A record queues for a state once its client has sent a whole head (or more
+ * than is copied here): then the client waits for us. Until then the server
+ * waits for the client, as for an idle one: the record stays off the queue,
+ * may be parked, and is reset after IDLE_TIMEOUT_MS without progress. Queued
+ * at its first byte, a client that sends the start of a head and vanishes
+ * (hundreds of them, in the half-open flood) held its place in the queue for
+ * ever and then a state for the whole idle timeout, and every client behind
+ * it waited for all of them: a status request after 1,000 such peers got no
+ * answer within 900 s of wall time. */
 static err_t waiting_on_recv(void *arg, struct tcp_pcb *pcb, struct pbuf *p, err_t err)
 {
     struct waiting *w = arg;
@@ -1154,8 +1186,8 @@ static err_t waiting_on_recv(void *arg, struct tcp_pcb *pcb, struct pbuf *p, err
 
     if (!p) {
         w->peer_closed = 1;
-        if (!w->rx)
-            return waiting_close(w);   /* nothing asked: nothing to answer */
+        if (!w->queued)
+            return waiting_close(w);   /* nothing asked, or a head that will never end */
         return ERR_OK;
     }
     if (err != ERR_OK) {
@@ -1182,7 +1214,8 @@ static err_t waiting_on_recv(void *arg, struct tcp_pcb *pcb, struct pbuf *p, err
         pbuf_cat(w->rx, copy);
     else
         w->rx = copy;
-    if (!w->queued)
+    w->head_scan = head_scan_step(w->head_scan, copy);
+    if (!w->queued && w->head_scan == SCAN_DONE)
         waiting_enqueue(w);
     return ERR_OK;
 }
@@ -1233,14 +1266,21 @@ static void park_idle(void)
     while (park_candidates) {
         struct waiting *w = park_candidates;
         candidate_remove(w);
-        if (!w->rx && !w->queued && !w->peer_closed && w->pcb)
+        /* an unfinished head (rx, not queued) waits for its client like an idle one */
+        if (!w->queued && !w->peer_closed && w->pcb)
             tcp_park(&w->park, w->pcb, now - (uint32_t)w->idle_polls * POLL_MS);
     }
     while ((node = tcp_park_idle_before(now - IDLE_TIMEOUT_MS)) != NULL) {
         struct waiting *w = (struct waiting *)((char *)node - offsetof(struct waiting, park));
+        struct tcp_pcb *pcb = w->pcb;
         tcp_unpark(node);
         httpd_stats.conns_timed_out++;
-        waiting_close(w);
+        if (w->rx) {           /* a head begun: reset, as waiting_on_poll does */
+            waiting_free(w);
+            tcp_abort(pcb);
+        } else {
+            waiting_close(w);
+        }
     }
 #endif
 }

@@ -60,7 +60,13 @@ int liteeth_netif_poll(struct netif *netif)
     port_stats.rx_dropped_full += mac_errors - mac_errors_seen;
     mac_errors_seen = mac_errors;
 
-    while (ethmac_sram_writer_ev_pending_read() & EV_PENDING) {
+    /* At most a slot-load of frames per call, as the offload driver takes its
+     * ring's frames up to the head it read: while frames kept coming faster
+     * than lwIP handled them (a flood), an unbounded loop never gave the main
+     * loop back, so lwIP's timers (delayed ACKs, timeouts) and app_poll (a
+     * waiting client's connection state) stopped until the flood did: a
+     * request queued 8 M cycles behind a half-open flood's frames. */
+    while (handled < ETHMAC_RX_SLOTS && (ethmac_sram_writer_ev_pending_read() & EV_PENDING)) {
         unsigned slot = ethmac_sram_writer_slot_read();
         uint32_t len = ethmac_sram_writer_length_read();
         struct pbuf *p = NULL;
