@@ -144,15 +144,24 @@ static int hold(const struct tcp_hdr *hdr, uint16_t optlen, uint16_t opt1len, co
  * it out. */
 static void evict_oldest_half_open(struct tcp_pcb_listen *lpcb)
 {
-    struct tcp_pcb *pcb, *oldest = NULL;
+    struct tcp_pcb *pcb, *prev = NULL, *oldest = NULL, *oldest_prev = NULL;
 
     if (lpcb->accepts_pending < lpcb->backlog)
         return;
     /* new PCBs go to the front of the list: the last one found is the oldest */
-    for (pcb = tcp_active_pcbs; pcb; pcb = pcb->next)
-        if (pcb->state == SYN_RCVD && pcb->listener == lpcb)
+    for (pcb = tcp_active_pcbs; pcb; prev = pcb, pcb = pcb->next)
+        if (pcb->state == SYN_RCVD && pcb->listener == lpcb) {
             oldest = pcb;
+            oldest_prev = prev;
+        }
     if (oldest) {
+        /* to the front: lwIP's removal walks the list from there, and the
+         * oldest is at its end, so the abort would walk every PCB again */
+        if (oldest_prev) {
+            oldest_prev->next = oldest->next;
+            oldest->next = tcp_active_pcbs;
+            tcp_active_pcbs = oldest;
+        }
         tcp_err(oldest, NULL);   /* counted here, not in half_open_dropped as well */
         tcp_abort(oldest);
         syn_queue_stats.half_open_evicted++;
