@@ -53,8 +53,9 @@ FLOOD_INTERVAL = 30_000
 # input, the SYN queue's eviction, the SYN-ACK and the reset). A SoC that cannot keep up keeps its
 # RX slots full, a real client's handshake ACK and request are dropped with the flood's SYNs, and
 # the flood evicts its half-open connection before slirp retransmits: a reset, 'Remote end closed
-# connection without response'. Measured with a backlog of 128 on the LiteEth SoC: ~31,000 cycles.
-SYN_FLOOD_RX_SHARE_MAX = 0.9
+# connection without response'. Measured on the LiteEth SoC, make test's 300 SYNs: 27,804 cycles
+# with a backlog of 128, 22,046 with 64.
+SYN_FLOOD_RX_SHARE_MAX = 0.85
 HALF_OPEN_PEERS = None if SOAK else 300  # None: the TCP PCB limit + HALF_OPEN_BEYOND_PCBS
 # The longest a legitimate client may wait for its response during or after the half-open flood,
 # in seconds of TCP time (x CLOCK_SCALE): far less than the server's 60 s idle timeout, which is
@@ -176,9 +177,13 @@ def run_flood(sim, kind, count, served_while_running=False):
         s = status(sim)
         rx_cost = (s["rx_handle_cycles"] - full_at["rx_handle_cycles"]) / (s["frames_in"] - full_at["frames_in"])
         assert sim.flood_command("stats")["remaining"], f"served only once the {kind} flood was over"
-    deadline = time.time() + SETTLE_TIMEOUT
+    # wall time: the flood's length is fixed in cycles (20,000 SYNs: 600 M), its wall time is
+    # not; fail only when it stops advancing
+    deadline, remaining = time.time() + SETTLE_TIMEOUT, None
     while (stats := sim.flood_command("stats"))["remaining"]:
-        assert time.time() < deadline, f"the {kind} flood did not finish: {stats}"
+        if stats["remaining"] != remaining:
+            deadline, remaining = time.time() + SETTLE_TIMEOUT, stats["remaining"]
+        assert time.time() < deadline, f"the {kind} flood stopped advancing: {stats}"
         waits.append(timed_served(sim))
     waits.append(timed_served(sim))  # once it is over, with what it left behind
     print(f"{kind} flood: legitimate requests took {waits} cycles")
