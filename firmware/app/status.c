@@ -48,12 +48,15 @@ static int render_network(char *out, size_t size)
         "rx_dropped_full: %" PRIu64 "\n"
         "rx_dropped_overrun: %" PRIu64 "\n"
         "rx_backlog_max: %" PRIu64 "\n"
-        "rx_refill_short: %" PRIu64 "\n",
+        "rx_refill_short: %" PRIu64 "\n"
+        "rx_copied_pool_empty: %" PRIu64 "\n"
+        "rx_dropped_pool_empty: %" PRIu64 "\n",
         port_stats.frames_in, port_stats.frames_out,
         port_stats.bytes_in, port_stats.bytes_out,
         port_stats.rx_dropped, port_stats.tx_dropped, port_stats.rx_merged,
         port_stats.rx_dropped_full, port_stats.rx_dropped_overrun,
-        port_stats.rx_backlog_max, port_stats.rx_refill_short);
+        port_stats.rx_backlog_max, port_stats.rx_refill_short,
+        port_stats.rx_copied_pool_empty, port_stats.rx_dropped_pool_empty);
 }
 
 static int render_http(char *out, size_t size)

@@ -55,13 +55,14 @@
  * retransmission timeout (tests/test_sim_floods.py, ab -c 100). */
 #define RX_RING_SIZE 256
 #define TX_RING_SIZE 256
+#define RX_RESERVE 8 /* pool pbufs kept back for small frames (rx_copy_out) */
 #define RX_BUFFER_SIZE PBUF_POOL_BUFSIZE
 
 #if !LWIP_CHECKSUM_CTRL_PER_NETIF
 #error "the NIC's checksum offload needs LWIP_CHECKSUM_CTRL_PER_NETIF (lwipopts.h)"
 #endif
-#if RX_RING_SIZE >= PBUF_POOL_SIZE
-#error "the RX ring would take every pbuf of PBUF_POOL"
+#if RX_RING_SIZE + RX_RESERVE >= PBUF_POOL_SIZE
+#error "the RX ring and its reserve (RX_RESERVE) would take every pbuf of PBUF_POOL"
 #endif
 
 /* Descriptor words (docs/nic.md, "Descriptor rings"). */
@@ -110,23 +111,84 @@ static uint32_t address_of(const void *p) { return (uint32_t)(uintptr_t)p; }
 
 /* --- RX ------------------------------------------------------------------- */
 
-/* Hand empty buffers to the NIC up to one short of a full ring. Returns 0
- * when PBUF_POOL is empty (the ring then runs shorter until pbufs come back). */
+/* The ring must not run dry when PBUF_POOL does. Frames lwIP and the server
+ * hold (a paused request's body, data refused while a connection waits for
+ * its state, out-of-order segments) are pool pbufs; with 100 clients sending
+ * request bodies at once they took every pbuf the ring did not, the ring
+ * emptied, the NIC dropped every frame, the ACKs that would have let the
+ * responses finish and the pbufs come back among them, and the server
+ * stopped for good (the 100-client office run, bench/README.md). So a frame
+ * leaves the ring only with its slot's next buffer secured: a fresh pool
+ * pbuf (rx_spare), or else the frame's own buffer, after its bytes are
+ * copied into one of RX_RESERVE pool pbufs kept back for small frames (ACKs)
+ * or into lwIP's heap. Only a frame that finds neither is dropped, and the
+ * ring stays full. */
+#define RX_SMALL_FRAME 128
+static struct pbuf *rx_spare[RX_RING_SIZE];  /* buffers secured for the slots just taken */
+static unsigned rx_spares;
+static struct pbuf *rx_reserve[RX_RESERVE];  /* for small frames while the pool is empty */
+static unsigned rx_reserved;
+
+static struct pbuf *pool_buffer(void)
+{
+    struct pbuf *p = pbuf_alloc(PBUF_RAW, RX_BUFFER_SIZE, PBUF_POOL);
+    if (p && p->next) { /* PBUF_POOL_BUFSIZE too small for a frame: lwipopts.h */
+        pbuf_free(p);
+        return NULL;
+    }
+    return p;
+}
+
+/* A buffer for the slot of the frame about to leave the ring. */
+static int rx_secure_slot(void)
+{
+    struct pbuf *p = pool_buffer();
+    if (!p)
+        return 0;
+    rx_spare[rx_spares++] = p;
+    return 1;
+}
+
+/* The frame in p (len bytes) copied out of its ring buffer, which goes back
+ * to the ring; NULL (the frame dropped) when nothing can hold it. */
+static struct pbuf *rx_copy_out(struct pbuf *p, uint32_t len)
+{
+    struct pbuf *copy = NULL;
+    if (len <= RX_SMALL_FRAME && rx_reserved)
+        copy = rx_reserve[--rx_reserved];
+    else
+        copy = pbuf_alloc(PBUF_RAW, (u16_t)len, PBUF_RAM);
+    if (copy) {
+        memcpy(copy->payload, p->payload, len);
+        copy->len = copy->tot_len = (u16_t)len;
+        port_stats.rx_copied_pool_empty++;
+    } else {
+        port_stats.rx_dropped++;
+        port_stats.rx_dropped_pool_empty++;
+    }
+    rx_spare[rx_spares++] = p;
+    return copy;
+}
+
+/* Hand empty buffers to the NIC up to one short of a full ring, the reserve
+ * topped up first. Returns 0 when PBUF_POOL is empty (the ring then runs
+ * shorter until pbufs come back; rx_poll keeps what it has). */
 static int rx_refill(void)
 {
     unsigned tail = rx_tail;
     int ok = 1;
 
+    while (rx_reserved < RX_RESERVE) {
+        struct pbuf *p = pool_buffer();
+        if (!p)
+            break;
+        rx_reserve[rx_reserved++] = p;
+    }
     while (ring_next(tail, RX_RING_SIZE) != rx_next) {
-        struct pbuf *p = pbuf_alloc(PBUF_RAW, RX_BUFFER_SIZE, PBUF_POOL);
+        struct pbuf *p = rx_spares ? rx_spare[--rx_spares] : pool_buffer();
         struct nic_descriptor *d = &rx_ring[tail];
         if (!p) {
             port_stats.rx_refill_short++;
-            ok = 0;
-            break;
-        }
-        if (p->next) { /* PBUF_POOL_BUFSIZE too small for a frame: lwipopts.h */
-            pbuf_free(p);
             ok = 0;
             break;
         }
@@ -232,7 +294,14 @@ static int rx_poll(struct netif *netif)
         p->len = p->tot_len = (u16_t)len; /* one pbuf (rx_refill), so no pbuf_realloc walk */
         port_stats.frames_in++;
         port_stats.bytes_in += len;
-        if (rx_checksums_good(status)) {
+        if (!rx_secure_slot()) {
+            p = rx_copy_out(p, len); /* PBUF_POOL is empty: the buffer stays with the ring */
+            if (!p) {
+                port_stats.rx_copy_cycles += port_cycles() - start;
+                rx_refill();
+                continue;
+            }
+        } else if (rx_checksums_good(status)) {
             /* frames of the same flow waiting behind this one join it (rx_merge.c) */
             struct rx_merge merge = {0};
             rx_merge_start(&merge, p);
@@ -242,6 +311,8 @@ static int rx_poll(struct netif *netif)
                 if (!(next_status & RX_DONE) || !rx_frame_ok(next_status) || !rx_checksums_good(next_status))
                     break;
                 q->len = q->tot_len = (u16_t)RX_LENGTH(next_status);
+                if (!rx_secure_slot())
+                    break; /* the next turn copies it out of the ring */
                 if (!rx_merge_add(&merge, q))
                     break;
                 rx_pbuf[rx_next] = NULL;
