@@ -83,10 +83,13 @@
 #define SYN_QUEUE_HOLD_MS 75000u      /* a peer's connect has timed out by then */
 #endif
 
-/* ---- tcp_time_wait.c: connections kept in TIME-WAIT -------------------- */
+/* ---- tcp_time_wait.c: connections in TIME-WAIT, off lwIP's list -------- */
+#ifndef TCP_TIME_WAIT_BUCKETS
+#define TCP_TIME_WAIT_BUCKETS 0       /* hash buckets, a power of two; 0: off (lwIP's own list, */
+#endif                                /* walked for every SYN) */
 #ifndef TCP_TIME_WAIT_MAX
-#define TCP_TIME_WAIT_MAX 0           /* at most this many, the newest (older ones are freed at */
-#endif                                /* once); 0: lwIP's own, up to every PCB of the pool */
+#define TCP_TIME_WAIT_MAX MEMP_NUM_TCP_PCB /* at most this many, the newest; and a PCB in */
+#endif                                /* TIME-WAIT is freed whenever a new connection needs one */
 
 /* ---- bulk.c: the /bulk throughput-test resource ------------------------- */
 #ifndef APP_BULK_SIZE

@@ -138,11 +138,11 @@ static int render_heap(char *out, size_t size)
  * or acknowledged: where a stuck or leaking connection sits. The walk is
  * over every active PCB, which is fine for a diagnostic page; parked idle
  * connections (tcp_park.h) are established ones off that list. TIME-WAIT:
- * at most tcp_time_wait_max (0: no bound but the pool), the older ones
- * recycled (tcp_time_wait.h). */
+ * tcp_time_wait_listed of them on lwIP's list, the rest held off it
+ * (tcp_time_wait.h; tcp_time_wait_max 0: that is off). */
 static int render_tcp_states(char *out, size_t size)
 {
-    unsigned long syn_rcvd = 0, established = tcp_park_count(), closing = 0, time_wait = 0, queued = 0;
+    unsigned long syn_rcvd = 0, established = tcp_park_count(), closing = 0, time_wait_listed = 0, queued = 0;
     const struct tcp_pcb *pcb;
 
     for (pcb = tcp_active_pcbs; pcb; pcb = pcb->next) {
@@ -156,13 +156,16 @@ static int render_tcp_states(char *out, size_t size)
             queued++;
     }
     for (pcb = tcp_tw_pcbs; pcb; pcb = pcb->next)
-        time_wait++;
+        time_wait_listed++;
     return snprintf(out, size,
                     "tcp_syn_rcvd: %lu\ntcp_established: %lu\ntcp_closing: %lu\n"
-                    "tcp_time_wait: %lu\ntcp_time_wait_max: %lu\ntcp_time_wait_recycled: %" PRIu64 "\n"
+                    "tcp_time_wait: %lu\ntcp_time_wait_listed: %lu\ntcp_time_wait_max: %lu\n"
+                    "tcp_time_wait_expired: %" PRIu64 "\ntcp_time_wait_recycled: %" PRIu64 "\n"
                     "tcp_pcbs_sending: %lu\ntcp_parked: %lu\n",
-                    syn_rcvd, established, closing, time_wait, (unsigned long)TCP_TIME_WAIT_MAX,
-                    tcp_time_wait_stats.recycled, queued, (unsigned long)tcp_park_count());
+                    syn_rcvd, established, closing, (unsigned long)tcp_time_wait_count(), time_wait_listed,
+                    (unsigned long)(TCP_TIME_WAIT_BUCKETS ? TCP_TIME_WAIT_MAX : 0),
+                    tcp_time_wait_stats.expired, tcp_time_wait_stats.recycled, queued,
+                    (unsigned long)tcp_park_count());
 }
 
 /* lwIP's pools: what is in use now and at most, so a leak shows as a level

@@ -1,45 +1,199 @@
-/* At most TCP_TIME_WAIT_MAX connections in TIME-WAIT (tcp_time_wait.h). */
+/* Connections in TIME-WAIT kept off lwIP's list (tcp_time_wait.h). */
 #include "tcp_time_wait.h"
 
+#include <stddef.h>
+
+#include "lwip/def.h"
+#include "lwip/ip4.h"
+#include "lwip/memp.h"
+#include "lwip/pbuf.h"
 #include "lwip/priv/tcp_priv.h"
+#include "lwip/prot/ip4.h"
+#include "lwip/prot/tcp.h"
+#include "lwip/stats.h"
+#include "lwip/sys.h"
 #include "lwip/tcp.h"
 
 #include "app_config.h"
 
 struct tcp_time_wait_stats tcp_time_wait_stats;
 
-#if TCP_TIME_WAIT_MAX > 0
+#if TCP_TIME_WAIT_BUCKETS
 
-/* lwIP puts a connection entering TIME-WAIT at the front of tcp_tw_pcbs
- * (TCP_REG), takes one out from anywhere and never reorders the list: it is
- * newest first, and a new front is the only way it grows. (A front taken out
- * and its PCB back at the front before the next call would go unseen: it takes
- * a new connection several segments to reach TIME-WAIT.) */
-static const struct tcp_pcb *front_seen;
+#if TCP_TIME_WAIT_BUCKETS & (TCP_TIME_WAIT_BUCKETS - 1)
+#error "TCP_TIME_WAIT_BUCKETS must be a power of two"
+#endif
+#if !MEMP_STATS
+#error "tcp_time_wait.c needs MEMP_STATS: it frees a PCB in TIME-WAIT when none is left"
+#endif
 
-void tcp_time_wait_trim(void)
+struct held {
+    struct tcp_pcb *pcb;
+    uint32_t since_ms;    /* sys_now() when it came off lwIP's list */
+    struct held *hash_next;
+    struct held *newer;   /* the order they entered, oldest first */
+    struct held *older;
+};
+
+/* One record per PCB at most: the pool never runs out. */
+LWIP_MEMPOOL_DECLARE(tcp_time_wait_held, MEMP_NUM_TCP_PCB, sizeof(struct held), "TIME-WAIT")
+
+static struct held *buckets[TCP_TIME_WAIT_BUCKETS];
+static struct held *oldest, *newest;
+static uint32_t held_count;
+static uint8_t pool_ready;
+
+static struct held **bucket(uint32_t remote_ip, uint16_t remote_port, uint16_t local_port)
 {
-    struct tcp_pcb *last_kept;
-    uint32_t kept;
+    uint32_t key = remote_ip ^ ((uint32_t)remote_port << 16 | local_port);
+    key *= 2654435761u; /* Knuth's multiplicative hash: the top bits are the best mixed */
+    return &buckets[key >> (32 - __builtin_ctz(TCP_TIME_WAIT_BUCKETS))];
+}
 
-    if (tcp_tw_pcbs == front_seen)
-        return;
-    front_seen = tcp_tw_pcbs;
-    for (last_kept = tcp_tw_pcbs, kept = 1; last_kept && kept < TCP_TIME_WAIT_MAX;
-         last_kept = last_kept->next, kept++)
+static struct held **bucket_of(const struct tcp_pcb *pcb)
+{
+    return bucket(ip4_addr_get_u32(ip_2_ip4(&pcb->remote_ip)), pcb->remote_port, pcb->local_port);
+}
+
+static void hold(struct held *h, struct tcp_pcb *pcb)
+{
+    struct held **head = bucket_of(pcb);
+    h->pcb = pcb;
+    h->since_ms = sys_now();
+    h->hash_next = *head;
+    *head = h;
+    h->newer = NULL;
+    h->older = newest;
+    if (newest)
+        newest->newer = h;
+    else
+        oldest = h;
+    newest = h;
+    held_count++;
+}
+
+/* Back on lwIP's list (at its front), the record freed. */
+static struct tcp_pcb *release(struct held *h)
+{
+    struct tcp_pcb *pcb = h->pcb;
+    struct held **link;
+
+    for (link = bucket_of(pcb); *link != h; link = &(*link)->hash_next)
         ;
-    if (!last_kept)
-        return;
-    while (last_kept->next) {
-        tcp_abort(last_kept->next);   /* in TIME-WAIT: freed, no reset sent */
+    *link = h->hash_next;
+    if (h->older)
+        h->older->newer = h->newer;
+    else
+        oldest = h->newer;
+    if (h->newer)
+        h->newer->older = h->older;
+    else
+        newest = h->older;
+    held_count--;
+    LWIP_MEMPOOL_FREE(tcp_time_wait_held, h);
+    TCP_REG(&tcp_tw_pcbs, pcb);
+    return pcb;
+}
+
+static int pcb_pool_empty(void)
+{
+    return lwip_stats.memp[MEMP_TCP_PCB]->used >= lwip_stats.memp[MEMP_TCP_PCB]->avail;
+}
+
+/* Off lwIP's list: what entered TIME-WAIT, or was handed back to it, since
+ * the last call; and the oldest freed while no PCB is left for a new one. */
+static void take_list(void)
+{
+    struct tcp_pcb *pcb;
+
+    if (!pool_ready) {
+        LWIP_MEMPOOL_INIT(tcp_time_wait_held);
+        pool_ready = 1;
+    }
+    while ((pcb = tcp_tw_pcbs) != NULL) {
+        struct held *h = (struct held *)LWIP_MEMPOOL_ALLOC(tcp_time_wait_held);
+        if (!h)
+            break;
+        tcp_tw_pcbs = pcb->next;
+        pcb->next = NULL;
+        hold(h, pcb);
+    }
+    while (oldest && (held_count > TCP_TIME_WAIT_MAX || pcb_pool_empty())) {
         tcp_time_wait_stats.recycled++;
+        tcp_abort(release(oldest));   /* in TIME-WAIT, at the list's front: freed, no reset */
     }
 }
 
-#else /* no bound: lwIP recycles the oldest only once every PCB is taken */
+/* The expiry runs on sys_now(), not lwIP's slow timer, which stops while no
+ * connection is on lwIP's lists. */
+void tcp_time_wait_trim(void)
+{
+    uint32_t now;
+
+    take_list();
+    if (!oldest)
+        return;
+    now = sys_now();
+    while (oldest && (uint32_t)(now - oldest->since_ms) > 2 * TCP_MSL) {
+        tcp_time_wait_stats.expired++;
+        tcp_abort(release(oldest));
+    }
+}
+
+void tcp_time_wait_input(const struct pbuf *p)
+{
+    const struct ip_hdr *iph = p->payload;
+    const struct tcp_hdr *tcph;
+    struct held *h;
+    uint16_t hlen, src_port, dest_port;
+
+    take_list();
+    if (!held_count || p->len < IP_HLEN || IPH_V(iph) != 4 || IPH_PROTO(iph) != IP_PROTO_TCP ||
+        (IPH_OFFSET(iph) & PP_HTONS(IP_OFFMASK)))
+        return;
+    hlen = IPH_HL_BYTES(iph);
+    if (p->len < hlen + 4)
+        return;
+    tcph = (const struct tcp_hdr *)((const uint8_t *)p->payload + hlen);
+    src_port = lwip_ntohs(tcph->src);
+    dest_port = lwip_ntohs(tcph->dest);
+    for (h = *bucket(ip4_addr_get_u32(&iph->src), src_port, dest_port); h; h = h->hash_next) {
+        const struct tcp_pcb *pcb = h->pcb;
+        if (pcb->remote_port == src_port && pcb->local_port == dest_port &&
+            ip4_addr_get_u32(ip_2_ip4(&pcb->remote_ip)) == ip4_addr_get_u32(&iph->src)) {
+            release(h);
+            return;
+        }
+    }
+}
+
+uint32_t tcp_time_wait_count(void)
+{
+    const struct tcp_pcb *pcb;
+    uint32_t n = held_count;
+    for (pcb = tcp_tw_pcbs; pcb; pcb = pcb->next)
+        n++;
+    return n;
+}
+
+#else /* off: lwIP's own list, recycled only once every PCB is taken */
 
 void tcp_time_wait_trim(void)
 {
+}
+
+void tcp_time_wait_input(const struct pbuf *p)
+{
+    (void)p;
+}
+
+uint32_t tcp_time_wait_count(void)
+{
+    const struct tcp_pcb *pcb;
+    uint32_t n = 0;
+    for (pcb = tcp_tw_pcbs; pcb; pcb = pcb->next)
+        n++;
+    return n;
 }
 
 #endif

@@ -1,38 +1,53 @@
-/* A bounded TIME-WAIT population (in the spirit of Linux's tcp_max_tw_buckets).
+/* Connections in TIME-WAIT kept off lwIP's list, found in O(1).
  *
  * The server closes first (HTTP/1.0, Connection: close), so every such
  * connection then holds its PCB in TIME-WAIT for 2 MSL (lwIP's TCP_MSL: 2
  * minutes of lwIP time). lwIP keeps them all on one list, tcp_tw_pcbs, and
  * walks the whole of it for every segment that matches no active connection
- * (every SYN), in its slow timer (10 times a second), and, once every PCB is
- * taken, in tcp_alloc to find the oldest to recycle. With thousands of PCBs a
- * busy server fills the pool with TIME-WAIT and each new connection costs
- * more than the one before. Here the population stays at TCP_TIME_WAIT_MAX
- * (app_config.h): once there are more, the oldest are recycled at once (freed
- * as lwIP's tcp_alloc would, without a reset), so each of those walks covers
- * at most that many PCBs whatever the load.
+ * (every SYN), in its slow timer (10 times a second) and, once every PCB is
+ * taken, in tcp_alloc to find the oldest to recycle. With thousands of PCBs
+ * each new connection cost more than the one before.
  *
- * What an early end of TIME-WAIT gives up: the newest connections keep their
- * full 2 MSL, the oldest go first. A client reusing the ports of a recycled
- * connection gets a new one at once (the SYN queue reopens one still in
- * TIME-WAIT anyway, syn_queue.h); an old duplicate segment of a recycled
- * connection finds no connection and is answered with a reset. */
+ * Here each connection entering TIME-WAIT leaves that list for a hash table
+ * by its addresses and ports and a list in the order they entered
+ * (tcp_time_wait_trim). A segment for one puts it back on lwIP's list first,
+ * where lwIP finds it at once and answers as TIME-WAIT should (an old
+ * duplicate FIN gets its ACK, a new SYN reopens it: syn_queue.h); the next
+ * trim takes it off again. The oldest leaves for good, freed without a
+ * reset, when its 2 MSL are over, when more than TCP_TIME_WAIT_MAX are held
+ * (app_config.h), or when no PCB is left for a new connection (what lwIP's
+ * tcp_alloc would do, without its walk). So the newest keep their whole
+ * TIME-WAIT, as they must: a bound of a few dozen, tried first, reset old
+ * duplicates of connections closed a few ms before, and lwIP's initial
+ * sequence numbers, which advance slowly, let such a reset fall into a new
+ * connection's window (2 of 10,000 ab requests cut off).
+ *
+ * TCP_TIME_WAIT_BUCKETS sizes the hash table (a power of two; 0: off, lwIP's
+ * own list). A port turning it on chains tcp_time_wait_input into its
+ * LWIP_HOOK_IP4_INPUT, needs MEMP_STATS, and its main loop calls app_poll. */
 #ifndef LITEDAV_TCP_TIME_WAIT_H
 #define LITEDAV_TCP_TIME_WAIT_H
 
 #include <stdint.h>
 
-/* Recycle the oldest connections in TIME-WAIT beyond the bound. Costs a
- * pointer comparison unless one entered TIME-WAIT since the last call. From
- * the main loop (app_poll) and, where a port's lwipopts.h chains it into
- * LWIP_HOOK_IP4_INPUT, before each received packet: a connection enters
- * TIME-WAIT only while lwIP handles a segment for it, so the list lwIP walks
- * for the next one holds at most TCP_TIME_WAIT_MAX. Never from inside TCP
- * processing (a callback). */
+struct pbuf;
+
+/* Take the connections on lwIP's TIME-WAIT list off it; free the oldest as
+ * above (their 2 MSL counted on sys_now()). From app_poll, never from inside
+ * TCP processing; before each received packet tcp_time_wait_input does the
+ * same but for the expiry. */
 void tcp_time_wait_trim(void);
 
+/* LWIP_HOOK_IP4_INPUT's part: trim, then put the connection a TCP segment
+ * is for back on lwIP's list if it is in TIME-WAIT here. Never eats p. */
+void tcp_time_wait_input(const struct pbuf *p);
+
+/* Connections in TIME-WAIT: held here, and on lwIP's list. */
+uint32_t tcp_time_wait_count(void);
+
 struct tcp_time_wait_stats {
-    uint64_t recycled;   /* connections ended early, the oldest past TCP_TIME_WAIT_MAX */
+    uint64_t expired;    /* freed after their 2 MSL */
+    uint64_t recycled;   /* freed early, oldest first: beyond the bound or for a new connection */
 };
 extern struct tcp_time_wait_stats tcp_time_wait_stats;
 

@@ -21,11 +21,11 @@
  * a segment for one brings it back through the IPv4 input hook (lwipopts.h). */
 #define HTTPD_PARK_BUCKETS 4096
 
-/* Connections in TIME-WAIT (the server closes first): the newest 64, the
- * older ones recycled (firmware/app/tcp_time_wait.h). lwIP walks the whole
- * TIME-WAIT list for every SYN and in its slow timer; without a bound it
- * grows to the 4,200 PCBs and every new connection costs more. */
-#define TCP_TIME_WAIT_MAX 64
+/* Connections in TIME-WAIT (the server closes first) leave lwIP's list,
+ * which lwIP walks for every SYN and in its slow timer, for a hash table
+ * (firmware/app/tcp_time_wait.h): as many as there are PCBs, each for its
+ * 2 MSL unless a new connection needs its PCB. */
+#define TCP_TIME_WAIT_BUCKETS 4096
 
 /* The store's RAM index, 20 bytes a slot (7/8 of them usable): 32,768 slots
  * (640 KiB of main RAM, 320 KiB more than the default) hold the whole office

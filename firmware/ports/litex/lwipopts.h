@@ -29,15 +29,14 @@ extern char __heap_start[];
  * to serve new ones (bench/idle_conns.py; the HTTP side is app_port_config.h). */
 #define MEMP_NUM_TCP_PCB            4200
 #define MEMP_NUM_TCP_PCB_LISTEN     4
-/* Before each received packet: the TIME-WAIT list is cut back to its bound
- * (firmware/app/tcp_time_wait.h), and a segment for a parked idle connection
- * puts it back on lwIP's active list before lwIP looks for it
- * (firmware/app/tcp_park.c). */
+/* Before lwIP looks for the connection a segment is for, one in TIME-WAIT
+ * (firmware/app/tcp_time_wait.c) or parked idle (firmware/app/tcp_park.c)
+ * goes back on lwIP's list. */
 struct pbuf;
 struct netif;
-void tcp_time_wait_trim(void);
+void tcp_time_wait_input(const struct pbuf *p);
 int tcp_park_input(struct pbuf *p, struct netif *inp);
-#define LWIP_HOOK_IP4_INPUT(p, inp) (tcp_time_wait_trim(), tcp_park_input(p, inp))
+#define LWIP_HOOK_IP4_INPUT(p, inp) (tcp_time_wait_input(p), tcp_park_input(p, inp))
 #define MEMP_NUM_TCP_SEG            512
 /* PBUF_POOL: the offload NIC's RX ring (256, offload_netif.c) and 128 more
  * for the frames lwIP holds; 384 x 1.5 KiB, ~600 KB of the MBs of main RAM. */
