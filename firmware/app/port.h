@@ -38,8 +38,9 @@ struct port_stats {
     uint64_t rx_dropped_full, rx_dropped_overrun;
     uint64_t rx_backlog_max;   /* offload driver: most completed frames waiting in the ring at a poll */
     uint64_t rx_refill_short;  /* offload driver: refills that found PBUF_POOL empty */
-    /* offload driver, PBUF_POOL empty: frames copied out of the ring (their
-     * buffers stay with it), and frames dropped as nothing could hold them */
+    /* PBUF_POOL empty: frames received into a reserve pbuf or lwIP's heap
+     * instead (the offload driver keeps their ring buffers), and frames
+     * dropped as nothing could hold them */
     uint64_t rx_copied_pool_empty, rx_dropped_pool_empty;
 };
 extern struct port_stats port_stats;
