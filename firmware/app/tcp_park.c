@@ -11,6 +11,7 @@
 #include "lwip/prot/tcp.h"
 
 #include "app_config.h"
+#include "tcp_conn_hash.h"
 
 #if HTTPD_PARK_BUCKETS
 
@@ -24,15 +25,10 @@ static uint32_t parked;
 
 static struct tcp_park_node **bucket(uint32_t remote_ip, uint16_t remote_port, uint16_t local_port)
 {
-    uint32_t key = remote_ip ^ ((uint32_t)remote_port << 16 | local_port);
-    key *= 2654435761u; /* Knuth's multiplicative hash: the top bits are the best mixed */
-    return &buckets[key >> (32 - __builtin_ctz(HTTPD_PARK_BUCKETS))];
+    return &buckets[tcp_conn_hash(remote_ip, remote_port, local_port, HTTPD_PARK_BUCKETS)];
 }
 
-static struct tcp_park_node **bucket_of(const struct tcp_pcb *pcb)
-{
-    return bucket(ip4_addr_get_u32(ip_2_ip4(&pcb->remote_ip)), pcb->remote_port, pcb->local_port);
-}
+static struct tcp_park_node **bucket_of(const struct tcp_pcb *pcb) { return &buckets[tcp_conn_hash_pcb(pcb, HTTPD_PARK_BUCKETS)]; }
 
 /* Nothing lwIP's timers would do for it: no data or FIN in flight, no ACK
  * owed, no persist or out-of-order state, nothing held back from the app. */

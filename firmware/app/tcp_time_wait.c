@@ -15,6 +15,7 @@
 #include "lwip/tcp.h"
 
 #include "app_config.h"
+#include "tcp_conn_hash.h"
 
 struct tcp_time_wait_stats tcp_time_wait_stats;
 
@@ -45,15 +46,10 @@ static uint8_t pool_ready;
 
 static struct held **bucket(uint32_t remote_ip, uint16_t remote_port, uint16_t local_port)
 {
-    uint32_t key = remote_ip ^ ((uint32_t)remote_port << 16 | local_port);
-    key *= 2654435761u; /* Knuth's multiplicative hash: the top bits are the best mixed */
-    return &buckets[key >> (32 - __builtin_ctz(TCP_TIME_WAIT_BUCKETS))];
+    return &buckets[tcp_conn_hash(remote_ip, remote_port, local_port, TCP_TIME_WAIT_BUCKETS)];
 }
 
-static struct held **bucket_of(const struct tcp_pcb *pcb)
-{
-    return bucket(ip4_addr_get_u32(ip_2_ip4(&pcb->remote_ip)), pcb->remote_port, pcb->local_port);
-}
+static struct held **bucket_of(const struct tcp_pcb *pcb) { return &buckets[tcp_conn_hash_pcb(pcb, TCP_TIME_WAIT_BUCKETS)]; }
 
 static void hold(struct held *h, struct tcp_pcb *pcb)
 {
