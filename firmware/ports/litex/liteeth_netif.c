@@ -74,12 +74,15 @@ int liteeth_netif_poll(struct netif *netif)
 
         if (len >= 14 && len <= ETHMAC_SLOT_SIZE) {
             p = pbuf_alloc(PBUF_RAW, (u16_t)len, PBUF_POOL);
-            /* PBUF_POOL taken by frames lwIP and the server hold: lwIP's heap,
-             * so the ACKs that let them go still come in (offload_netif.c) */
-            if (!p && (p = pbuf_alloc(PBUF_RAW, (u16_t)len, PBUF_RAM)) != NULL)
-                port_stats.rx_copied_pool_empty++;
-            else if (!p)
-                port_stats.rx_dropped_pool_empty++;
+            if (!p) {
+                /* PBUF_POOL taken by frames lwIP and the server hold: lwIP's heap,
+                 * so the ACKs that let them go still come in (offload_netif.c) */
+                p = pbuf_alloc(PBUF_RAW, (u16_t)len, PBUF_RAM);
+                if (p)
+                    port_stats.rx_copied_pool_empty++;
+                else
+                    port_stats.rx_dropped_pool_empty++;
+            }
         }
         if (p) {
             pbuf_take(p, RX_SLOT(slot), (u16_t)len);
