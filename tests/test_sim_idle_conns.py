@@ -64,7 +64,12 @@ def test_1000_idle_connections_and_new_requests_still_served(appliance):
         assert unanswered == 0, f"{unanswered} of {IDLE} closes not answered with the server's FIN"
     finally:
         close_all(socks)
+    # relative to `before`: the appliance is shared by the session, and a keep-alive connection
+    # an earlier test left open is parked too (one CI run on a loaded machine ended with
+    # tcp_parked 1 and tcp_established back at its level before the test)
     st = wait_status(port, lambda s: s["tcp_established"] <= before["tcp_established"] + 1
-                     and s["tcp_parked"] == 0, TIMEOUT)
-    assert st["tcp_established"] <= before["tcp_established"] + 1, f"connections left open: {st}"
-    assert st["tcp_parked"] == 0, st
+                     and s["tcp_parked"] <= before["tcp_parked"], TIMEOUT)
+    levels = ("tcp_established", "tcp_parked", "conns_open", "conns_idle", "conns_waiting", "uptime_cycles")
+    seen = {k: (before[k], st[k]) for k in levels}
+    assert st["tcp_established"] <= before["tcp_established"] + 1, f"connections left open (before, now): {seen}"
+    assert st["tcp_parked"] <= before["tcp_parked"], f"connections left parked (before, now): {seen}"

@@ -90,6 +90,9 @@
 #ifndef TCP_TIME_WAIT_MAX
 #define TCP_TIME_WAIT_MAX MEMP_NUM_TCP_PCB /* at most this many, the newest; and a PCB in */
 #endif                                /* TIME-WAIT is freed whenever a new connection needs one */
+#ifndef TCP_TIME_WAIT_PCB_RESERVE
+#define TCP_TIME_WAIT_PCB_RESERVE 16  /* PCBs kept free by freeing the oldest in TIME-WAIT, so a */
+#endif                                /* SYN finds one at once instead of waiting in syn_queue.c */
 
 /* ---- bulk.c: the /bulk throughput-test resource ------------------------- */
 #ifndef APP_BULK_SIZE

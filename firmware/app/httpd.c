@@ -33,6 +33,7 @@
 
 #include "http_chunked.h"
 #include "http_parse.h"
+#include "age_list.h"
 #include "routes.h"
 #include "tcp_park.h"
 
@@ -103,8 +104,8 @@ struct conn {
 
 struct httpd_stats httpd_stats;
 
-/* connections accepted without a struct conn yet, oldest first (see conn_wait) */
-static struct waiting *waiting_head, *waiting_tail;
+/* connections accepted without a struct conn yet that have asked (see conn_wait) */
+static struct age_list waiting_queue;
 
 /* CONN_DETACHED: the connection went on waiting without its struct conn */
 enum conn_fate { CONN_ALIVE, CONN_CLOSED, CONN_ABORTED, CONN_DETACHED };
@@ -507,7 +508,7 @@ int httpd_respond(struct http_exchange *x, const struct http_response *resp)
         c->tx_chunked = 1; /* RFC 9112 section 7.1 */
     else if (has_body && length == HTTPD_LENGTH_UNKNOWN)
         c->close_after = 1; /* HTTP/1.0: the close delimits the body (section 6.3) */
-    if (waiting_head && !HTTPD_CONNS_MAX)
+    if (waiting_queue.oldest && !HTTPD_CONNS_MAX)
         c->close_after = 1; /* hand this connection's state to a waiting client */
     keep_alive = req->keep_alive && !c->close_after;
 
@@ -1026,8 +1027,8 @@ static void conn_attach(struct conn *c, struct tcp_pcb *pcb)
 struct waiting {
     struct tcp_pcb *pcb;
     struct pbuf *rx;            /* heap copies of what arrived, in order */
-    struct waiting *prev, *next;
-    uint8_t queued;             /* has sent a whole head: in the waiting_head list */
+    struct age_link queue;      /* in waiting_queue while queued */
+    uint8_t queued;             /* has sent a whole head: in waiting_queue */
     uint8_t head_scan;          /* how far rx is into a head's end (head_scan_step) */
     uint8_t peer_closed;
     uint16_t idle_polls;
@@ -1084,13 +1085,7 @@ static void waiting_enqueue(struct waiting *w)
     httpd_stats.conns_waiting++;
     httpd_stats.conns_waited++;
     w->queued = 1;
-    w->next = NULL;
-    w->prev = waiting_tail;
-    if (waiting_tail)
-        waiting_tail->next = w;
-    else
-        waiting_head = w;
-    waiting_tail = w;
+    age_list_append(&waiting_queue, &w->queue);
 }
 
 static void waiting_unlink(struct waiting *w)
@@ -1099,14 +1094,7 @@ static void waiting_unlink(struct waiting *w)
         return;
     httpd_stats.conns_waiting--;
     httpd_stats.conns_idle++;
-    if (w->prev)
-        w->prev->next = w->next;
-    else
-        waiting_head = w->next;
-    if (w->next)
-        w->next->prev = w->prev;
-    else
-        waiting_tail = w->prev;
+    age_list_unlink(&waiting_queue, &w->queue);
     w->queued = 0;
 }
 
@@ -1322,7 +1310,7 @@ static enum conn_fate conn_detach(struct conn *c, int idle)
 {
     struct tcp_pcb *pcb = c->pcb;
 
-    if (!HTTPD_CONNS_MAX || (!idle && conns_spare() && !waiting_head) || c->rx || c->peer_closed ||
+    if (!HTTPD_CONNS_MAX || (!idle && conns_spare() && !waiting_queue.oldest) || c->rx || c->peer_closed ||
         conn_wait(pcb, NULL) != 0)
         return CONN_ALIVE;
     window_give(pcb, c->recved_owed);
@@ -1336,8 +1324,8 @@ void httpd_poll(void)
 {
     retry_stalled_writes();
     park_idle();
-    while (waiting_head) {
-        struct waiting *w = waiting_head;
+    while (waiting_queue.oldest) {
+        struct waiting *w = AGE_ENTRY(waiting_queue.oldest, struct waiting, queue);
         struct tcp_pcb *pcb = w->pcb;
         struct pbuf *rx = w->rx;
         uint8_t peer_closed = w->peer_closed;
@@ -1362,7 +1350,7 @@ static err_t on_accept(void *arg, struct tcp_pcb *pcb, err_t err)
     if (err != ERR_OK || !pcb)
         return ERR_VAL;
     /* first come, first served; with few states, one only once it asks */
-    c = waiting_head || !conns_spare() ? NULL : conn_alloc();
+    c = waiting_queue.oldest || !conns_spare() ? NULL : conn_alloc();
     if (!c) {
         if (conn_wait(pcb, NULL) == 0)
             return ERR_OK;

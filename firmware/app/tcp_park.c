@@ -20,7 +20,7 @@
 #endif
 
 static struct tcp_park_node *buckets[HTTPD_PARK_BUCKETS];
-static struct tcp_park_node *oldest, *newest;   /* parked, in the order they went idle */
+static struct age_list idle_order;   /* parked, in the order they went idle */
 static uint32_t parked;
 
 static struct tcp_park_node **bucket(uint32_t remote_ip, uint16_t remote_port, uint16_t local_port)
@@ -56,13 +56,7 @@ int tcp_park(struct tcp_park_node *node, struct tcp_pcb *pcb, uint32_t since_ms)
     head = bucket_of(pcb);
     node->hash_next = *head;
     *head = node;
-    node->newer = NULL;
-    node->older = newest;
-    if (newest)
-        newest->newer = node;
-    else
-        oldest = node;
-    newest = node;
+    age_list_append(&idle_order, &node->age);
     parked++;
     return 0;
 }
@@ -76,14 +70,7 @@ void tcp_unpark(struct tcp_park_node *node)
     for (link = bucket_of(node->pcb); *link != node; link = &(*link)->hash_next)
         ;
     *link = node->hash_next;
-    if (node->older)
-        node->older->newer = node->newer;
-    else
-        oldest = node->newer;
-    if (node->newer)
-        node->newer->older = node->older;
-    else
-        newest = node->older;
+    age_list_unlink(&idle_order, &node->age);
     parked--;
     TCP_REG_ACTIVE(node->pcb);
     node->pcb = NULL;
@@ -91,6 +78,7 @@ void tcp_unpark(struct tcp_park_node *node)
 
 struct tcp_park_node *tcp_park_idle_before(uint32_t cutoff_ms)
 {
+    struct tcp_park_node *oldest = AGE_ENTRY(idle_order.oldest, struct tcp_park_node, age);
     return oldest && (int32_t)(cutoff_ms - oldest->since_ms) > 0 ? oldest : NULL;
 }
 

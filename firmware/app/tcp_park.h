@@ -13,6 +13,8 @@
 #ifndef LITEDAV_TCP_PARK_H
 #define LITEDAV_TCP_PARK_H
 
+#include "age_list.h"
+
 #include <stdint.h>
 
 #include "lwip/tcp.h"
@@ -21,7 +23,7 @@
 struct tcp_park_node {
     struct tcp_pcb *pcb;               /* NULL: not parked */
     struct tcp_park_node *hash_next;
-    struct tcp_park_node *older, *newer;
+    struct age_link age;               /* in the order they went idle */
     uint32_t since_ms;                 /* idle since (sys_now()) */
 };
 

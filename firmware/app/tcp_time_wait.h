@@ -15,12 +15,11 @@
  * duplicate FIN gets its ACK, a new SYN reopens it: syn_queue.h); the next
  * trim takes it off again. The oldest leaves for good, freed without a
  * reset, when its 2 MSL are over, when more than TCP_TIME_WAIT_MAX are held
- * (app_config.h), or when no PCB is left for a new connection (what lwIP's
- * tcp_alloc would do, without its walk). So the newest keep their whole
- * TIME-WAIT, as they must: a bound of a few dozen, tried first, reset old
- * duplicates of connections closed a few ms before, and lwIP's initial
- * sequence numbers, which advance slowly, let such a reset fall into a new
- * connection's window (2 of 10,000 ab requests cut off).
+ * (app_config.h), or when fewer than TCP_TIME_WAIT_PCB_RESERVE PCBs are
+ * free (what lwIP's tcp_alloc does once none is, without its walk; kept
+ * ahead so that a SYN need not wait in syn_queue.c for a PCB). So the
+ * newest keep their whole TIME-WAIT, as they must (a bound of a few dozen,
+ * tried first, freed connections closed a few ms before).
  *
  * TCP_TIME_WAIT_BUCKETS sizes the hash table (a power of two; 0: off, lwIP's
  * own list). A port turning it on chains tcp_time_wait_input into its
