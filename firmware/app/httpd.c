@@ -31,9 +31,9 @@
 #include "lwip/sys.h"
 #include "lwip/tcp.h"
 
+#include "age_list.h"
 #include "http_chunked.h"
 #include "http_parse.h"
-#include "age_list.h"
 #include "routes.h"
 #include "tcp_park.h"
 

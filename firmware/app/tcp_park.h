@@ -13,11 +13,11 @@
 #ifndef LITEDAV_TCP_PARK_H
 #define LITEDAV_TCP_PARK_H
 
-#include "age_list.h"
-
 #include <stdint.h>
 
 #include "lwip/tcp.h"
+
+#include "age_list.h"
 
 /* Embedded in the owner's record of the connection. */
 struct tcp_park_node {

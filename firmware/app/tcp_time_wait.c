@@ -78,12 +78,12 @@ static struct tcp_pcb *release(struct held *h)
     return pcb;
 }
 
+static struct held *oldest(void) { return AGE_ENTRY(entry_order.oldest, struct held, age); }
+
 /* Fewer than TCP_TIME_WAIT_PCB_RESERVE free: had it to run empty first, each
  * SYN then would wait in syn_queue.c for a turn of the main loop (ab -n 10,000
  * -c 100 on the offload NIC: 87.9k cycles a request, 105.1k once the pool was
  * full of TIME-WAIT). */
-static struct held *oldest(void) { return AGE_ENTRY(entry_order.oldest, struct held, age); }
-
 static int pcb_pool_low(void)
 {
     return lwip_stats.memp[MEMP_TCP_PCB]->used + TCP_TIME_WAIT_PCB_RESERVE >=

@@ -144,7 +144,8 @@ static int rx_secure_slot(void)
 {
     struct pbuf *p;
     if (rx_spares == RX_RING_SIZE)
-        return 1;   /* cannot happen: one spare per frame taken since the last refill */
+        return 0;   /* cannot happen (one spare per frame taken since the last refill);
+                     * as for an empty pool, the frame is copied out of the ring */
     p = pool_buffer();
     if (!p)
         return 0;
