@@ -59,6 +59,12 @@
 #ifndef HTTPD_CONNS_RESERVE
 #define HTTPD_CONNS_RESERVE HTTPD_CONNS_MAX /* pool states kept for waiting clients: a connection */
 #endif                                /* keeps its state between requests only while more are free */
+#ifndef HTTPD_HEAD_PIECES
+#define HTTPD_HEAD_PIECES 0           /* pieces of unfinished request heads (httpd.c waiting_copy) */
+#endif                                /* from a pool of this many, not the heap; 0: the heap */
+#ifndef HTTPD_HEAD_PIECE_SIZE
+#define HTTPD_HEAD_PIECE_SIZE 128     /* bytes a piece; a larger segment goes to the heap */
+#endif
 #ifndef HTTPD_WAIT_POOL
 #define HTTPD_WAIT_POOL 0             /* waiting records (httpd.c conn_wait) from a pool of this */
 #endif                                /* many, in O(1); 0: from lwIP's heap (first fit) */

@@ -1167,6 +1167,40 @@ static uint8_t head_scan_step(uint8_t state, const struct pbuf *p)
  * ever and then a state for the whole idle timeout, and every client behind
  * it waited for all of them: a status request after 1,000 such peers got no
  * answer within 900 s of wall time. */
+#if HTTPD_HEAD_PIECES
+struct head_piece {
+    struct pbuf_custom pc;      /* first: the pbuf is the piece */
+    uint8_t data[HTTPD_HEAD_PIECE_SIZE];
+};
+LWIP_MEMPOOL_DECLARE(httpd_head_piece, HTTPD_HEAD_PIECES, sizeof(struct head_piece), "httpd head pieces")
+
+static void head_piece_free(struct pbuf *p)
+{
+    LWIP_MEMPOOL_FREE(httpd_head_piece, (struct head_piece *)(void *)p);
+}
+#endif
+
+/* A copy of p that frees the receive pool: a piece of the head pool when p
+ * fits one (HTTPD_HEAD_PIECES, app_config.h), else lwIP's heap; NULL when
+ * neither has room. */
+static struct pbuf *waiting_copy(struct pbuf *p)
+{
+#if HTTPD_HEAD_PIECES
+    if (p->tot_len <= HTTPD_HEAD_PIECE_SIZE) {
+        struct head_piece *piece = (struct head_piece *)LWIP_MEMPOOL_ALLOC(httpd_head_piece);
+        if (piece) {
+            struct pbuf *q;
+            piece->pc.custom_free_function = head_piece_free;
+            q = pbuf_alloced_custom(PBUF_RAW, p->tot_len, PBUF_REF, &piece->pc, piece->data,
+                                    sizeof piece->data);
+            pbuf_copy_partial(p, q->payload, p->tot_len, 0);
+            return q;
+        }
+    }
+#endif
+    return pbuf_clone(PBUF_RAW, PBUF_RAM, p);
+}
+
 static err_t waiting_on_recv(void *arg, struct tcp_pcb *pcb, struct pbuf *p, err_t err)
 {
     struct waiting *w = arg;
@@ -1189,7 +1223,7 @@ static err_t waiting_on_recv(void *arg, struct tcp_pcb *pcb, struct pbuf *p, err
      * together after a reordering can be), or it would be offered the same
      * data for ever while its client waits */
     if ((w->rx ? w->rx->tot_len : 0) + p->tot_len > HTTPD_WAIT_RX_MAX ||
-        (copy = pbuf_clone(PBUF_RAW, PBUF_RAM, p)) == NULL) {
+        (copy = waiting_copy(p)) == NULL) {
         w->idle_polls = 0;
         if (!w->queued)
             waiting_enqueue(w);
@@ -1369,6 +1403,9 @@ int httpd_init(uint16_t port)
 
 #if HTTPD_WAIT_POOL
     LWIP_MEMPOOL_INIT(httpd_waiting);
+#endif
+#if HTTPD_HEAD_PIECES
+    LWIP_MEMPOOL_INIT(httpd_head_piece);
 #endif
     if (!pcb)
         return -1;
