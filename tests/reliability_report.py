@@ -11,6 +11,7 @@ only prints the figures, so a test run by hand does not touch the committed repo
 import datetime
 import json
 import os
+import subprocess
 
 ENV = "LITEDAV_RELIABILITY_REPORT"
 
@@ -33,9 +34,24 @@ def markdown(report):
         section = report[name]
         lines += [f"## {section.get('title', name)}", ""]
         if section.get("test"):
-            lines += [f"Test: `{section['test']}`, recorded {section.get('recorded', '?')}.", ""]
+            at = f" at {section['commit']}" if section.get("commit") else ""
+            lines += [f"Test: `{section['test']}`, recorded {section.get('recorded', '?')}{at}.", ""]
         lines += [section.get("summary_md", "").rstrip(), ""]
     return "\n".join(lines)
+
+
+def commit():
+    """The checkout's commit, '+' when it has uncommitted changes: what a figure was measured on
+    (None outside a git checkout)."""
+    here = os.path.dirname(os.path.abspath(__file__))
+    try:
+        head = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=here, capture_output=True,
+                              text=True, check=True).stdout.strip()
+        dirty = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no"], cwd=here,
+                               capture_output=True, text=True, check=True).stdout.strip()
+    except (OSError, subprocess.CalledProcessError):
+        return None
+    return head + ("+" if dirty else "")
 
 
 def record(name, figures, summary_md, title=None, test=None, path=None):
@@ -48,6 +64,7 @@ def record(name, figures, summary_md, title=None, test=None, path=None):
     section = dict(figures)
     section["title"] = title or name
     section["test"] = test or os.environ.get("PYTEST_CURRENT_TEST", "").split(" ")[0]
+    section["commit"] = commit()
     section["recorded"] = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
     section["summary_md"] = summary_md
     report[name] = section
