@@ -15,8 +15,8 @@ Both TCP ends' clocks run CLOCK_SCALE times faster than simulated time (litedav-
 cycles rather than billions.
 
 `make test` runs the SYN flood (300 SYNs) and a half-open flood of 300 peers; LITEDAV_SOAK=1
-(make soak) runs 20,000 SYNs, the half-open flood beyond the TCP PCB limit (its own simulator,
-both clocks x32), 1,000 idle connections,
+(make soak) runs 20,000 SYNs, floods of half-open and of idle spoofed peers beyond the TCP PCB
+limit (their own simulator, both clocks x32), 1,000 idle host connections,
 ab -n 10,000 -c 100 and the memory exhaustion test, each recording a section of the reliability
 report (tests/reliability_report.py).
 """
@@ -58,15 +58,15 @@ FLOOD_INTERVAL = 30_000
 # with a backlog of 128, 22,046 with 64.
 SYN_FLOOD_RX_SHARE_MAX = 0.85
 HALF_OPEN_PEERS = 300  # make test's half-open flood, on the floods' simulator
-# The long half-open flood (the TCP PCB limit + HALF_OPEN_BEYOND_PCBS peers) runs on its own
-# simulator with both TCP clocks at x32, one peer every 60,000 cycles. At the floods' x500 a
-# connection lasts the 60 s idle timeout, 15 M cycles, so peers coming one every 30,000 cycles
-# never held more than ~500 PCBs at once (466 measured) and the PCB limit was never reached. At
-# x32 it lasts 234 M cycles: 4,400 peers in 264 M cycles are nearly all open together (3,971
-# PCBs measured). 60,000: the LiteEth SoC handles a peer's frames in about 19,400 cycles, and
-# with thousands of connections on lwIP's lists each one costs more.
+# The long floods of half-open and idle peers (the TCP PCB limit + HALF_OPEN_BEYOND_PCBS) run on
+# their own simulator with both TCP clocks at x32, one peer every 50,000 cycles. At the floods'
+# x500 a connection lasts the 60 s idle timeout, 15 M cycles, so peers coming one every 30,000
+# cycles never held more than ~500 PCBs at once (466 measured) and the PCB limit was never
+# reached. At x32 it lasts 234 M cycles: 4,400 peers come in 220 M cycles, all open together,
+# and the last 200 find every PCB taken. 50,000: the LiteEth SoC handles a peer's frames in
+# about 19,400 cycles, and with thousands of connections on lwIP's lists each one costs more.
 HALF_OPEN_CLOCK_SCALE = 32
-HALF_OPEN_INTERVAL = 60_000
+HALF_OPEN_INTERVAL = 50_000
 # The longest a legitimate client may wait for its response during or after the half-open flood,
 # in seconds of TCP time (x CLOCK_SCALE): far less than the server's 60 s idle timeout, which is
 # what it waited for each time a client that never finishes its request head held a connection
@@ -262,27 +262,39 @@ soak_only = pytest.mark.skipif(not SOAK, reason="long variant: LITEDAV_SOAK=1 (m
 
 def test_half_open_flood_times_out(flood_sim):
     """Half-open connections: handshake done, a request head begun, then silence, from
-    HALF_OPEN_PEERS peers at the floods' CLOCK_SCALE. See half_open_flood."""
-    half_open_flood(flood_sim, HALF_OPEN_PEERS, CLOCK_SCALE, FLOOD_INTERVAL, record=False)
+    HALF_OPEN_PEERS peers at the floods' CLOCK_SCALE. See spoofed_flood."""
+    spoofed_flood(flood_sim, "half_open", HALF_OPEN_PEERS, CLOCK_SCALE, FLOOD_INTERVAL)
 
 
 @soak_only
-def test_half_open_flood_beyond_pcbs_times_out(sim_build):
-    """The same from more peers than there are TCP PCBs, nearly all open at once (see
-    HALF_OPEN_CLOCK_SCALE), on its own simulator; records the report's flood_half_open row."""
+@pytest.mark.parametrize("kind", ["half_open", "idle"])
+def test_flood_beyond_pcbs_clients_served(sim_build, kind):
+    """Half-open (a request head begun) or idle (nothing sent) connections from more peers than
+    there are TCP PCBs, all open at once (HALF_OPEN_CLOCK_SCALE, HALF_OPEN_INTERVAL), on its own
+    simulator; records the report's flood_half_open / flood_idle_spoofed row."""
     stop_flood_sim()
     with booted(sim_build, HALF_OPEN_CLOCK_SCALE, flood=True) as sim:
         count = status(sim)["tcp_pcbs_limit"] + HALF_OPEN_BEYOND_PCBS
-        half_open_flood(sim, count, HALF_OPEN_CLOCK_SCALE, HALF_OPEN_INTERVAL, record=True)
+        spoofed_flood(sim, kind, count, HALF_OPEN_CLOCK_SCALE, HALF_OPEN_INTERVAL,
+                      record_as="flood_half_open" if kind == "half_open" else "flood_idle_spoofed")
 
 
-def half_open_flood(sim, count, clock_scale, interval, record):
-    """count peers, one every interval cycles, each completing the handshake, sending part of a
-    request head and vanishing. A connection that reaches the HTTP server holds a PCB (and,
-    having sent something, a piece of head or a waiting record) until the idle timeout resets
-    it; a legitimate client, whose head is whole, does not wait behind those that never finish
-    theirs: it is served during and after the flood within LEGIT_WAIT_MAX_S of TCP time, and
-    the pools come back to idle.
+FLOOD_TITLES = {"half_open": "Half-open connections beyond the PCB limit",
+                "idle": "Idle connections from vanished peers beyond the PCB limit"}
+FLOOD_WHAT = {"half_open": "sending part of a request head and vanishing",
+              "idle": "sending nothing and vanishing"}
+
+
+def spoofed_flood(sim, kind, count, clock_scale, interval, record_as=None):
+    """count spoofed peers (flood.h: half_open or idle), one every interval cycles, each
+    completing the handshake, sending part of a request head (half_open) or nothing (idle), and
+    vanishing. A connection that reaches the HTTP server holds a PCB (and, having sent
+    something, a piece of head) until the idle timeout resets it (half_open) or closes it
+    (idle: a FIN nobody answers); with every PCB taken, a SYN waits in syn_queue.c while a PCB
+    is freed for it (an unanswered FIN's, else the connection idle longest). A legitimate
+    client, whose head is whole, does not wait behind those that never finish theirs: it is
+    served during and after the flood within LEGIT_WAIT_MAX_S of TCP time, and the pools come
+    back to idle.
 
     What earlier firmware did here: before httpd.c queued a waiting connection for a state only
     once its head was whole, the 1,000-peer flood's unfinished heads each held a state for the
@@ -294,58 +306,65 @@ def half_open_flood(sim, count, clock_scale, interval, record):
 
     A peer counts its handshake done when the SYN-ACK comes; when its ACK (with the request's
     start) is dropped the connection stays in SYN_RCVD. So the test asserts that every handshake
-    the peers completed ended counted (evicted, ended by lwIP in SYN_RCVD, reset by the idle
-    timeout, refused, or reset by the listener for an ACK that came too late), that the ends are
-    resets, and that nothing leaks."""
+    the peers completed ended counted (evicted, ended by lwIP in SYN_RCVD, reset or closed by the
+    idle timeout, reset for a waiting SYN's PCB, refused, or reset by the listener for an ACK
+    that came too late), that a half-open connection's end is a reset, and that nothing leaks
+    (an idle one's FIN, unanswered, is retransmitted until lwIP gives up or its PCB is freed
+    for a SYN: the pools come back to idle only once they are all gone)."""
     served(sim, 3)
     baseline = status(sim)
-    _, wait_max, _ = run_flood(sim, "half_open", count, interval=interval)
+    _, wait_max, _ = run_flood(sim, kind, count, interval=interval)
     during = status(sim)
     served(sim, 5)
-    after = wait_for_idle(sim, baseline, "half-open flood")
+    after = wait_for_idle(sim, baseline, f"{kind} flood")
     flood = sim.flood_command("stats")
     d = deltas(baseline, after)
-    print("half-open flood:", flood, "\nstatus deltas:", d)
+    print(f"{kind} flood:", flood, "\nstatus deltas:", d)
     ends = {name: d.get(key, 0) for name, key in (
         ("evicted", "syn_half_open_evicted"), ("dropped_by_lwip", "syn_half_open_dropped"),
-        ("timed_out", "conns_timed_out"), ("refused", "conns_refused"),
+        ("timed_out", "conns_timed_out"), ("reclaimed", "conns_reclaimed"), ("refused", "conns_refused"),
         ("listener_reset", "syn_listen_ack_reset"))}
+    orphans_freed = d.get("syn_orphans_freed", 0)
     assert flood["handshakes_completed"] >= min(count, baseline["tcp_pcbs_limit"]) // 2, flood
     assert sum(ends.values()) >= flood["handshakes_completed"], (ends, flood)
-    resets = ends["evicted"] + ends["timed_out"] + ends["refused"] + ends["listener_reset"]
-    assert flood["rst"] >= resets * 9 // 10, (ends, flood)  # reset, not left retransmitting FINs
+    if kind == "half_open":  # reset, not left retransmitting FINs
+        resets = ends["evicted"] + ends["timed_out"] + ends["reclaimed"] + ends["refused"] + ends["listener_reset"]
+        assert flood["rst"] >= resets * 9 // 10, (ends, flood)
     wait_max_s = wait_max / baseline["sys_clk_hz"] * clock_scale
     assert wait_max_s < LEGIT_WAIT_MAX_S, f"a legitimate request took {wait_max:,} cycles ({wait_max_s:.0f} s of TCP time)"
-    figures = {"peers": count, "tcp_pcbs_limit": baseline["tcp_pcbs_limit"], "interval_cycles": interval,
+    figures = {"kind": kind, "peers": count, "tcp_pcbs_limit": baseline["tcp_pcbs_limit"], "interval_cycles": interval,
                "legit_wait_max_cycles": wait_max,
                "clock_scale": clock_scale, "tcp_pcbs_max": after["tcp_pcbs_max"],
                "syn_acks_seen": flood["syn_ack"], "handshakes_completed": flood["handshakes_completed"],
-               "ends": ends, "resets_seen": flood["rst"], "fins_seen": flood["fin"],
+               "ends": ends, "orphans_freed": orphans_freed, "resets_seen": flood["rst"], "fins_seen": flood["fin"],
                "rx_dropped": d.get("rx_dropped", 0), "frames_in": d.get("frames_in", 0),
                "syn_rcvd_at_end": during["tcp_syn_rcvd"],
                "simulated_s_to_idle": round(seconds(after, baseline), 4),
                "idle": idle_levels(baseline), "after": idle_levels(after)}
     print(figures)
-    if not record:
+    if not record_as:
         return
     idle_timeout_cycles = 60 * baseline["sys_clk_hz"] // clock_scale
     reliability_report.record(
-        "flood_half_open", figures, title="Half-open connections beyond the PCB limit",
+        record_as, figures, title=FLOOD_TITLES[kind],
         summary_md=(
             f"{count:,} spoofed clients (TCP PCB limit {baseline['tcp_pcbs_limit']:,}), one every "
             f"{interval:,} cycles, against the simulated LiteEth SoC (both TCP clocks x{clock_scale}), "
-            f"each completing the handshake, sending part of a request head and vanishing. A "
-            f"connection lasts the 60 s idle timeout ({idle_timeout_cycles / 1e6:,.0f} M cycles at "
-            f"x{clock_scale}): at most {figures['tcp_pcbs_max']:,} PCBs were in use at once; the MAC "
-            f"dropped {figures['rx_dropped']:,} frames ({figures['frames_in']:,} taken). "
+            f"each completing the handshake, {FLOOD_WHAT[kind]}. A connection lasts the 60 s idle "
+            f"timeout ({idle_timeout_cycles / 1e6:,.0f} M cycles at x{clock_scale}): at most "
+            f"{figures['tcp_pcbs_max']:,} PCBs were in use at once; the MAC dropped "
+            f"{figures['rx_dropped']:,} frames ({figures['frames_in']:,} taken). "
             f"{flood['syn_ack']:,} SYN-ACKs, {flood['handshakes_completed']:,} handshakes completed "
             f"from the peers' side, every one ended counted: {ends['evicted']:,} still in SYN_RCVD "
             f"(their ACK dropped) reset by the backlog's eviction, {ends['dropped_by_lwip']:,} ended "
-            f"by lwIP in SYN_RCVD, {ends['timed_out']:,} reset by the idle timeout, "
+            f"by lwIP in SYN_RCVD, {ends['timed_out']:,} ended by the idle timeout, "
+            f"{ends['reclaimed']:,} idle ones reset to give their PCB to a waiting SYN, "
             f"{ends['refused']:,} refused, {ends['listener_reset']:,} late ACKs reset by the "
-            f"listener; the peers saw {flood['rst']:,} resets and {flood['fin']} FINs. Served during "
-            f"and after, a legitimate request within {wait_max:,} cycles ({wait_max_s:.2f} s of TCP "
-            f"time) at most; idle again {figures['simulated_s_to_idle']} simulated s after it began.\n\n"
+            f"listener; {orphans_freed:,} closed connections whose FIN went unanswered were reset "
+            f"for a waiting SYN; the peers saw {flood['rst']:,} resets and {flood['fin']:,} FINs. "
+            f"Served during and after, a legitimate request within {wait_max:,} cycles "
+            f"({wait_max_s:.2f} s of TCP time) at most; idle again "
+            f"{figures['simulated_s_to_idle']} simulated s after it began.\n\n"
             f"Idle: {figures['idle']}\n\nAfter: {figures['after']}\n"))
 
 

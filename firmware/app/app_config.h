@@ -77,6 +77,9 @@
 #ifndef HTTPD_STAGE_MAX
 #define HTTPD_STAGE_MAX 1024          /* response heads and produced body pieces */
 #endif
+#ifndef HTTPD_ORPHAN_RETRIES
+#define HTTPD_ORPHAN_RETRIES 4        /* a closed connection whose FIN is retransmitted this many */
+#endif                                /* times unanswered is reset (lwIP alone: TCP_MAXRTX, minutes) */
 #ifndef HTTPD_IDLE_TIMEOUT_MS
 #define HTTPD_IDLE_TIMEOUT_MS 60000u  /* connections without progress this long are closed */
 #endif                                /* (lwIP ms; tests build litedav-host with a shorter one) */

@@ -28,6 +28,7 @@
 #include "lwip/mem.h"
 #include "lwip/memp.h"
 #include "lwip/priv/tcp_priv.h"
+#include "lwip/stats.h"
 #include "lwip/sys.h"
 #include "lwip/tcp.h"
 
@@ -35,6 +36,7 @@
 #include "http_chunked.h"
 #include "http_parse.h"
 #include "routes.h"
+#include "syn_queue.h"
 #include "tcp_park.h"
 
 #include "app_config.h"
@@ -223,9 +225,27 @@ static void pcb_unhook(struct tcp_pcb *pcb)
     tcp_poll(pcb, NULL, 0);
 }
 
+/* A connection we closed whose bare FIN goes unanswered (all data before it
+ * acknowledged): its peer has most likely vanished. Reset after
+ * HTTPD_ORPHAN_RETRIES retransmissions, as Linux's tcp_orphan_retries does;
+ * lwIP alone retransmits TCP_MAXRTX times, minutes of backoffs, and 4,400
+ * vanished idle peers held PCBs and segments that long. A response still
+ * being delivered keeps lwIP's own limit. */
+static err_t orphan_poll(void *arg, struct tcp_pcb *pcb)
+{
+    (void)arg;
+    if (pcb->nrtx < HTTPD_ORPHAN_RETRIES || pcb->unsent || !pcb->unacked || pcb->unacked->len ||
+        pcb->unacked->next)
+        return ERR_OK;
+    httpd_stats.orphans_reset++;
+    tcp_abort(pcb);
+    return ERR_ABRT;
+}
+
 /* Close gracefully, or abort when lwIP cannot queue the FIN. */
 static enum conn_fate pcb_close(struct tcp_pcb *pcb)
 {
+    tcp_poll(pcb, orphan_poll, 2);   /* before: a closed PCB may be gone already */
     if (tcp_close(pcb) == ERR_OK)
         return CONN_CLOSED;
     tcp_abort(pcb);
@@ -944,6 +964,20 @@ static int pcb_mid_exchange(const struct tcp_pcb *pcb)
     return pcb->unacked || pcb->unsent;
 }
 
+/* May an idle timeout close with a FIN? A FIN to a peer that vanished holds
+ * its PCB and a segment for TCP_MAXRTX backoffs, a minute and more: 4,400
+ * silent peers closed that way took every segment (MEMP_NUM_TCP_SEG), and the
+ * responses of live clients could not be queued. Past half the segment pool
+ * the timeout resets instead, as Linux resets orphans past tcp_max_orphans. */
+static int fin_affordable(void)
+{
+#if MEMP_STATS
+    return lwip_stats.memp[MEMP_TCP_SEG]->used * 2 < lwip_stats.memp[MEMP_TCP_SEG]->avail;
+#else
+    return 1;
+#endif
+}
+
 /* The handler holds the request (waiting for a /dav/ context, its body paused,
  * or its end() deferred while the store's writer is busy): the client waits for
  * us, it is not idle. Its wait ends in dav.c (a context wait in 503 after
@@ -965,7 +999,8 @@ static err_t on_poll(void *arg, struct tcp_pcb *pcb)
     if (server_holds(c))
         c->idle_polls = 0;
     else if (++c->idle_polls > IDLE_TIMEOUT_POLLS) {
-        int stalled = c->head_len || c->rx_state != RX_HEAD || c->rx || pcb_mid_exchange(pcb);
+        int stalled = c->head_len || c->rx_state != RX_HEAD || c->rx || pcb_mid_exchange(pcb) ||
+                      !fin_affordable();
         httpd_stats.conns_timed_out++;
         return (stalled ? conn_abort(c) : conn_close(c)) == CONN_ABORTED ? ERR_ABRT : ERR_OK;
     }
@@ -1137,6 +1172,14 @@ static err_t waiting_close(struct waiting *w)
     return pcb_close(pcb) == CONN_ABORTED ? ERR_ABRT : ERR_OK;
 }
 
+/* Free w and reset its connection. */
+static void waiting_reset(struct waiting *w)
+{
+    struct tcp_pcb *pcb = w->pcb;
+    waiting_free(w);   /* unparks and unhooks the PCB */
+    tcp_abort(pcb);
+}
+
 /* Where the bytes received so far stand in a request head, as head_step()
  * and http_head_length() read it: empty lines before the request-line are
  * skipped, and a head ends at LF (CR) LF. */
@@ -1254,9 +1297,8 @@ static err_t waiting_on_poll(void *arg, struct tcp_pcb *pcb)
     }
     if (++w->idle_polls > IDLE_TIMEOUT_POLLS) {
         httpd_stats.conns_timed_out++;
-        if (w->rx || pcb_mid_exchange(pcb)) {
-            waiting_free(w);   /* unhooks the PCB */
-            tcp_abort(pcb);
+        if (w->rx || pcb_mid_exchange(pcb) || !fin_affordable()) {
+            waiting_reset(w);
             return ERR_ABRT;
         }
         return waiting_close(w);
@@ -1273,13 +1315,20 @@ static err_t waiting_on_sent(void *arg, struct tcp_pcb *pcb, u16_t len)
     return ERR_OK;
 }
 
+#if HTTPD_PARK_BUCKETS
+static struct waiting *parked_waiting(struct tcp_park_node *node)
+{
+    return (struct waiting *)(void *)((char *)node - offsetof(struct waiting, park));
+}
+#endif
+
 /* Park the candidates that are idle now; close the parked connections idle
  * for IDLE_TIMEOUT_POLLS (lwIP no longer polls them). Both only look at the
  * ends of their lists: nothing here walks every connection. */
 static void park_idle(void)
 {
 #if HTTPD_PARK_BUCKETS
-    uint32_t now;
+    uint32_t now, held;
     struct tcp_park_node *node;
 
     if (!park_candidates && !tcp_park_count())
@@ -1293,16 +1342,24 @@ static void park_idle(void)
             tcp_park(&w->park, w->pcb, now - (uint32_t)w->idle_polls * POLL_MS);
     }
     while ((node = tcp_park_idle_before(now - IDLE_TIMEOUT_MS)) != NULL) {
-        struct waiting *w = (struct waiting *)((char *)node - offsetof(struct waiting, park));
-        struct tcp_pcb *pcb = w->pcb;
+        struct waiting *w = parked_waiting(node);
         tcp_unpark(node);
         httpd_stats.conns_timed_out++;
-        if (w->rx) {           /* a head begun: reset, as waiting_on_poll does */
-            waiting_free(w);
-            tcp_abort(pcb);
-        } else {
+        if (w->rx || !fin_affordable())   /* as waiting_on_poll does */
+            waiting_reset(w);
+        else
             waiting_close(w);
-        }
+    }
+    /* Every PCB taken and a SYN waiting for one (syn_queue.c): the connection
+     * idle longest is reset to make room, as a server out of connections drops
+     * its idle keep-alive ones first (a FIN would keep the PCB while it is
+     * retransmitted to a peer that may be gone). Without this, idle
+     * connections from more peers than PCBs kept a new client out until an
+     * idle timeout. */
+    for (held = syn_queue_stats.held; held && syn_queue_needs_pcb() && (node = tcp_park_oldest()); held--) {
+        tcp_unpark(node);
+        httpd_stats.conns_reclaimed++;
+        waiting_reset(parked_waiting(node));
     }
 #endif
 }

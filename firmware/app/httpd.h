@@ -113,6 +113,8 @@ struct httpd_stats {
     uint32_t conns_idle;      /* open without a state, silent (HTTPD_CONNS_MAX: between requests) */
     uint64_t conns_waited;    /* times a connection went through the wait, since boot */
     uint64_t conns_timed_out; /* closed (reset, when stalled mid-exchange) after an idle timeout */
+    uint64_t conns_reclaimed; /* idle ones reset to give their PCB to a SYN waiting for one */
+    uint64_t orphans_reset;   /* closed ones reset after HTTPD_ORPHAN_RETRIES unanswered FINs */
     uint64_t requests;
     uint64_t responses_4xx, responses_5xx;
 };

@@ -70,13 +70,15 @@ static int render_http(char *out, size_t size)
         "conns_idle: %" PRIu32 "\n"
         "conns_waited: %" PRIu64 "\n"
         "conns_timed_out: %" PRIu64 "\n"
+        "conns_reclaimed: %" PRIu64 "\n"
+        "conns_orphans_reset: %" PRIu64 "\n"
         "requests: %" PRIu64 "\n"
         "responses_4xx: %" PRIu64 "\n"
         "responses_5xx: %" PRIu64 "\n",
         httpd_stats.conns_open, httpd_stats.conns_max_open,
         httpd_stats.conns_total, httpd_stats.conns_refused,
         httpd_stats.conns_waiting, httpd_stats.conns_idle, httpd_stats.conns_waited,
-        httpd_stats.conns_timed_out,
+        httpd_stats.conns_timed_out, httpd_stats.conns_reclaimed, httpd_stats.orphans_reset,
         httpd_stats.requests, httpd_stats.responses_4xx, httpd_stats.responses_5xx);
 }
 
@@ -101,11 +103,12 @@ static int render_syn(char *out, size_t size)
         "syn_half_open_evicted: %" PRIu64 "\n"
         "syn_half_open_dropped: %" PRIu64 "\n"
         "syn_listen_ack_reset: %" PRIu64 "\n"
+        "syn_orphans_freed: %" PRIu64 "\n"
         "syn_listen_backlog: %u\n",
         syn_queue_stats.held, syn_queue_stats.held_total, syn_queue_stats.expired,
         syn_queue_stats.overflow, syn_queue_stats.time_wait_reopened,
         syn_queue_stats.half_open_evicted, syn_queue_stats.half_open_dropped,
-        syn_queue_stats.listen_ack_reset, (unsigned)SYN_LISTEN_BACKLOG);
+        syn_queue_stats.listen_ack_reset, syn_queue_stats.orphans_freed, (unsigned)SYN_LISTEN_BACKLOG);
 }
 
 /* /dav/ request contexts: taken, and requests waiting for one */

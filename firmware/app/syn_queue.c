@@ -259,13 +259,51 @@ static void reinject(const struct held_syn *s)
     reinjecting = 0;
 }
 
+/* A connection the application has closed (TF_RXCLOSED) and whose FIN is
+ * still out or unanswered: FIN_WAIT_1/2, CLOSING, LAST_ACK. */
+static int orphan(const struct tcp_pcb *pcb)
+{
+    return (pcb->flags & TF_RXCLOSED) &&
+           (pcb->state == FIN_WAIT_1 || pcb->state == FIN_WAIT_2 || pcb->state == CLOSING ||
+            pcb->state == LAST_ACK);
+}
+
+/* Every PCB taken and a SYN waiting: the closed connection that has heard
+ * nothing from its peer longest is freed for it (reset), as Linux drops
+ * orphaned sockets first. A peer that vanished leaves such a PCB
+ * retransmitting its FIN for TCP_MAXRTX backoffs, a minute and more: 4,400
+ * idle peers closed by the server's idle timeout held every PCB that way.
+ * lwIP's tcp_alloc() would free LAST_ACK and CLOSING ones, not FIN_WAIT, and
+ * only for a SYN it gets, which this queue holds. The walk over lwIP's active
+ * list runs at most once per ORPHAN_WALK_MS when it finds none. */
+#define ORPHAN_WALK_MS 100
+static int free_orphan(void)
+{
+    static uint32_t none_at;
+    static uint8_t none_seen;
+    struct tcp_pcb *pcb, *oldest = NULL;
+
+    if (none_seen && (uint32_t)(sys_now() - none_at) < ORPHAN_WALK_MS)
+        return 0;
+    for (pcb = tcp_active_pcbs; pcb; pcb = pcb->next)
+        if (orphan(pcb) && (!oldest || (uint32_t)(tcp_ticks - pcb->tmr) > (uint32_t)(tcp_ticks - oldest->tmr)))
+            oldest = pcb;
+    none_seen = !oldest;
+    none_at = sys_now();
+    if (!oldest)
+        return 0;
+    tcp_abort(oldest);
+    syn_queue_stats.orphans_freed++;
+    return 1;
+}
+
 void syn_queue_poll(void)
 {
     while (syn_queue_stats.held) {
         struct held_syn s = *slot(0);
         int expired = (uint32_t)(sys_now() - s.since_ms) > SYN_QUEUE_HOLD_MS;
 
-        if (!expired && !pcb_available())
+        if (!expired && !pcb_available() && !free_orphan())
             return;
         head = (head + 1) % SYN_QUEUE_LEN;
         syn_queue_stats.held--;
@@ -274,6 +312,11 @@ void syn_queue_poll(void)
         else
             reinject(&s);
     }
+}
+
+int syn_queue_needs_pcb(void)
+{
+    return syn_queue_stats.held && !pcb_available();
 }
 
 #else /* SYN_QUEUE_LEN == 0: lwIP drops SYNs it has no PCB for */
@@ -288,6 +331,11 @@ err_t syn_queue_input_hook(struct tcp_pcb *pcb, struct tcp_hdr *hdr, uint16_t op
 
 void syn_queue_poll(void)
 {
+}
+
+int syn_queue_needs_pcb(void)
+{
+    return 0;
 }
 
 #endif

@@ -7,7 +7,9 @@
  *     (lwIP answers with an ACK of the old connection; clients reuse ports
  *     soon, and the server, which closes first, holds TIME-WAIT for 2 MSL).
  * Held here (a few bytes each: address, port, sequence number, MSS), a SYN
- * goes back to lwIP as soon as a PCB is free, oldest first.
+ * goes back to lwIP as soon as a PCB is free, oldest first. With every PCB
+ * taken, a closed connection whose FIN is unanswered is freed for it (and the
+ * application may give up an idle one: syn_queue_needs_pcb()).
  *
  * A port enables it in its lwipopts.h:
  *   #define LWIP_HOOK_FILENAME "syn_queue.h"
@@ -40,6 +42,10 @@ uint32_t *syn_queue_output_hook(struct tcp_pcb *pcb, uint32_t *opts);
 /* Hand held SYNs back to lwIP while PCBs are free; from the main loop. */
 void syn_queue_poll(void);
 
+/* 1 when a held SYN waits because every TCP PCB is taken (the application
+ * may give one up: httpd.c resets its longest-idle connection). */
+int syn_queue_needs_pcb(void);
+
 struct syn_queue_stats {
     uint32_t held;        /* SYNs waiting now */
     uint64_t held_total;  /* SYNs that had to wait, since boot */
@@ -50,6 +56,7 @@ struct syn_queue_stats {
     uint64_t half_open_dropped;   /* SYN_RCVD connections lwIP ended itself (syn_queue_output_hook) */
     uint64_t listen_ack_reset;    /* ACKs for no connection, reset by the listener (a handshake
                                      completing after its half-open connection was gone) */
+    uint64_t orphans_freed;       /* closed connections (FIN unanswered) reset for a held SYN's PCB */
 };
 extern struct syn_queue_stats syn_queue_stats;
 

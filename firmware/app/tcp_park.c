@@ -84,6 +84,8 @@ struct tcp_park_node *tcp_park_idle_before(uint32_t cutoff_ms)
 
 uint32_t tcp_park_count(void) { return parked; }
 
+struct tcp_park_node *tcp_park_oldest(void) { return AGE_ENTRY(idle_order.oldest, struct tcp_park_node, age); }
+
 /* LWIP_HOOK_IP4_INPUT: a TCP segment for a parked connection puts it back on
  * the active list (at its front) before lwIP looks for it. Never eats the
  * packet; a damaged one unparks at worst, and the connection parks again. */
@@ -133,6 +135,8 @@ struct tcp_park_node *tcp_park_idle_before(uint32_t cutoff_ms)
 }
 
 uint32_t tcp_park_count(void) { return 0; }
+
+struct tcp_park_node *tcp_park_oldest(void) { return NULL; }
 
 int tcp_park_input(struct pbuf *p, struct netif *inp)
 {

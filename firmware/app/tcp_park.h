@@ -40,6 +40,9 @@ struct tcp_park_node *tcp_park_idle_before(uint32_t cutoff_ms);
 
 uint32_t tcp_park_count(void);
 
+/* The connection parked longest (idle longest), or NULL. */
+struct tcp_park_node *tcp_park_oldest(void);
+
 /* lwIP's LWIP_HOOK_IP4_INPUT (a port's lwipopts.h): always 0 (never eats p). */
 struct netif;
 int tcp_park_input(struct pbuf *p, struct netif *inp);

@@ -29,7 +29,7 @@
 /* what a half-open peer sends before it vanishes: a request head cut short */
 static const char partial_head[] = "GET /static/task.ics HTTP/1.1\r\nHost: flood\r\n";
 
-static const char *const kind_names[] = { [FLOOD_SYN] = "syn", [FLOOD_HALF_OPEN] = "half_open" };
+static const char *const kind_names[] = { [FLOOD_SYN] = "syn", [FLOOD_HALF_OPEN] = "half_open", [FLOOD_IDLE] = "idle" };
 
 static uint64_t next_random(struct flood *f) /* xorshift64* */
 {
@@ -177,8 +177,10 @@ void flood_tick(struct flood *f, uint64_t cycle)
     send_segment(f, n, p->isn, 0, TCP_SYN, NULL, 0);
     if (f->kind == FLOOD_SYN)
         f->syn_sent++;
-    else
+    else if (f->kind == FLOOD_HALF_OPEN)
         f->half_open_sent++;
+    else
+        f->idle_sent++;
     f->remaining--;
     f->next_cycle = cycle + f->interval_cycles;
 }
@@ -223,12 +225,14 @@ int flood_from_soc(struct flood *f, const uint8_t *data, size_t len)
         return 1;
     p->acked = 1;
     f->answered++;
-    if (p->kind != FLOOD_HALF_OPEN)
+    if (p->kind == FLOOD_SYN)
         return 1;
-    /* the handshake's last segment carries the first part of a request */
     f->handshakes_completed++;
-    send_segment(f, n, p->isn + 1, get32(tcp + 4) + 1, TCP_ACK | TCP_PSH, partial_head,
-                 sizeof(partial_head) - 1);
+    if (p->kind == FLOOD_IDLE) /* the handshake's ACK, and nothing after it */
+        send_segment(f, n, p->isn + 1, get32(tcp + 4) + 1, TCP_ACK, NULL, 0);
+    else                       /* its ACK carries the first part of a request */
+        send_segment(f, n, p->isn + 1, get32(tcp + 4) + 1, TCP_ACK | TCP_PSH, partial_head,
+                     sizeof(partial_head) - 1);
     return 1;
 }
 
@@ -236,11 +240,12 @@ static int stats_json(const struct flood *f, uint64_t cycle, char *out, size_t s
 {
     return snprintf(out, size,
                     "{\"cycle\": %llu, \"running\": \"%s\", \"remaining\": %llu, \"peers\": %llu, \"syn_sent\": %llu, "
-                    "\"half_open_sent\": %llu, \"answered\": %llu, \"handshakes_completed\": %llu, \"from_soc\": %llu, "
+                    "\"half_open_sent\": %llu, \"idle_sent\": %llu, \"answered\": %llu, \"handshakes_completed\": %llu, \"from_soc\": %llu, "
                     "\"syn_ack\": %llu, \"rst\": %llu, \"fin\": %llu, \"data_bytes\": %llu}",
                     (unsigned long long)cycle, f->remaining ? kind_names[f->kind] : "", (unsigned long long)f->remaining,
                     (unsigned long long)f->npeers, (unsigned long long)f->syn_sent,
-                    (unsigned long long)f->half_open_sent, (unsigned long long)f->answered,
+                    (unsigned long long)f->half_open_sent, (unsigned long long)f->idle_sent,
+                    (unsigned long long)f->answered,
                     (unsigned long long)f->handshakes_completed,
                     (unsigned long long)f->from_soc, (unsigned long long)f->syn_ack,
                     (unsigned long long)f->rst, (unsigned long long)f->fin,
@@ -254,12 +259,12 @@ static void command(struct flood *f, char *text, uint64_t cycle, char *out, size
     unsigned long long count, interval;
     int fields = sscanf(text, "%15s %llu %llu", verb, &count, &interval);
 
-    if (fields >= 1 && (!strcmp(verb, "syn") || !strcmp(verb, "half_open"))) {
+    if (fields >= 1 && (!strcmp(verb, "syn") || !strcmp(verb, "half_open") || !strcmp(verb, "idle"))) {
         if (fields != 3 || count == 0 || interval == 0) {
             snprintf(out, size, "{\"error\": \"usage: %s COUNT INTERVAL_CYCLES (both > 0)\"}", verb);
             return;
         }
-        f->kind = !strcmp(verb, "syn") ? FLOOD_SYN : FLOOD_HALF_OPEN;
+        f->kind = !strcmp(verb, "syn") ? FLOOD_SYN : !strcmp(verb, "idle") ? FLOOD_IDLE : FLOOD_HALF_OPEN;
         f->remaining = count;
         f->interval_cycles = interval;
         f->next_cycle = cycle;
@@ -267,7 +272,7 @@ static void command(struct flood *f, char *text, uint64_t cycle, char *out, size
         f->remaining = 0;
     } else if (fields != 1 || strcmp(verb, "stats")) {
         snprintf(out, size, "{\"error\": \"unknown command (syn COUNT INTERVAL, half_open COUNT "
-                 "INTERVAL, stop, stats)\"}");
+                 "INTERVAL, idle COUNT INTERVAL, stop, stats)\"}");
         return;
     }
     stats_json(f, cycle, out, size);

@@ -12,7 +12,11 @@
  *   half_open  the handshake completed (the ACK carries the start of a
  *              request head, never finished), then silence: a client that
  *              vanished mid-request, an ESTABLISHED connection the server
- *              can only time out.
+ *              can only time out;
+ *   idle       the handshake completed with a bare ACK, then silence: a
+ *              client that connected and vanished before asking anything
+ *              (the server's idle timeout closes it, and its FIN goes
+ *              unanswered as well).
  * Peer n has address 198.18.0.0 + 1 + n (n < 131,000, so each is unique) and
  * a random source port; all draw from one xorshift64* generator (seed 1).
  *
@@ -20,6 +24,7 @@
  * "flood_control"), one text command per datagram:
  *   syn COUNT INTERVAL        COUNT new peers of that kind, one every
  *   half_open COUNT INTERVAL  INTERVAL sys_clk cycles (replaces a run in progress)
+ *   idle COUNT INTERVAL
  *   stop                      no more new peers (the existing ones stay silent)
  *   stats                     nothing but the answer
  * Every command is answered (to the sender's address, when it has one) with
@@ -33,13 +38,13 @@
 
 #include "faults.h"
 
-enum flood_kind { FLOOD_NONE, FLOOD_SYN, FLOOD_HALF_OPEN };
+enum flood_kind { FLOOD_NONE, FLOOD_SYN, FLOOD_HALF_OPEN, FLOOD_IDLE };
 
 struct flood_peer {
     uint32_t isn;
     uint16_t port;
     uint8_t kind;  /* enum flood_kind */
-    uint8_t acked; /* its first SYN-ACK was seen (and, half_open, answered) */
+    uint8_t acked; /* its first SYN-ACK was seen (and, half_open or idle, answered) */
 };
 
 struct flood {
@@ -60,8 +65,8 @@ struct flood {
     size_t npeers, peers_cap;
 
     /* counters */
-    /* answered: peers (either kind) that got a SYN-ACK, each counted once */
-    uint64_t syn_sent, half_open_sent, answered, handshakes_completed;
+    /* answered: peers (any kind) that got a SYN-ACK, each counted once */
+    uint64_t syn_sent, half_open_sent, idle_sent, answered, handshakes_completed;
     uint64_t from_soc, syn_ack, rst, fin, data_bytes;
 };
 
