@@ -41,13 +41,14 @@ def markdown(report):
 
 
 def commit():
-    """The checkout's commit, '+' when it has uncommitted changes: what a figure was measured on
-    (None outside a git checkout)."""
+    """The checkout's commit, '+' when it has uncommitted changes (the report itself aside): what
+    a figure was measured on (None outside a git checkout)."""
     here = os.path.dirname(os.path.abspath(__file__))
     try:
         head = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=here, capture_output=True,
                               text=True, check=True).stdout.strip()
-        dirty = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no"], cwd=here,
+        dirty = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no", "--", ":/",
+                                ":(exclude,top)bench/results"], cwd=here,
                                capture_output=True, text=True, check=True).stdout.strip()
     except (OSError, subprocess.CalledProcessError):
         return None

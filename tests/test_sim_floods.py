@@ -324,7 +324,7 @@ def spoofed_flood(sim, kind, count, clock_scale, interval, record_as=None):
         ("evicted", "syn_half_open_evicted"), ("dropped_by_lwip", "syn_half_open_dropped"),
         ("timed_out", "conns_timed_out"), ("reclaimed", "conns_reclaimed"), ("refused", "conns_refused"),
         ("listener_reset", "syn_listen_ack_reset"))}
-    orphans_freed = d.get("syn_orphans_freed", 0)
+    orphans_freed, orphans_reset = d.get("syn_orphans_freed", 0), d.get("conns_orphans_reset", 0)
     assert flood["handshakes_completed"] >= min(count, baseline["tcp_pcbs_limit"]) // 2, flood
     assert sum(ends.values()) >= flood["handshakes_completed"], (ends, flood)
     if kind == "half_open":  # reset, not left retransmitting FINs
@@ -336,7 +336,7 @@ def spoofed_flood(sim, kind, count, clock_scale, interval, record_as=None):
                "legit_wait_max_cycles": wait_max,
                "clock_scale": clock_scale, "tcp_pcbs_max": after["tcp_pcbs_max"],
                "syn_acks_seen": flood["syn_ack"], "handshakes_completed": flood["handshakes_completed"],
-               "ends": ends, "orphans_freed": orphans_freed, "resets_seen": flood["rst"], "fins_seen": flood["fin"],
+               "ends": ends, "orphans_freed": orphans_freed, "orphans_reset": orphans_reset, "resets_seen": flood["rst"], "fins_seen": flood["fin"],
                "rx_dropped": d.get("rx_dropped", 0), "frames_in": d.get("frames_in", 0),
                "syn_rcvd_at_end": during["tcp_syn_rcvd"],
                "simulated_s_to_idle": round(seconds(after, baseline), 4),
@@ -360,8 +360,8 @@ def spoofed_flood(sim, kind, count, clock_scale, interval, record_as=None):
             f"by lwIP in SYN_RCVD, {ends['timed_out']:,} ended by the idle timeout, "
             f"{ends['reclaimed']:,} idle ones reset to give their PCB to a waiting SYN, "
             f"{ends['refused']:,} refused, {ends['listener_reset']:,} late ACKs reset by the "
-            f"listener; {orphans_freed:,} closed connections whose FIN went unanswered were reset "
-            f"for a waiting SYN; the peers saw {flood['rst']:,} resets and {flood['fin']:,} FINs. "
+            f"listener; of the closed connections whose FIN went unanswered, {orphans_reset:,} were "
+            f"reset after HTTPD_ORPHAN_RETRIES and {orphans_freed:,} for a waiting SYN; the peers saw {flood['rst']:,} resets and {flood['fin']:,} FINs. "
             f"Served during and after, a legitimate request within {wait_max:,} cycles "
             f"({wait_max_s:.2f} s of TCP time) at most; idle again "
             f"{figures['simulated_s_to_idle']} simulated s after it began.\n\n"
