@@ -1357,9 +1357,8 @@ static void park_idle(void)
      * connections from more peers than PCBs kept a new client out until an
      * idle timeout. */
     for (held = syn_queue_stats.held; held && syn_queue_needs_pcb() && (node = tcp_park_oldest()); held--) {
-        tcp_unpark(node);
         httpd_stats.conns_reclaimed++;
-        waiting_reset(parked_waiting(node));
+        waiting_reset(parked_waiting(node));   /* unparks it first */
     }
 #endif
 }

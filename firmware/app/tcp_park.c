@@ -76,15 +76,15 @@ void tcp_unpark(struct tcp_park_node *node)
     node->pcb = NULL;
 }
 
+struct tcp_park_node *tcp_park_oldest(void) { return AGE_ENTRY(idle_order.oldest, struct tcp_park_node, age); }
+
 struct tcp_park_node *tcp_park_idle_before(uint32_t cutoff_ms)
 {
-    struct tcp_park_node *oldest = AGE_ENTRY(idle_order.oldest, struct tcp_park_node, age);
+    struct tcp_park_node *oldest = tcp_park_oldest();
     return oldest && (int32_t)(cutoff_ms - oldest->since_ms) > 0 ? oldest : NULL;
 }
 
 uint32_t tcp_park_count(void) { return parked; }
-
-struct tcp_park_node *tcp_park_oldest(void) { return AGE_ENTRY(idle_order.oldest, struct tcp_park_node, age); }
 
 /* LWIP_HOOK_IP4_INPUT: a TCP segment for a parked connection puts it back on
  * the active list (at its front) before lwIP looks for it. Never eats the
