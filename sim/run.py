@@ -444,7 +444,7 @@ class Simulator:
                 self.proc.wait()
 
     def flood_command(self, command, timeout=60):
-        """Send one command to the spoofed peers ('syn COUNT INTERVAL_CYCLES', 'half_open COUNT
+        """Send one command to the spoofed peers ('syn|half_open|idle|stale_fin COUNT
         INTERVAL_CYCLES', 'stop', 'stats'; flood.h) and return their counters (a dict)."""
         import json
         if not self.flood:

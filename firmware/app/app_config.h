@@ -102,6 +102,9 @@
 #ifndef TCP_TIME_WAIT_PCB_RESERVE
 #define TCP_TIME_WAIT_PCB_RESERVE 16  /* PCBs kept free by freeing the oldest in TIME-WAIT, so a */
 #endif                                /* SYN finds one at once instead of waiting in syn_queue.c */
+#ifndef TCP_TIME_WAIT_OOW_ACK_MS
+#define TCP_TIME_WAIT_OOW_ACK_MS 500  /* at most one ACK per this many ms for segments in TIME-WAIT */
+#endif                                /* that are not the peer's FIN again (Linux: the same 500 ms) */
 
 /* ---- bulk.c: the /bulk throughput-test resource ------------------------- */
 #ifndef APP_BULK_SIZE

@@ -164,10 +164,12 @@ static int render_tcp_states(char *out, size_t size)
                     "tcp_syn_rcvd: %lu\ntcp_established: %lu\ntcp_closing: %lu\n"
                     "tcp_time_wait: %lu\ntcp_time_wait_listed: %lu\ntcp_time_wait_max: %lu\n"
                     "tcp_time_wait_expired: %" PRIu64 "\ntcp_time_wait_recycled: %" PRIu64 "\n"
+                    "tcp_time_wait_stale: %" PRIu64 "\ntcp_time_wait_stale_unacked: %" PRIu64 "\n"
                     "tcp_pcbs_sending: %lu\ntcp_parked: %lu\n",
                     syn_rcvd, established, closing, (unsigned long)tcp_time_wait_count(), time_wait_listed,
                     (unsigned long)(TCP_TIME_WAIT_BUCKETS ? TCP_TIME_WAIT_MAX : 0),
-                    tcp_time_wait_stats.expired, tcp_time_wait_stats.recycled, queued,
+                    tcp_time_wait_stats.expired, tcp_time_wait_stats.recycled, tcp_time_wait_stats.stale,
+                    tcp_time_wait_stats.stale_unacked, queued,
                     (unsigned long)tcp_park_count());
 }
 

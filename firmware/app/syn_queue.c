@@ -16,6 +16,7 @@
 #include "lwip/sys.h"
 
 #include "app_config.h"
+#include "tcp_time_wait.h"
 
 #define TCP_OPT_MSS 2
 #define HELD_SYN_TCP_LEN (TCP_HLEN + 4)   /* the header and an MSS option */
@@ -170,7 +171,7 @@ static void evict_oldest_half_open(struct tcp_pcb_listen *lpcb)
 #endif
 
 err_t syn_queue_input_hook(struct tcp_pcb *pcb, struct tcp_hdr *hdr, uint16_t optlen,
-                           uint16_t opt1len, uint8_t *opt2)
+                           uint16_t opt1len, uint8_t *opt2, struct pbuf *p)
 {
     uint8_t flags = TCPH_FLAGS(hdr);
 
@@ -181,6 +182,8 @@ err_t syn_queue_input_hook(struct tcp_pcb *pcb, struct tcp_hdr *hdr, uint16_t op
     if (pcb->state == SYN_RCVD && (flags & (TCP_ACK | TCP_RST | TCP_SYN)) == TCP_ACK &&
         TCP_SEQ_BETWEEN(hdr->ackno, pcb->lastack + 1, pcb->snd_nxt))
         tcp_err(pcb, NULL);
+    if (pcb->state == TIME_WAIT && !(flags & TCP_SYN))
+        return tcp_time_wait_segment(pcb, hdr, p->tot_len);
     if (reinjecting || (flags & (TCP_SYN | TCP_ACK | TCP_RST | TCP_FIN)) != TCP_SYN)
         return ERR_OK;
 #if TCP_LISTEN_BACKLOG
@@ -322,10 +325,15 @@ int syn_queue_needs_pcb(void)
 #else /* SYN_QUEUE_LEN == 0: lwIP drops SYNs it has no PCB for */
 
 err_t syn_queue_input_hook(struct tcp_pcb *pcb, struct tcp_hdr *hdr, uint16_t optlen,
-                           uint16_t opt1len, uint8_t *opt2)
+                           uint16_t opt1len, uint8_t *opt2, struct pbuf *p)
 {
+    (void)optlen;
+    (void)opt1len;
+    (void)opt2;
     if (pcb->state == LISTEN && (TCPH_FLAGS(hdr) & (TCP_ACK | TCP_RST)) == TCP_ACK)
         syn_queue_stats.listen_ack_reset++;
+    if (pcb->state == TIME_WAIT && !(TCPH_FLAGS(hdr) & TCP_SYN))
+        return tcp_time_wait_segment(pcb, hdr, p->tot_len);
     return ERR_OK;
 }
 

@@ -14,7 +14,7 @@
  * A port enables it in its lwipopts.h:
  *   #define LWIP_HOOK_FILENAME "syn_queue.h"
  *   #define LWIP_HOOK_TCP_INPACKET_PCB(pcb, hdr, optlen, opt1len, opt2, p) \
- *       syn_queue_input_hook(pcb, hdr, optlen, opt1len, opt2)
+ *       syn_queue_input_hook(pcb, hdr, optlen, opt1len, opt2, p)
  * and its main loop calls app_poll() (which calls syn_queue_poll()). */
 #ifndef LITEDAV_SYN_QUEUE_H
 #define LITEDAV_SYN_QUEUE_H
@@ -25,10 +25,13 @@
 
 struct tcp_pcb;
 struct tcp_hdr;
+struct pbuf;
 
-/* ERR_OK: lwIP handles the segment; anything else: the queue took it. */
+/* ERR_OK: lwIP handles the segment; anything else: the queue took it. A
+ * segment for a connection in TIME-WAIT goes to tcp_time_wait_segment (p:
+ * its data, headers off). */
 err_t syn_queue_input_hook(struct tcp_pcb *pcb, struct tcp_hdr *hdr, uint16_t optlen,
-                           uint16_t opt1len, uint8_t *opt2);
+                           uint16_t opt1len, uint8_t *opt2, struct pbuf *p);
 
 /* Called for every TCP segment lwIP builds (LWIP_HOOK_TCP_OUT_ADD_TCPOPTS,
  * opts returned as they are): the first SYN-ACK of a half-open connection

@@ -166,7 +166,45 @@ uint32_t tcp_time_wait_count(void)
     return n;
 }
 
-#else /* off: lwIP's own list, recycled only once every PCB is taken */
+#endif
+
+/* The last ACK sent for a stale segment, by connection: a small table
+ * indexed by the PCB's address. A collision or a freed PCB's entry costs at
+ * most one ACK more or one ACK less within TCP_TIME_WAIT_OOW_ACK_MS, for a
+ * segment that needs none. */
+#define STALE_ACK_SLOTS 64
+static struct {
+    const struct tcp_pcb *pcb;
+    uint32_t at_ms;
+} stale_acks[STALE_ACK_SLOTS];
+
+err_t tcp_time_wait_segment(struct tcp_pcb *pcb, const struct tcp_hdr *hdr, uint16_t payload_len)
+{
+    uint8_t flags = TCPH_FLAGS(hdr);
+    uint32_t now;
+    unsigned slot;
+
+    /* lwIP ignores a reset, sends nothing for a bare ACK; a SYN has rules of its own */
+    if (pcb->state != TIME_WAIT || (flags & (TCP_SYN | TCP_RST)) || (!payload_len && !(flags & TCP_FIN)))
+        return ERR_OK;
+    /* the peer's FIN again: our ACK was lost, lwIP ACKs it and restarts 2 MSL (RFC 793) */
+    if ((flags & TCP_FIN) && hdr->seqno + payload_len + 1 == pcb->rcv_nxt)
+        return ERR_OK;
+    tcp_time_wait_stats.stale++;
+    now = sys_now();
+    slot = (unsigned)(((uintptr_t)pcb / sizeof(void *)) % STALE_ACK_SLOTS);
+    if (stale_acks[slot].pcb == pcb && (uint32_t)(now - stale_acks[slot].at_ms) < TCP_TIME_WAIT_OOW_ACK_MS) {
+        tcp_time_wait_stats.stale_unacked++;
+        return ERR_ABRT;
+    }
+    stale_acks[slot].pcb = pcb;
+    stale_acks[slot].at_ms = now;
+    tcp_ack_now(pcb);
+    tcp_output(pcb);
+    return ERR_ABRT;
+}
+
+#if !TCP_TIME_WAIT_BUCKETS /* off: lwIP's own list, recycled only once every PCB is taken */
 
 void tcp_time_wait_trim(void)
 {

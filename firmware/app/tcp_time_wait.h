@@ -29,7 +29,11 @@
 
 #include <stdint.h>
 
+#include "lwip/err.h"
+
 struct pbuf;
+struct tcp_pcb;
+struct tcp_hdr;
 
 /* Take the connections on lwIP's TIME-WAIT list off it; free the oldest as
  * above (their 2 MSL counted on sys_now()). From app_poll, never from inside
@@ -44,9 +48,23 @@ void tcp_time_wait_input(const struct pbuf *p);
 /* Connections in TIME-WAIT: held here, and on lwIP's list. */
 uint32_t tcp_time_wait_count(void);
 
+/* LWIP_HOOK_TCP_INPACKET_PCB's part (syn_queue.c), for a segment lwIP
+ * would answer in TIME-WAIT (data or a FIN, not a SYN) that is not the
+ * peer's FIN again: lwIP ACKs every such segment and restarts 2 MSL. A peer
+ * still holding an older connection on the same port answers each ACK with
+ * its FIN again, a loop at wire speed (ab -c 100 through slirp: 24 ports,
+ * ~1,000 frames per simulated s each). Here, like Linux's
+ * tcp_invalid_ratelimit, such a segment gets an ACK at most once per
+ * TCP_TIME_WAIT_OOW_ACK_MS a connection and restarts nothing. ERR_OK: lwIP
+ * handles the segment; anything else: handled here. payload_len: the
+ * segment's data bytes. */
+err_t tcp_time_wait_segment(struct tcp_pcb *pcb, const struct tcp_hdr *hdr, uint16_t payload_len);
+
 struct tcp_time_wait_stats {
     uint64_t expired;    /* freed after their 2 MSL */
     uint64_t recycled;   /* freed early, oldest first: beyond the bound or for a new connection */
+    uint64_t stale;      /* segments not the peer's FIN again (tcp_time_wait_segment) */
+    uint64_t stale_unacked; /* of them, dropped without an ACK (one was sent too recently) */
 };
 extern struct tcp_time_wait_stats tcp_time_wait_stats;
 

@@ -89,14 +89,16 @@ int tcp_park_input(struct pbuf *p, struct netif *inp);
 /* Half-open connections the listener keeps before the SYN queue evicts the
  * oldest (syn_queue.c). The offload NIC: more than 100 clients connecting at
  * once, whose SYNs its RX ring takes in one burst; at 64 the burst's last 36
- * SYNs reset the first 36 clients (ab -n 400 -c 100: 36 failed). LiteEth's 32
- * RX slots never deliver such a burst, and each half-open connection makes
- * every SYN cost more (lwIP's demultiplexing walks them all, so does the
- * heap's search for its lowest free block past their SYN-ACKs): at 128, a
+ * SYNs reset the first 36 clients (ab -n 400 -c 100: 36 failed). So does a
+ * LiteEth MAC with more than 64 RX slots (--eth-rx-slots 128: 77 of ab's
+ * first 100 clients reset). 32 RX slots (the simulator's default) never
+ * deliver such a burst, and each half-open connection makes every SYN cost
+ * more (lwIP's demultiplexing walks them all, so does the heap's search for
+ * its lowest free block past their SYN-ACKs): at 128, a
  * SYN flood's SYN cost the LiteEth SoC ~31,000 cycles, more than the 30,000
  * between the flood test's SYNs, its RX slots stayed full and a real client's
  * handshake was dropped until the flood evicted it (tests/test_sim_floods.py). */
-#ifdef LITEDAV_NIC_OFFLOAD
+#if defined(LITEDAV_NIC_OFFLOAD) || (defined(ETHMAC_RX_SLOTS) && ETHMAC_RX_SLOTS > 64)
 #define TCP_DEFAULT_LISTEN_BACKLOG  128
 #else
 #define TCP_DEFAULT_LISTEN_BACKLOG  64
@@ -125,11 +127,11 @@ int tcp_park_input(struct pbuf *p, struct netif *inp);
 #endif
 #ifdef LITEDAV_NIC_OFFLOAD
 #define LWIP_HOOK_TCP_INPACKET_PCB(pcb, hdr, optlen, opt1len, opt2, p) \
-    (syn_queue_input_hook(pcb, hdr, optlen, opt1len, opt2) == ERR_OK ? tso_input_hook(pcb, hdr, p) \
+    (syn_queue_input_hook(pcb, hdr, optlen, opt1len, opt2, p) == ERR_OK ? tso_input_hook(pcb, hdr, p) \
                                                                      : ERR_ABRT)
 #else
 #define LWIP_HOOK_TCP_INPACKET_PCB(pcb, hdr, optlen, opt1len, opt2, p) \
-    syn_queue_input_hook(pcb, hdr, optlen, opt1len, opt2)
+    syn_queue_input_hook(pcb, hdr, optlen, opt1len, opt2, p)
 #endif
 
 #endif

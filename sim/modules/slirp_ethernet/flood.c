@@ -29,7 +29,16 @@
 /* what a half-open peer sends before it vanishes: a request head cut short */
 static const char partial_head[] = "GET /static/task.ics HTTP/1.1\r\nHost: flood\r\n";
 
-static const char *const kind_names[] = { [FLOOD_SYN] = "syn", [FLOOD_HALF_OPEN] = "half_open", [FLOOD_IDLE] = "idle" };
+/* what a stale_fin peer asks: a small answer, after which the server closes first */
+static const char close_request[] = "GET /stale-fin HTTP/1.0\r\n\r\n";
+
+/* how far behind the connection's own a stale FIN's sequence number is */
+#define STALE_SEQ_OFFSET 0x40000000u
+
+enum stale_fin_phase { STALE_ASKED = 1, STALE_FIN_SENT, STALE_FIN_AGAIN, STALE_LOOP, STALE_DONE };
+
+static const char *const kind_names[] = { [FLOOD_SYN] = "syn", [FLOOD_HALF_OPEN] = "half_open", [FLOOD_IDLE] = "idle",
+                                          [FLOOD_STALE_FIN] = "stale_fin" };
 
 static uint64_t next_random(struct flood *f) /* xorshift64* */
 {
@@ -172,6 +181,8 @@ void flood_tick(struct flood *f, uint64_t cycle)
     p = &f->peers[n];
     p->kind = (uint8_t)f->kind;
     p->acked = 0;
+    p->phase = 0;
+    p->replies = 0;
     p->isn = (uint32_t)next_random(f);
     p->port = (uint16_t)(1024 + next_random(f) % 64000);
     send_segment(f, n, p->isn, 0, TCP_SYN, NULL, 0);
@@ -179,17 +190,76 @@ void flood_tick(struct flood *f, uint64_t cycle)
         f->syn_sent++;
     else if (f->kind == FLOOD_HALF_OPEN)
         f->half_open_sent++;
+    else if (f->kind == FLOOD_STALE_FIN)
+        f->stale_fin_sent++;
     else
         f->idle_sent++;
     f->remaining--;
     f->next_cycle = cycle + f->interval_cycles;
 }
 
+/* A stale_fin peer's part, once its handshake is done (see flood.h). */
+static void stale_fin_segment(struct flood *f, uint32_t n, uint32_t seq, uint32_t ack, uint8_t flags,
+                              size_t payload_len)
+{
+    struct flood_peer *p = &f->peers[n];
+
+    if (flags & TCP_RST) {
+        p->phase = STALE_DONE;
+        return;
+    }
+    switch (p->phase) {
+    case STALE_ASKED: /* the answer, then the server's FIN: ACK it, and send ours */
+        if (!payload_len && !(flags & TCP_FIN))
+            return;
+        if (seq != p->rcv_nxt) { /* a retransmission: ACK what we have */
+            send_segment(f, n, p->snd_nxt, p->rcv_nxt, TCP_ACK, NULL, 0);
+            return;
+        }
+        p->rcv_nxt += (uint32_t)payload_len + ((flags & TCP_FIN) ? 1 : 0);
+        if (flags & TCP_FIN) {
+            send_segment(f, n, p->snd_nxt++, p->rcv_nxt, TCP_FIN | TCP_ACK, NULL, 0);
+            p->phase = STALE_FIN_SENT;
+        } else {
+            send_segment(f, n, p->snd_nxt, p->rcv_nxt, TCP_ACK, NULL, 0);
+        }
+        return;
+    case STALE_FIN_SENT: /* our FIN ACKed: the server's side is in TIME-WAIT; our FIN again */
+        if (!(flags & TCP_ACK) || ack != p->snd_nxt || payload_len || (flags & TCP_FIN))
+            return;
+        f->time_wait_reached++;
+        send_segment(f, n, p->snd_nxt - 1, p->rcv_nxt, TCP_FIN | TCP_ACK, NULL, 0);
+        p->phase = STALE_FIN_AGAIN;
+        return;
+    case STALE_FIN_AGAIN: /* ACKed again: now a FIN from an older connection on this port */
+        if (!(flags & TCP_ACK) || ack != p->snd_nxt)
+            return;
+        f->fin_again_acked++;
+        f->stale_fin_first++;
+        send_segment(f, n, p->snd_nxt - 1 - STALE_SEQ_OFFSET, p->rcv_nxt - STALE_SEQ_OFFSET, TCP_FIN | TCP_ACK,
+                     NULL, 0);
+        p->phase = STALE_LOOP;
+        return;
+    case STALE_LOOP: /* each ACK the stale FIN gets is answered with it again */
+        if (!(flags & TCP_ACK))
+            return;
+        f->stale_fin_acked++;
+        if (p->replies < STALE_FIN_REPLIES) {
+            p->replies++;
+            send_segment(f, n, p->snd_nxt - 1 - STALE_SEQ_OFFSET, p->rcv_nxt - STALE_SEQ_OFFSET,
+                         TCP_FIN | TCP_ACK, NULL, 0);
+        }
+        return;
+    default:
+        return;
+    }
+}
+
 int flood_from_soc(struct flood *f, const uint8_t *data, size_t len)
 {
     const uint8_t *ip = data + ETH_HEADER, *tcp;
     uint32_t dst, n;
-    size_t ihl, total, off;
+    size_t ihl, total, off, payload_len = 0;
     uint8_t flags;
     struct flood_peer *p;
 
@@ -209,30 +279,39 @@ int flood_from_soc(struct flood *f, const uint8_t *data, size_t len)
     off = (size_t)(tcp[12] >> 4) * 4;
     flags = tcp[13];
     if (off >= TCP_HEADER && total >= ihl + off)
-        f->data_bytes += total - ihl - off;
+        payload_len = total - ihl - off;
+    f->data_bytes += payload_len;
     if (flags & TCP_RST)
         f->rst++;
     if (flags & TCP_FIN)
         f->fin++;
+    n = dst - PEER_NET - 1;
+    p = n < f->npeers ? &f->peers[n] : NULL;
+    if (p && p->acked && p->kind == FLOOD_STALE_FIN && get16(tcp + 2) == p->port) {
+        stale_fin_segment(f, n, get32(tcp + 4), get32(tcp + 8), flags, payload_len);
+        return 1;
+    }
     if ((flags & (TCP_SYN | TCP_ACK)) != (TCP_SYN | TCP_ACK))
         return 1;
     f->syn_ack++;
-    n = dst - PEER_NET - 1;
-    if (n >= f->npeers)
-        return 1;
-    p = &f->peers[n];
-    if (p->acked || get16(tcp + 2) != p->port || get32(tcp + 8) != p->isn + 1)
+    if (!p || p->acked || get16(tcp + 2) != p->port || get32(tcp + 8) != p->isn + 1)
         return 1;
     p->acked = 1;
     f->answered++;
     if (p->kind == FLOOD_SYN)
         return 1;
     f->handshakes_completed++;
-    if (p->kind == FLOOD_IDLE) /* the handshake's ACK, and nothing after it */
+    if (p->kind == FLOOD_IDLE) { /* the handshake's ACK, and nothing after it */
         send_segment(f, n, p->isn + 1, get32(tcp + 4) + 1, TCP_ACK, NULL, 0);
-    else                       /* its ACK carries the first part of a request */
+    } else if (p->kind == FLOOD_STALE_FIN) { /* a whole request with it */
+        p->snd_nxt = p->isn + 1 + (uint32_t)(sizeof(close_request) - 1);
+        p->rcv_nxt = get32(tcp + 4) + 1;
+        p->phase = STALE_ASKED;
+        send_segment(f, n, p->isn + 1, p->rcv_nxt, TCP_ACK | TCP_PSH, close_request, sizeof(close_request) - 1);
+    } else {                   /* its ACK carries the first part of a request */
         send_segment(f, n, p->isn + 1, get32(tcp + 4) + 1, TCP_ACK | TCP_PSH, partial_head,
                      sizeof(partial_head) - 1);
+    }
     return 1;
 }
 
@@ -240,16 +319,21 @@ static int stats_json(const struct flood *f, uint64_t cycle, char *out, size_t s
 {
     return snprintf(out, size,
                     "{\"cycle\": %llu, \"running\": \"%s\", \"remaining\": %llu, \"peers\": %llu, \"syn_sent\": %llu, "
-                    "\"half_open_sent\": %llu, \"idle_sent\": %llu, \"answered\": %llu, \"handshakes_completed\": %llu, \"from_soc\": %llu, "
-                    "\"syn_ack\": %llu, \"rst\": %llu, \"fin\": %llu, \"data_bytes\": %llu}",
+                    "\"half_open_sent\": %llu, \"idle_sent\": %llu, \"stale_fin_sent\": %llu, \"answered\": %llu, "
+                    "\"handshakes_completed\": %llu, \"from_soc\": %llu, "
+                    "\"syn_ack\": %llu, \"rst\": %llu, \"fin\": %llu, \"data_bytes\": %llu, "
+                    "\"time_wait_reached\": %llu, \"fin_again_acked\": %llu, \"stale_fin_first\": %llu, "
+                    "\"stale_fin_acked\": %llu}",
                     (unsigned long long)cycle, f->remaining ? kind_names[f->kind] : "", (unsigned long long)f->remaining,
                     (unsigned long long)f->npeers, (unsigned long long)f->syn_sent,
                     (unsigned long long)f->half_open_sent, (unsigned long long)f->idle_sent,
-                    (unsigned long long)f->answered,
+                    (unsigned long long)f->stale_fin_sent, (unsigned long long)f->answered,
                     (unsigned long long)f->handshakes_completed,
                     (unsigned long long)f->from_soc, (unsigned long long)f->syn_ack,
                     (unsigned long long)f->rst, (unsigned long long)f->fin,
-                    (unsigned long long)f->data_bytes);
+                    (unsigned long long)f->data_bytes, (unsigned long long)f->time_wait_reached,
+                    (unsigned long long)f->fin_again_acked, (unsigned long long)f->stale_fin_first,
+                    (unsigned long long)f->stale_fin_acked);
 }
 
 /* One command; the answer goes to out. */
@@ -259,12 +343,16 @@ static void command(struct flood *f, char *text, uint64_t cycle, char *out, size
     unsigned long long count, interval;
     int fields = sscanf(text, "%15s %llu %llu", verb, &count, &interval);
 
-    if (fields >= 1 && (!strcmp(verb, "syn") || !strcmp(verb, "half_open") || !strcmp(verb, "idle"))) {
+    if (fields >= 1 && (!strcmp(verb, "syn") || !strcmp(verb, "half_open") || !strcmp(verb, "idle") ||
+                        !strcmp(verb, "stale_fin"))) {
         if (fields != 3 || count == 0 || interval == 0) {
             snprintf(out, size, "{\"error\": \"usage: %s COUNT INTERVAL_CYCLES (both > 0)\"}", verb);
             return;
         }
-        f->kind = !strcmp(verb, "syn") ? FLOOD_SYN : !strcmp(verb, "idle") ? FLOOD_IDLE : FLOOD_HALF_OPEN;
+        f->kind = !strcmp(verb, "syn")         ? FLOOD_SYN
+                  : !strcmp(verb, "idle")      ? FLOOD_IDLE
+                  : !strcmp(verb, "stale_fin") ? FLOOD_STALE_FIN
+                                               : FLOOD_HALF_OPEN;
         f->remaining = count;
         f->interval_cycles = interval;
         f->next_cycle = cycle;
@@ -272,7 +360,7 @@ static void command(struct flood *f, char *text, uint64_t cycle, char *out, size
         f->remaining = 0;
     } else if (fields != 1 || strcmp(verb, "stats")) {
         snprintf(out, size, "{\"error\": \"unknown command (syn COUNT INTERVAL, half_open COUNT "
-                 "INTERVAL, idle COUNT INTERVAL, stop, stats)\"}");
+                 "INTERVAL, idle COUNT INTERVAL, stale_fin COUNT INTERVAL, stop, stats)\"}");
         return;
     }
     stats_json(f, cycle, out, size);
@@ -280,7 +368,7 @@ static void command(struct flood *f, char *text, uint64_t cycle, char *out, size
 
 void flood_poll(struct flood *f, uint64_t cycle)
 {
-    char text[128], answer[512];
+    char text[128], answer[1024];
     struct sockaddr_un from;
     socklen_t from_len;
     ssize_t n;

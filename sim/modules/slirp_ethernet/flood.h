@@ -16,7 +16,15 @@
  *   idle       the handshake completed with a bare ACK, then silence: a
  *              client that connected and vanished before asking anything
  *              (the server's idle timeout closes it, and its FIN goes
- *              unanswered as well).
+ *              unanswered as well);
+ *   stale_fin  a whole request (HTTP/1.0: the server answers and closes
+ *              first), its answer ACKed and the peer's own FIN, which puts
+ *              the server's side in TIME-WAIT. Then that FIN again, as if
+ *              the server's ACK was lost (it must be ACKed each time), and
+ *              a FIN of an older connection on the same port, far outside
+ *              the window: every ACK the server sends back gets that stale
+ *              FIN again, up to STALE_FIN_REPLIES times (what slirp did
+ *              while it still held the older connection).
  * Peer n has address 198.18.0.0 + 1 + n (n < 131,000, so each is unique) and
  * a random source port; all draw from one xorshift64* generator (seed 1).
  *
@@ -25,6 +33,7 @@
  *   syn COUNT INTERVAL        COUNT new peers of that kind, one every
  *   half_open COUNT INTERVAL  INTERVAL sys_clk cycles (replaces a run in progress)
  *   idle COUNT INTERVAL
+ *   stale_fin COUNT INTERVAL
  *   stop                      no more new peers (the existing ones stay silent)
  *   stats                     nothing but the answer
  * Every command is answered (to the sender's address, when it has one) with
@@ -38,13 +47,19 @@
 
 #include "faults.h"
 
-enum flood_kind { FLOOD_NONE, FLOOD_SYN, FLOOD_HALF_OPEN, FLOOD_IDLE };
+enum flood_kind { FLOOD_NONE, FLOOD_SYN, FLOOD_HALF_OPEN, FLOOD_IDLE, FLOOD_STALE_FIN };
+
+#define STALE_FIN_REPLIES 50
 
 struct flood_peer {
     uint32_t isn;
     uint16_t port;
     uint8_t kind;  /* enum flood_kind */
     uint8_t acked; /* its first SYN-ACK was seen (and, half_open or idle, answered) */
+    /* stale_fin only: where its exchange is (flood.c), the next sequence numbers each way
+     * and the stale FINs sent in reply to an ACK */
+    uint8_t phase, replies;
+    uint32_t snd_nxt, rcv_nxt;
 };
 
 struct flood {
@@ -67,6 +82,9 @@ struct flood {
     /* counters */
     /* answered: peers (any kind) that got a SYN-ACK, each counted once */
     uint64_t syn_sent, half_open_sent, idle_sent, answered, handshakes_completed;
+    /* stale_fin: peers started; the server's side in TIME-WAIT (our FIN ACKed); our FIN
+     * again ACKed; a first stale FIN sent; ACKs the server sent for stale FINs */
+    uint64_t stale_fin_sent, time_wait_reached, fin_again_acked, stale_fin_first, stale_fin_acked;
     uint64_t from_soc, syn_ack, rst, fin, data_bytes;
 };
 
