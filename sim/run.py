@@ -202,10 +202,12 @@ def _model_fingerprint(gateware_dir):
     return h.hexdigest()
 
 
-def build(build_dir=DEFAULT_BUILD, soc_args=(), nic="liteeth", phy=None):
+def build(build_dir=DEFAULT_BUILD, soc_args=(), nic="liteeth", phy=None, fw_defs=()):
     """nic: liteeth or offload (litedav-soc --nic); the firmware is built against that SoC's
     headers in build_dir, so it gets the matching netif driver. phy: the wire rate of the
-    build's own sim_config.js (litedav-soc --phy); `Simulator` chooses its own at run time."""
+    build's own sim_config.js (litedav-soc --phy); `Simulator` chooses its own at run time.
+    fw_defs: compiler options for the firmware (firmware/Makefile's LITEDAV_FW_DEFS, e.g.
+    "-DMEMP_NUM_TCP_PCB=64"); such a build needs a folder of its own."""
     if nic not in NICS:
         raise ValueError(f"unknown NIC {nic!r}: one of {', '.join(NICS)}")
     # The steps run from different folders (LiteX from the top, make in firmware/), so a
@@ -218,7 +220,8 @@ def build(build_dir=DEFAULT_BUILD, soc_args=(), nic="liteeth", phy=None):
     _run(soc, os.path.join(logs, "soc-headers.log"), cwd=TOP)
     log("[2/3] building firmware (lwIP + HTTP server, riscv64-unknown-elf-gcc)")
     fw = os.path.join(build_dir, "firmware", "litedav.bin")
-    _run(["make", "-C", os.path.join(TOP, "firmware"), f"SOC_BUILD={build_dir}", f"-j{os.cpu_count() or 2}"],
+    _run(["make", "-C", os.path.join(TOP, "firmware"), f"SOC_BUILD={build_dir}", f"-j{os.cpu_count() or 2}",
+          *([f"LITEDAV_FW_DEFS={' '.join(fw_defs)}"] if fw_defs else [])],
          os.path.join(logs, "firmware.log"))
     gateware = os.path.join(build_dir, "gateware")
     stamp = os.path.join(gateware, ".model-fingerprint")

@@ -14,7 +14,9 @@ Both TCP ends' clocks run CLOCK_SCALE times faster than simulated time (litedav-
 20 s for a half-open SYN_RCVD, the HTTP server's idle timeout) pass in tens of millions of
 cycles rather than billions.
 
-`make test` runs the SYN flood (300 SYNs) and a half-open flood of 300 peers; LITEDAV_SOAK=1
+`make test` runs the SYN flood (300 SYNs), a half-open flood of 300 peers, peers that send a
+stale FIN into TIME-WAIT, and floods of half-open and of idle peers beyond the PCB limit of a
+firmware built with SMALL_PCBS; LITEDAV_SOAK=1
 (make soak) runs 20,000 SYNs, floods of half-open and of idle spoofed peers beyond the TCP PCB
 limit (their own simulator, both clocks x32), 1,000 idle host connections,
 ab -n 10,000 -c 100 and the memory exhaustion test, each recording a section of the reliability
@@ -309,6 +311,31 @@ def test_flood_beyond_pcbs_clients_served(sim_build, kind):
         count = status(sim)["tcp_pcbs_limit"] + HALF_OPEN_BEYOND_PCBS
         spoofed_flood(sim, kind, count, HALF_OPEN_CLOCK_SCALE, HALF_OPEN_INTERVAL,
                       record_as="flood_half_open" if kind == "half_open" else "flood_idle_spoofed")
+
+
+# make test's floods beyond the PCB limit: the LiteEth SoC's firmware with this many TCP PCBs (a
+# build of its own), so that the defences at the limit (a held SYN given an unanswered FIN's PCB
+# or the connection idle longest, syn_queue.c and httpd.c) run at the floods' x500 in millions
+# of cycles: 264 peers one every 30,000 cycles are all open within a connection's 15 M cycles.
+SMALL_PCBS = 64
+
+
+@pytest.mark.parametrize("kind", ["half_open", "idle"])
+def test_flood_beyond_a_small_pcb_pool(kind):
+    """As test_flood_beyond_pcbs_clients_served, at SMALL_PCBS PCBs and CLOCK_SCALE: every PCB
+    taken, the peers beyond the limit are served by the defences, and legitimate clients too."""
+    from litedav.sim.run import build, default_build_dir
+    small = build(f"{default_build_dir()}-pcbs{SMALL_PCBS}", fw_defs=[f"-DMEMP_NUM_TCP_PCB={SMALL_PCBS}"])
+    stop_flood_sim()
+    with booted(small, CLOCK_SCALE, flood=True) as sim:
+        limit = status(sim)["tcp_pcbs_limit"]
+        assert limit == SMALL_PCBS, f"the build has {limit} PCBs, not {SMALL_PCBS}"
+        before = status(sim)
+        spoofed_flood(sim, kind, limit + HALF_OPEN_BEYOND_PCBS, CLOCK_SCALE, FLOOD_INTERVAL)
+        d = deltas(before, status(sim))
+        assert status(sim)["tcp_pcbs_max"] == limit, "the flood never took every PCB"
+        # the defences ran: a held SYN got an idle connection's PCB, or an unanswered FIN's
+        assert d.get("conns_reclaimed", 0) + d.get("syn_orphans_freed", 0) > 0, d
 
 
 FLOOD_TITLES = {"half_open": "Half-open connections beyond the PCB limit",

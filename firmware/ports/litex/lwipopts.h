@@ -27,7 +27,9 @@ extern char __heap_start[];
 #define MEMP_NUM_PBUF               256
 /* One PCB (~200 bytes) per connection: 4,000 idle keep-alive clients and room
  * to serve new ones (bench/idle_conns.py; the HTTP side is app_port_config.h). */
+#ifndef MEMP_NUM_TCP_PCB  /* smaller for a test of what happens at the limit (tests/test_sim_floods.py) */
 #define MEMP_NUM_TCP_PCB            4200
+#endif
 #define MEMP_NUM_TCP_PCB_LISTEN     4
 /* Before lwIP looks for the connection a segment is for, one in TIME-WAIT
  * (firmware/app/tcp_time_wait.c) or parked idle (firmware/app/tcp_park.c)
