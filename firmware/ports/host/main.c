@@ -27,6 +27,7 @@
 #include "port.h"
 #include "routes.h"
 #include "slirp_netif.h"
+#include "tcp_isn.h"
 
 /* The simulator's user-mode network (libslirp defaults). */
 #define IP_ADDR   "10.0.2.15"
@@ -163,6 +164,23 @@ static int parse_port(const char *text, uint16_t *port)
     return 0;
 }
 
+/* RFC 6528 ISNs (tcp_isn.h) under a key from the kernel's random bytes. */
+static int key_isns(void)
+{
+    unsigned char seed[16];
+    FILE *urandom = fopen("/dev/urandom", "rb");
+    size_t got = urandom ? fread(seed, 1, sizeof(seed), urandom) : 0;
+
+    if (urandom)
+        fclose(urandom);
+    if (got != sizeof(seed)) {
+        fprintf(stderr, "cannot read /dev/urandom for the TCP sequence number key\n");
+        return -1;
+    }
+    tcp_isn_stir(seed, sizeof(seed));
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
     static const struct option options[] = {
@@ -249,6 +267,8 @@ int main(int argc, char **argv)
     host_port_init();
     printf("\nLiteDAV firmware (%s, %" PRIu32 " Hz)\n", port_name(), port_cycles_hz());
     if (mount_store(users, nusers) != 0)
+        return 1;
+    if (key_isns() != 0)
         return 1;
     lwip_init();
     ip4addr_aton(IP_ADDR, &ip);

@@ -17,6 +17,7 @@
 #include "netif/ethernet.h"
 
 #include "port.h"
+#include "tcp_isn.h"
 
 #define RX_SLOT(n) ((const uint8_t *)(ETHMAC_BASE + (n) * ETHMAC_SLOT_SIZE))
 #define TX_SLOT(n) ((uint8_t *)(ETHMAC_BASE + (ETHMAC_RX_SLOTS + (n)) * ETHMAC_SLOT_SIZE))
@@ -71,6 +72,7 @@ int liteeth_netif_poll(struct netif *netif)
         uint32_t len = ethmac_sram_writer_length_read();
         struct pbuf *p = NULL;
         uint64_t start = port_cycles(), copied;
+        tcp_isn_stir_arrival((uint32_t)start);
 
         if (len >= 14 && len <= ETHMAC_SLOT_SIZE) {
             p = pbuf_alloc(PBUF_RAW, (u16_t)len, PBUF_POOL);

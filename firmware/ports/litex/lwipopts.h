@@ -120,6 +120,7 @@ int tcp_park_input(struct pbuf *p, struct netif *inp);
  * goes on to the TSO hook on the offload NIC's SoC; the queue's ERR_ABRT
  * (it took the segment, or freed the PCB in TIME-WAIT) ends it there. */
 #define LWIP_HOOK_FILENAME          "litex_hooks.h"
+#define LWIP_HOOK_TCP_ISN           tcp_isn_hook  /* RFC 6528 (firmware/app/tcp_isn.h) */
 /* Every segment lwIP builds passes the SYN queue's output hook: a half-open
  * connection's SYN-ACK gives it an error callback that counts its end by lwIP
  * itself (status page: syn_half_open_dropped); the offload build's definition

@@ -27,6 +27,7 @@
 #include "port.h"
 #include "profile.h"
 #include "routes.h"
+#include "tcp_isn_lwip.h"
 
 /* Static address on the simulator's user-mode network (libslirp defaults). */
 #define IP_ADDR   "10.0.2.15"
@@ -217,6 +218,7 @@ int main(void)
     }
     netif_set_default(&netif);
     netif_set_up(&netif);
+    tcp_isn_stir_boot(&netif, port_cycles());
     /* Announce ourselves: the user-mode network learns our MAC from this. */
     etharp_request(&netif, &gw);
 

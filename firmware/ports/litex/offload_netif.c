@@ -45,6 +45,7 @@
 #include "offload_tso.h"
 #include "port.h"
 #include "rx_merge.h"
+#include "tcp_isn.h"
 
 /* Ring sizes: RX takes pbufs from PBUF_POOL and must leave some for the
  * frames lwIP holds (TCP receive queues); TX needs one descriptor per pbuf.
@@ -288,6 +289,7 @@ static int rx_poll(struct netif *netif)
 
         if (!(status & RX_DONE))
             break; /* cannot happen if the NIC keeps its order: look again next poll */
+        tcp_isn_stir_arrival((uint32_t)start);
         rx_pbuf[rx_next] = NULL;
         rx_next = ring_next(rx_next, RX_RING_SIZE);
         handled++;

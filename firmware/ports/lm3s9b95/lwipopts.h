@@ -86,10 +86,12 @@
 
 /* SYNs that find every PCB taken wait in syn_queue.c (app_port_config.h
  * sizes it) instead of being dropped */
-#define LWIP_HOOK_FILENAME          "syn_queue.h"
+#define LWIP_HOOK_FILENAME          "lm3s_hooks.h"
 #define LWIP_HOOK_TCP_INPACKET_PCB(pcb, hdr, optlen, opt1len, opt2, p) \
     syn_queue_input_hook(pcb, hdr, optlen, opt1len, opt2, p)
 /* and half-open connections lwIP ends itself are counted (syn_half_open_dropped) */
 #define LWIP_HOOK_TCP_OUT_ADD_TCPOPTS(p, hdr, pcb, opts) syn_queue_output_hook(pcb, opts)
+/* RFC 6528 initial sequence numbers (firmware/app/tcp_isn.h) */
+#define LWIP_HOOK_TCP_ISN           tcp_isn_hook
 
 #endif

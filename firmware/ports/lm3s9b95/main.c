@@ -20,6 +20,7 @@
 #include "lm3s_port.h"
 #include "port.h"
 #include "routes.h"
+#include "tcp_isn_lwip.h"
 #include "semihost_flash.h"
 #include "stellaris_eth.h"
 
@@ -137,6 +138,7 @@ int main(void)
     netif_add(&netif, &ip, &mask, &gw, NULL, stellaris_eth_init, ethernet_input);
     netif_set_default(&netif);
     netif_set_up(&netif);
+    tcp_isn_stir_boot(&netif, port_cycles());
     /* Announce ourselves: the user-mode network learns our MAC from this. */
     etharp_request(&netif, &gw);
 

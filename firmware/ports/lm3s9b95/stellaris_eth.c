@@ -25,6 +25,7 @@
 #include "lm3s_port.h"
 #include "lm3s_regs.h"
 #include "port.h"
+#include "tcp_isn.h"
 
 #define RX_HEADER_BYTES 2u       /* the length field */
 #define FCS_BYTES 4u
@@ -185,6 +186,7 @@ int stellaris_eth_poll(struct netif *netif)
     }
     while (MAC_NP & MAC_NP_M) {
         uint64_t start = port_cycles(), copied;
+        tcp_isn_stir_arrival((uint32_t)start);
         uint32_t len;
         struct pbuf *p = rx_frame(&len);
 
