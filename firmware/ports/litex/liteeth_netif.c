@@ -72,7 +72,9 @@ int liteeth_netif_poll(struct netif *netif)
         uint32_t len = ethmac_sram_writer_length_read();
         struct pbuf *p = NULL;
         uint64_t start = port_cycles(), copied;
+#ifdef LWIP_HOOK_TCP_ISN /* not on the Tang Nano 4K's bring-up image (gowin_emcu) */
         tcp_isn_stir_arrival((uint32_t)start);
+#endif
 
         if (len >= 14 && len <= ETHMAC_SLOT_SIZE) {
             p = pbuf_alloc(PBUF_RAW, (u16_t)len, PBUF_POOL);
