@@ -280,7 +280,12 @@ def test_time_wait_acks_stale_fins_at_most_once(flood_sim):
     (500 ms of TCP time: 125,000 cycles at x500) a connection, like Linux's
     tcp_invalid_ratelimit, while the peer's own FIN, sent again, is ACKed every time (RFC 793:
     the peer's ACK was lost). Each flood.h stale_fin peer answers every ACK with the stale FIN
-    again, up to STALE_FIN_REPLIES (50) times: without the limit each gets 51 ACKs."""
+    again, up to STALE_FIN_REPLIES (50) times: without the limit each gets 51 ACKs.
+
+    Each peer sends such a FIN first while its connection is half-open too, before the
+    handshake's ACK: lwIP answered it with a reset (its ACK checked before its sequence number),
+    and slirp's 4.4BSD stack applied that reset to its new connection (ab -n 10,000 -c 100 on
+    LiteEth: 3 requests lost so). It must be dropped (syn_rcvd_stale_dropped), no reset sent."""
     before = status(flood_sim)
     flood_sim.flood_command(f"stale_fin {STALE_FIN_PEERS} {STALE_FIN_INTERVAL}")
     deadline = time.time() + SETTLE_TIMEOUT
@@ -297,7 +302,8 @@ def test_time_wait_acks_stale_fins_at_most_once(flood_sim):
     assert flood["stale_fin_acked"] >= STALE_FIN_PEERS, f"a stale FIN never got its one ACK: {flood}"
     assert d.get("tcp_time_wait_stale", 0) >= 2 * STALE_FIN_PEERS, d
     assert d.get("tcp_time_wait_stale_unacked", 0) >= STALE_FIN_PEERS, d
-    assert flood["rst"] == 0, f"a connection in TIME-WAIT was reset: {flood}"
+    assert d.get("syn_rcvd_stale_dropped", 0) == STALE_FIN_PEERS, d
+    assert flood["rst"] == 0, f"a reset for a stale FIN (half-open or in TIME-WAIT): {flood}"
 
 
 @soak_only
@@ -541,15 +547,21 @@ def apachebench(sim, nic):
            f"http://127.0.0.1:{sim.port}/static/task.ics"]
     out = subprocess.run(cmd, capture_output=True, text=True)
     print(" ".join(cmd) + "\n" + out.stdout)
-    if out.returncode != 0:  # ab stops at its first socket error: say what the server did meanwhile
+
+    def server_meanwhile():  # what the server did that a client could see as a failure
         s = status(sim)
-        pytest.fail(f"ab: {out.stderr.strip()}; server meanwhile: " + ", ".join(
-            f"{k} +{s[k] - baseline[k]}" for k in ("syn_half_open_evicted", "conns_timed_out", "rx_dropped",
-                                                    "syn_overflow", "syn_expired", "syn_time_wait_reopened",
-                                                    "requests")))
+        return "server meanwhile: " + ", ".join(
+            f"{k} +{s[k] - baseline[k]}" for k in ("syn_half_open_evicted", "conns_timed_out", "conns_reclaimed",
+                                                    "conns_orphans_reset", "rx_dropped", "syn_overflow",
+                                                    "syn_expired", "syn_time_wait_reopened", "requests"))
+    if out.returncode != 0:  # ab stops at its first socket error
+        pytest.fail(f"ab: {out.stderr.strip()}; {server_meanwhile()}")
     complete = int(re.search(r"^Complete requests:\s+(\d+)$", out.stdout, re.M).group(1))
     failed = int(re.search(r"^Failed requests:\s+(\d+)$", out.stdout, re.M).group(1))
-    assert complete == AB_REQUESTS and failed == 0 and "Non-2xx" not in out.stdout, out.stdout
+    # a "Length" failure: a connection that ended without the whole response (ab counts a close
+    # before any byte so too)
+    assert complete == AB_REQUESTS and failed == 0 and "Non-2xx" not in out.stdout, \
+        f"{out.stdout}\n{server_meanwhile()}"
     assert re.search(rf"^Document Length:\s+{len(TASK_ICS)} bytes$", out.stdout, re.M)
     done = status(sim)
     after = wait_for_idle(sim, baseline, "ab run")

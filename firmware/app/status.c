@@ -104,11 +104,13 @@ static int render_syn(char *out, size_t size)
         "syn_half_open_dropped: %" PRIu64 "\n"
         "syn_listen_ack_reset: %" PRIu64 "\n"
         "syn_orphans_freed: %" PRIu64 "\n"
+        "syn_rcvd_stale_dropped: %" PRIu64 "\n"
         "syn_listen_backlog: %u\n",
         syn_queue_stats.held, syn_queue_stats.held_total, syn_queue_stats.expired,
         syn_queue_stats.overflow, syn_queue_stats.time_wait_reopened,
         syn_queue_stats.half_open_evicted, syn_queue_stats.half_open_dropped,
-        syn_queue_stats.listen_ack_reset, syn_queue_stats.orphans_freed, (unsigned)SYN_LISTEN_BACKLOG);
+        syn_queue_stats.listen_ack_reset, syn_queue_stats.orphans_freed,
+        syn_queue_stats.syn_rcvd_stale_dropped, (unsigned)SYN_LISTEN_BACKLOG);
 }
 
 /* /dav/ request contexts: taken, and requests waiting for one */

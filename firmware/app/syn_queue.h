@@ -60,6 +60,8 @@ struct syn_queue_stats {
     uint64_t listen_ack_reset;    /* ACKs for no connection, reset by the listener (a handshake
                                      completing after its half-open connection was gone) */
     uint64_t orphans_freed;       /* closed connections (FIN unanswered) reset for a held SYN's PCB */
+    uint64_t syn_rcvd_stale_dropped; /* segments outside a half-open connection's window, dropped
+                                        (not answered with lwIP's reset) */
 };
 extern struct syn_queue_stats syn_queue_stats;
 

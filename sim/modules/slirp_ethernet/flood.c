@@ -307,6 +307,8 @@ int flood_from_soc(struct flood *f, const uint8_t *data, size_t len)
         p->snd_nxt = p->isn + 1 + (uint32_t)(sizeof(close_request) - 1);
         p->rcv_nxt = get32(tcp + 4) + 1;
         p->phase = STALE_ASKED;
+        /* first the older connection's FIN, its ACK none the server sent on this one */
+        send_segment(f, n, p->isn + 1 - STALE_SEQ_OFFSET, p->rcv_nxt - STALE_SEQ_OFFSET, TCP_FIN | TCP_ACK, NULL, 0);
         send_segment(f, n, p->isn + 1, p->rcv_nxt, TCP_ACK | TCP_PSH, close_request, sizeof(close_request) - 1);
     } else {                   /* its ACK carries the first part of a request */
         send_segment(f, n, p->isn + 1, get32(tcp + 4) + 1, TCP_ACK | TCP_PSH, partial_head,

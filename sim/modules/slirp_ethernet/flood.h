@@ -17,8 +17,12 @@
  *              client that connected and vanished before asking anything
  *              (the server's idle timeout closes it, and its FIN goes
  *              unanswered as well);
- *   stale_fin  a whole request (HTTP/1.0: the server answers and closes
- *              first), its answer ACKed and the peer's own FIN, which puts
+ *   stale_fin  a FIN of an older connection on the same port, far outside
+ *              the window, as soon as the SYN-ACK comes (the server must
+ *              not answer it with a reset, which slirp applied to its new
+ *              connection), then the handshake's ACK with a whole request
+ *              (HTTP/1.0: the server answers and closes first), its answer
+ *              ACKed and the peer's own FIN, which puts
  *              the server's side in TIME-WAIT. Then that FIN again, as if
  *              the server's ACK was lost (it must be ACKed each time), and
  *              a FIN of an older connection on the same port, far outside
