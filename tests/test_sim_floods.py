@@ -290,6 +290,8 @@ def test_time_wait_acks_stale_fins_at_most_once(flood_sim):
     flood_sim.flood_command(f"stale_fin {STALE_FIN_PEERS} {STALE_FIN_INTERVAL}")
     deadline = time.time() + SETTLE_TIMEOUT
     while (flood := flood_sim.flood_command("stats"))["stale_fin_first"] < STALE_FIN_PEERS:
+        # a peer that got a reset stops where it is: fail now rather than at the deadline
+        assert flood["rst"] == 0, f"a reset for a stale FIN (half-open or in TIME-WAIT): {flood}"
         assert time.time() < deadline, f"the stale_fin peers never all reached TIME-WAIT: {flood}"
         time.sleep(1)
     served(flood_sim, 2)  # time for more of the loop, had it gone on
