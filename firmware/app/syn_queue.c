@@ -46,11 +46,12 @@ struct syn_queue_stats syn_queue_stats;
 static int stale_in_syn_rcvd(const struct tcp_pcb *pcb, const struct tcp_hdr *hdr, const struct pbuf *p)
 {
     uint8_t flags = TCPH_FLAGS(hdr);
-    uint32_t len = p->tot_len + ((flags & TCP_FIN) ? 1u : 0u);
-    uint32_t last = hdr->seqno + (len ? len - 1 : 0);
+    uint32_t len, last;
 
     if (pcb->state != SYN_RCVD || (flags & (TCP_SYN | TCP_RST)))
-        return 0;
+        return 0;   /* every segment comes here: the state first */
+    len = p->tot_len + ((flags & TCP_FIN) ? 1u : 0u);
+    last = hdr->seqno + (len ? len - 1 : 0);
     /* acceptable: some of it at or after rcv_nxt, and it starts within the window */
     if (TCP_SEQ_GEQ(last, pcb->rcv_nxt) && TCP_SEQ_LT(hdr->seqno, pcb->rcv_nxt + LWIP_MAX(pcb->rcv_wnd, 1)))
         return 0;

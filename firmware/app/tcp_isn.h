@@ -18,10 +18,13 @@
  * simulator they do not, and the simulator needs no secret) and the MAC
  * address; on the host, the kernel's random bytes.
  *
- * A port enables it in its lwipopts.h:
- *   #define LWIP_HOOK_TCP_ISN(lip, lport, rip, rport) \
- *       tcp_isn(ip4_addr_get_u32(ip_2_ip4(lip)), lport, ip4_addr_get_u32(ip_2_ip4(rip)), rport, sys_now())
- * with this header in its LWIP_HOOK_FILENAME. */
+ * A port enables it in its lwipopts.h with
+ *   #define LWIP_HOOK_TCP_ISN tcp_isn_hook
+ * and tcp_isn_lwip.h (which has tcp_isn_hook and tcp_isn_stir_boot) in its
+ * LWIP_HOOK_FILENAME. The key: the MAC and the cycle counter after the
+ * store's mount at boot (tcp_isn_stir_boot), then the first frames' arrival
+ * cycles (tcp_isn_stir_arrival) on the microcontrollers; /dev/urandom on the
+ * host. */
 #ifndef LITEDAV_TCP_ISN_H
 #define LITEDAV_TCP_ISN_H
 
