@@ -84,13 +84,24 @@ static void close_store(void)
     ram_flash = NULL;
 }
 
+/* len bytes from the OS's random source; -1 when it cannot give them (a password salt or the
+   TCP sequence number key is then refused rather than taken from a guessable generator). */
+static int read_urandom(void *buf, size_t len)
+{
+    FILE *urandom = fopen("/dev/urandom", "rb");
+    size_t got = urandom ? fread(buf, 1, len, urandom) : 0;
+
+    if (urandom)
+        fclose(urandom);
+    return got == len ? 0 : -1;
+}
+
 /* The store on --store's file (or in RAM), users provisioned. */
 static int mount_store(const char *const *users, unsigned nusers)
 {
     const char *path = host_port_store_path();
     struct store_mount_stats stats;
     const struct flash *f;
-    FILE *urandom;
     unsigned i;
     int rc;
 
@@ -112,35 +123,29 @@ static int mount_store(const char *const *users, unsigned nusers)
         close_store();
         return -1;
     }
-    urandom = nusers ? fopen("/dev/urandom", "rb") : NULL;
     for (i = 0; i < nusers; i++) {
         char name[AUTH_USER_MAX + 1];
         const char *colon = strchr(users[i], ':');
         uint8_t salt[AUTH_SALT_SIZE];
-        size_t k;
         if ((size_t)(colon - users[i]) > AUTH_USER_MAX) {
             fprintf(stderr, "litedav-host: user name too long: %s\n", users[i]);
-            if (urandom)
-                fclose(urandom);
             close_store();
             return -1;
         }
         memcpy(name, users[i], (size_t)(colon - users[i]));
         name[colon - users[i]] = '\0';
-        if (!urandom || fread(salt, 1, sizeof(salt), urandom) != sizeof(salt))
-            for (k = 0; k < sizeof(salt); k++)
-                salt[k] = (uint8_t)litedav_rand();
+        if (read_urandom(salt, sizeof(salt))) {
+            fprintf(stderr, "litedav-host: cannot read /dev/urandom for user %s's password salt\n", name);
+            close_store();
+            return -1;
+        }
         rc = auth_set_password(&dav_store, name, colon + 1, salt);
         if (rc != STORE_OK) {
             fprintf(stderr, "litedav-host: user %s: %s\n", name, store_strerror(rc));
-            if (urandom)
-                fclose(urandom);
             close_store();
             return -1;
         }
     }
-    if (urandom)
-        fclose(urandom);
     printf("store: %s, %" PRIu32 " collections, %" PRIu32 " objects, %" PRIu32 " users "
            "(%" PRIu32 " records replayed, %" PRIu32 " torn bytes dropped)\n",
            path ? path : "in RAM", stats.collections, stats.objects, stats.users,
@@ -168,13 +173,9 @@ static int parse_port(const char *text, uint16_t *port)
 static int key_isns(void)
 {
     unsigned char seed[16];
-    FILE *urandom = fopen("/dev/urandom", "rb");
-    size_t got = urandom ? fread(seed, 1, sizeof(seed), urandom) : 0;
 
-    if (urandom)
-        fclose(urandom);
-    if (got != sizeof(seed)) {
-        fprintf(stderr, "cannot read /dev/urandom for the TCP sequence number key\n");
+    if (read_urandom(seed, sizeof(seed))) {
+        fprintf(stderr, "litedav-host: cannot read /dev/urandom for the TCP sequence number key\n");
         return -1;
     }
     tcp_isn_stir(seed, sizeof(seed));
