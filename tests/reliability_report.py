@@ -30,6 +30,14 @@ def load(path):
 def markdown(report):
     lines = ["# Reliability", "",
              "Written by `make soak` (tests/reliability_report.py); one section per long-run test.", ""]
+    # which checkout each figure was measured on, at a glance: a rerun replaces one section only,
+    # so the sections can come from different commits
+    lines += ["| section | at | recorded |", "|---|---|---|"]
+    for name in sorted(report):
+        section = report[name]
+        lines.append(f"| {section.get('title', name)} | {section.get('commit') or '?'} "
+                     f"| {section.get('recorded', '?')} |")
+    lines.append("")
     for name in sorted(report):
         section = report[name]
         lines += [f"## {section.get('title', name)}", ""]
