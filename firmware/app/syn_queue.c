@@ -59,6 +59,23 @@ static int stale_in_syn_rcvd(const struct tcp_pcb *pcb, const struct tcp_hdr *hd
     return 1;
 }
 
+/* The hook's work with or without the SYN queue: count the listener's
+ * resets, drop stale segments for half-open connections, and hand segments
+ * for TIME-WAIT connections to tcp_time_wait.c. ERR_OK: the hook goes on. */
+static err_t any_queue_checks(struct tcp_pcb *pcb, struct tcp_hdr *hdr, struct pbuf *p)
+{
+    uint8_t flags = TCPH_FLAGS(hdr);
+
+    /* lwIP answers an ACK that finds only the listener with a reset */
+    if (pcb->state == LISTEN && (flags & (TCP_ACK | TCP_RST)) == TCP_ACK)
+        syn_queue_stats.listen_ack_reset++;
+    if (stale_in_syn_rcvd(pcb, hdr, p))
+        return ERR_ABRT;
+    if (pcb->state == TIME_WAIT && !(flags & TCP_SYN))
+        return tcp_time_wait_segment(pcb, hdr, p->tot_len);
+    return ERR_OK;
+}
+
 static void half_open_ended(void *arg, err_t err)
 {
     (void)arg;
@@ -201,18 +218,15 @@ err_t syn_queue_input_hook(struct tcp_pcb *pcb, struct tcp_hdr *hdr, uint16_t op
                            uint16_t opt1len, uint8_t *opt2, struct pbuf *p)
 {
     uint8_t flags = TCPH_FLAGS(hdr);
+    err_t err = any_queue_checks(pcb, hdr, p);
 
-    /* lwIP answers an ACK that finds only the listener with a reset */
-    if (pcb->state == LISTEN && (flags & (TCP_ACK | TCP_RST)) == TCP_ACK)
-        syn_queue_stats.listen_ack_reset++;
-    if (stale_in_syn_rcvd(pcb, hdr, p))
-        return ERR_ABRT;
+    /* (a TIME-WAIT segment it lets through is not a SYN: ERR_OK below) */
+    if (err != ERR_OK)
+        return err;
     /* the handshake completes now: what follows is the application's to count */
     if (pcb->state == SYN_RCVD && (flags & (TCP_ACK | TCP_RST | TCP_SYN)) == TCP_ACK &&
         TCP_SEQ_BETWEEN(hdr->ackno, pcb->lastack + 1, pcb->snd_nxt))
         tcp_err(pcb, NULL);
-    if (pcb->state == TIME_WAIT && !(flags & TCP_SYN))
-        return tcp_time_wait_segment(pcb, hdr, p->tot_len);
     if (reinjecting || (flags & (TCP_SYN | TCP_ACK | TCP_RST | TCP_FIN)) != TCP_SYN)
         return ERR_OK;
 #if TCP_LISTEN_BACKLOG
@@ -359,13 +373,7 @@ err_t syn_queue_input_hook(struct tcp_pcb *pcb, struct tcp_hdr *hdr, uint16_t op
     (void)optlen;
     (void)opt1len;
     (void)opt2;
-    if (pcb->state == LISTEN && (TCPH_FLAGS(hdr) & (TCP_ACK | TCP_RST)) == TCP_ACK)
-        syn_queue_stats.listen_ack_reset++;
-    if (stale_in_syn_rcvd(pcb, hdr, p))
-        return ERR_ABRT;
-    if (pcb->state == TIME_WAIT && !(TCPH_FLAGS(hdr) & TCP_SYN))
-        return tcp_time_wait_segment(pcb, hdr, p->tot_len);
-    return ERR_OK;
+    return any_queue_checks(pcb, hdr, p);
 }
 
 void syn_queue_poll(void)
