@@ -1,4 +1,4 @@
-"""Bulk transfers through /bulk (firmware/app/bulk.c), shared by the targets that have it: the
+"""Bulk transfers through /bulk (firmware/app/appliance/bulk.c), shared by the targets that have it: the
 simulated SoC with either NIC and the host build. A test module imports these by name and
 provides a `target` fixture (http_checks.Target).
 

@@ -21,7 +21,7 @@ import time
 import xml.etree.ElementTree as ET
 
 TOP = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-APP_CONFIG = os.path.join(TOP, "firmware", "app", "app_config.h")
+APP_CONFIG = os.path.join(TOP, "firmware", "app", "platform", "app_config.h")
 USER, PASSWORD = "demo", "demo"  # the demo user every build has (firmware/users.conf)
 HOME = f"/dav/{USER}/"
 NS = {"D": "DAV:", "C": "urn:ietf:params:xml:ns:caldav", "CS": "http://calendarserver.org/ns/",

@@ -109,7 +109,7 @@ fl=(1) ./string/../sysdeps/x86_64/multiarch/strlen-avx2.S
 fn=(1) __strlen_avx2
 10 100
 ob=(2) /src/build/host/litedav-host
-fl=(2) /src/firmware/app/ical.c
+fl=(2) /src/firmware/app/caldav/ical.c
 fn=(2) ical_parse
 5 1000
 cob=(1)

@@ -1,5 +1,5 @@
-"""Host tests of the request parsers: XML (firmware/app/xml.c), iCalendar
-(firmware/app/ical.c), and libFuzzer targets for them, for the HTTP parsers
+"""Host tests of the request parsers: XML (firmware/app/util/xml.c), iCalendar
+(firmware/app/caldav/ical.c), and libFuzzer targets for them, for the HTTP parsers
 (http_parse.c, http_chunked.c, http_cond.c; their table-driven tests are in
 test_host_parser.py), sync tokens (sync.c) and Basic credentials (auth.c).
 

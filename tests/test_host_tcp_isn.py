@@ -1,4 +1,4 @@
-"""RFC 6528 initial sequence numbers (firmware/app/tcp_isn.h), on the host under ASan/UBSan:
+"""RFC 6528 initial sequence numbers (firmware/app/net/tcp_isn.h), on the host under ASan/UBSan:
 SipHash-2-4 against its authors' vectors, ISNs that are a function of the connection and a 4 us
 clock with no counter between neighbouring connections, and a key that the first frames'
 arrival times change. The SoC's use of them is covered by every simulator test that connects."""

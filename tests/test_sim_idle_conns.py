@@ -9,7 +9,7 @@ LiteX before it was counted in ms rather than in 60 polls of the port's slow tim
 1,000 takes ~0.5 s of simulated time (4,000: ~2 s), so the timeout never fires here.
 
 Idle connections hold no HTTP state (a waiting record each, httpd.c) and are parked off
-lwIP's active list (firmware/app/tcp_park.c): the status page counts them in
+lwIP's active list (firmware/app/net/tcp_park.c): the status page counts them in
 tcp_established and tcp_parked.
 
 Every connection then closes, a wave of 8 at a time (each client's FIN answered by the

@@ -1,4 +1,4 @@
-"""Connections in TIME-WAIT cost lwIP's walks nothing (issues 8 and 9; firmware/app/tcp_time_wait.h).
+"""Connections in TIME-WAIT cost lwIP's walks nothing (issues 8 and 9; firmware/app/net/tcp_time_wait.h).
 
 A client that sends "Connection: close" (urllib, ab without -k) gets its answer and the server's
 FIN: the server closes first, so the connection holds its PCB in TIME-WAIT for 2 MSL (2 minutes

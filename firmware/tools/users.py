@@ -3,7 +3,7 @@
 
 Each line is USER("name", "salt", "hash"): a random 16-byte salt and
 SHA-256(salt || password), both in hex, so no password is ever in the image.
-The firmware (firmware/app/auth.c) includes the file and, at boot, adds or
+The firmware (firmware/app/http/auth.c) includes the file and, at boot, adds or
 updates every listed user in the store.
 
   users.py add NAME [--password PW]   add or replace a user (asks when no --password)
@@ -20,7 +20,7 @@ import sys
 DEFAULT_FILE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "users.conf")
 LINE = re.compile(r'^USER\("([^"]+)", "([0-9a-f]{32})", "([0-9a-f]{64})"\)$')
 NAME = re.compile(r"^[A-Za-z0-9._-]{1,64}$")
-HEADER = ("/* LiteDAV users, provisioned into the store at boot (firmware/app/auth.c).\n"
+HEADER = ("/* LiteDAV users, provisioned into the store at boot (firmware/app/http/auth.c).\n"
           " * Written by firmware/tools/users.py: USER(name, salt, SHA-256(salt || password)).\n"
           " * The demo user is demo / demo. */\n")
 

@@ -1,4 +1,4 @@
-/* libFuzzer target for HTTP Basic credentials (RFC 7617; firmware/app/auth.c).
+/* libFuzzer target for HTTP Basic credentials (RFC 7617; firmware/app/http/auth.c).
  *
  * The input is an Authorization field value (or, after a first byte 0x01, a
  * whole request head). For each input:
@@ -16,9 +16,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "auth.h"
-#include "flash_ram.h"
-#include "store.h"
+#include "http/auth.h"
+#include "platform/flash_ram.h"
+#include "store/store.h"
 
 #define REQUIRE(cond) \
     do { if (!(cond)) { fprintf(stderr, "%s:%d: invariant failed: %s\n", __FILE__, __LINE__, #cond); abort(); } } while (0)

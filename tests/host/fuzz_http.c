@@ -1,4 +1,4 @@
-/* libFuzzer target for the HTTP request parsers (firmware/app/http_parse.c,
+/* libFuzzer target for the HTTP request parsers (firmware/app/http/http_parse.c,
  * http_chunked.c, http_cond.c): the parsers that see every byte a client sends.
  *
  * For each input:
@@ -16,9 +16,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "http_chunked.h"
-#include "http_cond.h"
-#include "http_parse.h"
+#include "http/http_chunked.h"
+#include "http/http_cond.h"
+#include "http/http_parse.h"
 
 #define REQUIRE(cond) \
     do { if (!(cond)) { fprintf(stderr, "%s:%d: invariant failed: %s\n", __FILE__, __LINE__, #cond); abort(); } } while (0)

@@ -24,8 +24,8 @@
 #include <time.h>
 
 #include "check.h"
-#include "http_chunked.h"
-#include "http_cond.h"
+#include "http/http_chunked.h"
+#include "http/http_cond.h"
 
 #define MAX_INPUT 16384
 #define MAX_DATA 2048

@@ -30,7 +30,7 @@
 #include <time.h>
 
 #include "check.h"
-#include "http_parse.h"
+#include "http/http_parse.h"
 
 #define MAX_INPUT 1024
 

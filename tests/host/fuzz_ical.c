@@ -1,5 +1,5 @@
 /* libFuzzer target for the iCalendar reader and time-range matcher
- * (firmware/app/ical.c).
+ * (firmware/app/caldav/ical.c).
  *
  * For each input:
  *   - parse it with a small and with a roomy arena; an error must carry a
@@ -18,7 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "ical.h"
+#include "caldav/ical.h"
 
 #define REQUIRE(cond) \
     do { if (!(cond)) { fprintf(stderr, "%s:%d: invariant failed: %s\n", __FILE__, __LINE__, #cond); abort(); } } while (0)

@@ -1,4 +1,4 @@
-/* libFuzzer target for sync tokens (RFC 6578; firmware/app/sync.c).
+/* libFuzzer target for sync tokens (RFC 6578; firmware/app/caldav/sync.c).
  *
  * The first 4 input bytes choose the collection id the token must name, the
  * rest is the token as a client sends it in a sync-collection REPORT. For
@@ -18,7 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "sync.h"
+#include "caldav/sync.h"
 
 #define REQUIRE(cond) \
     do { if (!(cond)) { fprintf(stderr, "%s:%d: invariant failed: %s\n", __FILE__, __LINE__, #cond); abort(); } } while (0)

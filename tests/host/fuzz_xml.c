@@ -1,4 +1,4 @@
-/* libFuzzer target for the XML reader and writer (firmware/app/xml.c).
+/* libFuzzer target for the XML reader and writer (firmware/app/util/xml.c).
  *
  * For each input:
  *   - parse it with a small and with a roomy arena (limits: 16 levels, the
@@ -16,7 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "xml.h"
+#include "util/xml.h"
 
 #define REQUIRE(cond) \
     do { if (!(cond)) { fprintf(stderr, "%s:%d: invariant failed: %s\n", __FILE__, __LINE__, #cond); abort(); } } while (0)

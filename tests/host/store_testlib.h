@@ -8,9 +8,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "crc32.h"
+#include "util/crc32.h"
 #include "flash_file.h"
-#include "store.h"
+#include "store/store.h"
 
 static const char *scratch_dir = ".";
 

@@ -1,4 +1,4 @@
-/* Unit tests for the incremental chunked decoder (firmware/app/http_chunked.c).
+/* Unit tests for the incremental chunked decoder (firmware/app/http/http_chunked.c).
  *
  * Every input is fed from malloc'd pieces of exactly their length, so a read
  * past what was given is reported by AddressSanitizer. Each case runs whole,
@@ -10,7 +10,7 @@
 #include <string.h>
 
 #include "check.h"
-#include "http_chunked.h"
+#include "http/http_chunked.h"
 
 #define LEN(lit) (sizeof(lit) - 1)
 #define OUT_MAX 8192

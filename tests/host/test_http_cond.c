@@ -1,4 +1,4 @@
-/* Unit tests for the conditional-request helpers (firmware/app/http_cond.c):
+/* Unit tests for the conditional-request helpers (firmware/app/http/http_cond.c):
  * entity-tag list matching (RFC 9110 section 8.8.3) and the 304/412
  * decisions of If-Match / If-None-Match (sections 13.1.1, 13.1.2, 13.2.2).
  * The last line printed is "N passed, M failed". */
@@ -7,8 +7,8 @@
 #include <string.h>
 
 #include "check.h"
-#include "http_cond.h"
-#include "http_parse.h"
+#include "http/http_cond.h"
+#include "http/http_parse.h"
 
 #define LEN(lit) (sizeof(lit) - 1)
 

@@ -1,4 +1,4 @@
-/* Unit tests for the pure HTTP request-head parser (firmware/app/http_parse.c).
+/* Unit tests for the pure HTTP request-head parser (firmware/app/http/http_parse.c).
  *
  * Built for the host with ASan/UBSan by firmware/ports/host/Makefile. Every
  * input is copied into a malloc'd buffer of exactly its length, so a read past
@@ -9,7 +9,7 @@
 #include <string.h>
 
 #include "check.h"
-#include "http_parse.h"
+#include "http/http_parse.h"
 
 /* ---- helpers ---------------------------------------------------------- */
 

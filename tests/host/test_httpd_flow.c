@@ -1,5 +1,5 @@
 /* httpd's flow control, in process: lwIP (NO_SYS) on its loopback netif,
- * firmware/app/httpd.c as the server and a raw-API lwIP client, with small
+ * firmware/app/http/httpd.c as the server and a raw-API lwIP client, with small
  * windows and send buffers (tests/host/httpd_flow/lwipopts.h).
  *
  *   test_httpd_flow [seed [rounds]]     (defaults: seed 1, 20)
@@ -27,8 +27,8 @@
 #include "lwip/timeouts.h"
 
 #include "check.h"
-#include "httpd.h"
-#include "routes.h"
+#include "http/httpd.h"
+#include "appliance/routes.h"
 
 #define BIG_LEN 100000u
 #define BODY_MAX (64u * 1024u)

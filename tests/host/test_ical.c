@@ -1,5 +1,5 @@
 /* Unit tests of the iCalendar reader and time-range matcher
- * (firmware/app/ical.c).
+ * (firmware/app/caldav/ical.c).
  *
  * A table of objects with the validation status expected, value parsers
  * (dates, durations, offsets, recurrence rules), exports in the shape Google
@@ -12,7 +12,7 @@
 #include <string.h>
 
 #include "check.h"
-#include "ical.h"
+#include "caldav/ical.h"
 
 static unsigned char arena[32768];
 

@@ -18,9 +18,9 @@
 
 #include "check.h"
 #include "flash_ctrl_model.h"
-#include "flash_ram.h"
+#include "platform/flash_ram.h"
 #include "internal_flash.h"
-#include "store.h"
+#include "store/store.h"
 #include "store_testlib.h"
 #include "test_rng.h"
 

@@ -25,9 +25,9 @@
 #include <string.h>
 
 #include "check.h"
-#include "flash.h"
+#include "platform/flash.h"
 #include "flash_litespi.h"
-#include "port.h"
+#include "platform/port.h"
 
 #define CHIP_SIZE    (2u << 20)
 #define STORE_OFFSET 0x180000u

@@ -4,7 +4,7 @@
 #include <string.h>
 
 #include "check.h"
-#include "tcp_isn.h"
+#include "net/tcp_isn.h"
 
 #define IP(a, b, c, d) ((uint32_t)(a) | (uint32_t)(b) << 8 | (uint32_t)(c) << 16 | (uint32_t)(d) << 24)
 

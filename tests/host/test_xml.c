@@ -1,4 +1,4 @@
-/* Unit tests of the XML reader and writer (firmware/app/xml.c).
+/* Unit tests of the XML reader and writer (firmware/app/util/xml.c).
  *
  * Table of documents with the status and error offset expected, then
  * structural checks on real request bodies from CalDAV clients (Apple
@@ -8,7 +8,7 @@
 #include <string.h>
 
 #include "check.h"
-#include "xml.h"
+#include "util/xml.h"
 
 static unsigned char arena[16384];
 

@@ -9,7 +9,7 @@
 #include "lwip/arch.h"
 
 #include "cortex_m.h"
-#include "port.h"
+#include "platform/port.h"
 
 struct port_stats port_stats;
 static volatile uint32_t millis;

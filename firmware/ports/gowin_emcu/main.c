@@ -24,7 +24,7 @@
 
 #include "cortex_m.h"
 #include "liteeth_netif.h"
-#include "port.h"
+#include "platform/port.h"
 
 #ifndef EMCU_IP
 #define EMCU_IP "192.168.1.50"

@@ -19,7 +19,7 @@
 
 #include <stdint.h>
 
-#include "flash.h"
+#include "platform/flash.h"
 
 struct flash_file {
     struct flash flash;        /* hand &ff->flash to the store */

@@ -1,4 +1,4 @@
-/* Host port hooks beyond firmware/app/port.h: set up by main.c, read by the
+/* Host port hooks beyond firmware/app/platform/port.h: set up by main.c, read by the
  * host's drivers. */
 #ifndef LITEDAV_HOST_PORT_H
 #define LITEDAV_HOST_PORT_H

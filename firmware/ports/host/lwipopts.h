@@ -53,8 +53,8 @@
 #define LWIP_NETIF_HOSTNAME         0
 #define LWIP_SINGLE_NETIF           1
 
-/* RFC 6528 initial sequence numbers (firmware/app/tcp_isn.h); main.c keys them from /dev/urandom */
-#define LWIP_HOOK_FILENAME          "tcp_isn_lwip.h"
+/* RFC 6528 initial sequence numbers (firmware/app/net/tcp_isn.h); main.c keys them from /dev/urandom */
+#define LWIP_HOOK_FILENAME          "net/tcp_isn_lwip.h"
 #define LWIP_HOOK_TCP_ISN           tcp_isn_hook
 
 #endif

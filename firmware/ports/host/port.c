@@ -10,7 +10,7 @@
 #include "lwip/sys.h"
 
 #include "host_port.h"
-#include "port.h"
+#include "platform/port.h"
 
 #define NS_PER_S 1000000000u
 

@@ -13,7 +13,6 @@
 
 SERVER_PORT_DIR := $(abspath $(dir $(lastword $(MAKEFILE_LIST))))
 SERVER_TOP      := $(abspath $(SERVER_PORT_DIR)/../../..)
-SERVER_APP      := $(SERVER_TOP)/firmware/app
 OUT             ?= $(SERVER_TOP)/build/host
 LWIP_DIR        ?= $(SERVER_TOP)/build/lwip
 SANITIZE        ?= 1
@@ -36,7 +35,7 @@ SERVER_SLIRP_LIBS   := $(or $(shell pkg-config --libs slirp 2>/dev/null),-lslirp
 
 SERVER_CFLAGS := -std=c99 $(SERVER_MODE) -Wall -Wextra -Wno-unused-parameter \
                  -Werror=implicit-function-declaration -fno-common \
-                 -I$(SERVER_PORT_DIR) -I$(SERVER_APP) -I$(LWIP_DIR)/src/include $(SERVER_SLIRP_CFLAGS) \
+                 -I$(SERVER_PORT_DIR) $(APP_INCLUDES) -I$(LWIP_DIR)/src/include $(SERVER_SLIRP_CFLAGS) \
                  -I$(SERVER_PORT_DIR)/../../../sim/modules/slirp_ethernet $(SERVER_DEFS)
 SERVER_LDFLAGS := $(SERVER_MODE)
 SERVER_LIBS    := $(SERVER_SLIRP_LIBS)
@@ -48,14 +47,14 @@ SERVER_LWIP_SRCS := $(addprefix $(LWIP_DIR)/src/core/, init.c def.c dns.c inet_c
                       ip4_frag.c ip4.c ip4_addr.c) \
                     $(LWIP_DIR)/src/netif/ethernet.c
 # The whole app, except what the host's unit tests build (they share build/host).
-SERVER_APP_SRCS  := $(wildcard $(SERVER_APP)/*.c)
+SERVER_APP_SRCS  := $(APP_SRCS)
 SERVER_PORT_SRCS := $(addprefix $(SERVER_PORT_DIR)/, main.c port.c slirp_netif.c) \
                     $(wildcard $(SERVER_PORT_DIR)/flash_file.c)
 SERVER_STATIC    := $(wildcard $(SERVER_TOP)/firmware/static/*)
 
 SERVER_OBJS := $(SERVER_OBJ)/gen/static_data.o \
                $(patsubst $(LWIP_DIR)/%.c,$(SERVER_OBJ)/lwip/%.o,$(SERVER_LWIP_SRCS)) \
-               $(patsubst $(SERVER_APP)/%.c,$(SERVER_OBJ)/app/%.o,$(SERVER_APP_SRCS)) \
+               $(patsubst $(APP)/%.c,$(SERVER_OBJ)/app/%.o,$(SERVER_APP_SRCS)) \
                $(patsubst $(SERVER_PORT_DIR)/%.c,$(SERVER_OBJ)/port/%.o,$(SERVER_PORT_SRCS))
 
 .PHONY: server
@@ -77,7 +76,7 @@ $(SERVER_OBJ)/lwip/%.o: $(LWIP_DIR)/%.c | $(LWIP_DIR)/src/core/tcp.c
 	@mkdir -p $(dir $@)
 	$(CC) $(SERVER_CFLAGS) -w -MMD -MP -c -o $@ $<
 
-$(SERVER_OBJ)/app/%.o: $(SERVER_APP)/%.c
+$(SERVER_OBJ)/app/%.o: $(APP)/%.c
 	@mkdir -p $(dir $@)
 	$(CC) $(SERVER_CFLAGS) -MMD -MP -c -o $@ $<
 

@@ -31,7 +31,7 @@
 #include "lwip/pbuf.h"
 #include "netif/ethernet.h"
 
-#include "port.h"
+#include "platform/port.h"
 
 #define MAX_FRAME 1536       /* Ethernet frame without FCS, plus headroom for a VLAN tag */
 #define RX_QUEUE_MAX 256     /* as the simulator's rx_queue default */

@@ -23,13 +23,13 @@
  * 1,300 to 1,700 of them open). One small piece per PCB instead. */
 #define HTTPD_HEAD_PIECES MEMP_NUM_TCP_PCB
 /* Idle connections (waiting records with nothing in flight) leave lwIP's
- * active list, so its timers walk only the busy ones (firmware/app/tcp_park.h);
+ * active list, so its timers walk only the busy ones (firmware/app/net/tcp_park.h);
  * a segment for one brings it back through the IPv4 input hook (lwipopts.h). */
 #define HTTPD_PARK_BUCKETS 4096
 
 /* Connections in TIME-WAIT (the server closes first) leave lwIP's list,
  * which lwIP walks for every SYN and in its slow timer, for a hash table
- * (firmware/app/tcp_time_wait.h): as many as there are PCBs, each for its
+ * (firmware/app/net/tcp_time_wait.h): as many as there are PCBs, each for its
  * 2 MSL unless a new connection needs its PCB. */
 #define TCP_TIME_WAIT_BUCKETS 4096
 

@@ -33,7 +33,7 @@
 
 #include "flash_litespi.h"
 #include "flash_window.h"
-#include "port.h"
+#include "platform/port.h"
 
 #if defined(CSR_SPIFLASH_CORE_BASE) && defined(SPIFLASH_BASE) && defined(LITEDAV_FLASH_STORE_BASE) && \
     defined(LITEDAV_FLASH_STORE_SIZE)

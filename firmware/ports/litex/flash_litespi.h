@@ -4,7 +4,7 @@
 #ifndef LITEDAV_FLASH_LITESPI_H
 #define LITEDAV_FLASH_LITESPI_H
 
-#include "flash.h"
+#include "platform/flash.h"
 
 /* The store's flash region, probed on the first call: NULL when no chip
  * answers the JEDEC ID command, or the region does not fit the chip that

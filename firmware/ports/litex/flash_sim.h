@@ -3,7 +3,7 @@
 #ifndef LITEDAV_FLASH_SIM_H
 #define LITEDAV_FLASH_SIM_H
 
-#include "flash.h"
+#include "platform/flash.h"
 
 /* The flash the store lives on, probed on the first call: NULL when the SoC
  * has no sim flash or no host module answers (the caller falls back to a

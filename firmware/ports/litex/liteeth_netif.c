@@ -16,8 +16,8 @@
 #include "lwip/pbuf.h"
 #include "netif/ethernet.h"
 
-#include "port.h"
-#include "tcp_isn.h"
+#include "platform/port.h"
+#include "net/tcp_isn.h"
 
 #define RX_SLOT(n) ((const uint8_t *)(ETHMAC_BASE + (n) * ETHMAC_SLOT_SIZE))
 #define TX_SLOT(n) ((uint8_t *)(ETHMAC_BASE + (ETHMAC_RX_SLOTS + (n)) * ETHMAC_SLOT_SIZE))

@@ -1,5 +1,5 @@
 /* lwIP hooks of the LiteX port, read by lwIP's sources through
- * LWIP_HOOK_FILENAME (lwipopts.h): the SYN queue (firmware/app/syn_queue.h)
+ * LWIP_HOOK_FILENAME (lwipopts.h): the SYN queue (firmware/app/net/syn_queue.h)
  * on every build, and the offload NIC's TCP segmentation offload
  * (offload_tso.h) on SoCs that have that NIC, and RFC 6528 initial sequence
  * numbers (tcp_isn.h). lwIP takes one file and one function per hook, so
@@ -9,8 +9,8 @@
 
 #include <generated/soc.h>
 
-#include "syn_queue.h"
-#include "tcp_isn_lwip.h"
+#include "net/syn_queue.h"
+#include "net/tcp_isn_lwip.h"
 #ifdef LITEDAV_NIC_OFFLOAD
 #include "offload_tso.h"
 #endif

@@ -32,7 +32,7 @@ extern char __heap_start[];
 #endif
 #define MEMP_NUM_TCP_PCB_LISTEN     4
 /* Before lwIP looks for the connection a segment is for, one in TIME-WAIT
- * (firmware/app/tcp_time_wait.c) or parked idle (firmware/app/tcp_park.c)
+ * (firmware/app/net/tcp_time_wait.c) or parked idle (firmware/app/net/tcp_park.c)
  * goes back on lwIP's list. */
 struct pbuf;
 struct netif;
@@ -114,13 +114,13 @@ int tcp_park_input(struct pbuf *p, struct netif *inp);
 #endif
 
 /* Every received TCP segment with its PCB goes first to the SYN queue
- * (firmware/app/syn_queue.c, sized in app_config.h): a SYN that finds every
+ * (firmware/app/net/syn_queue.c, sized in app_config.h): a SYN that finds every
  * PCB taken waits there instead of being dropped, and a SYN reusing the ports
  * of a connection in TIME-WAIT reopens it. Whatever the queue does not take
  * goes on to the TSO hook on the offload NIC's SoC; the queue's ERR_ABRT
  * (it took the segment, or freed the PCB in TIME-WAIT) ends it there. */
 #define LWIP_HOOK_FILENAME          "litex_hooks.h"
-#define LWIP_HOOK_TCP_ISN           tcp_isn_hook  /* RFC 6528 (firmware/app/tcp_isn.h) */
+#define LWIP_HOOK_TCP_ISN           tcp_isn_hook  /* RFC 6528 (firmware/app/net/tcp_isn.h) */
 /* Every segment lwIP builds passes the SYN queue's output hook: a half-open
  * connection's SYN-ACK gives it an error callback that counts its end by lwIP
  * itself (status page: syn_half_open_dropped); the offload build's definition

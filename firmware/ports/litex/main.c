@@ -12,9 +12,9 @@
 #include "lwip/timeouts.h"
 #include "netif/ethernet.h"
 
-#include "dav.h"
-#include "flash_ram.h"
-#include "httpd.h"
+#include "dav/dav.h"
+#include "platform/flash_ram.h"
+#include "http/httpd.h"
 #ifdef LITEDAV_NIC_OFFLOAD
 #include "offload_netif.h"
 #define nic_netif_init offload_netif_init
@@ -24,10 +24,10 @@
 #define nic_netif_init liteeth_netif_init
 #define nic_netif_poll liteeth_netif_poll
 #endif
-#include "port.h"
-#include "profile.h"
-#include "routes.h"
-#include "tcp_isn_lwip.h"
+#include "platform/port.h"
+#include "platform/profile.h"
+#include "appliance/routes.h"
+#include "net/tcp_isn_lwip.h"
 
 /* Static address on the simulator's user-mode network (libslirp defaults). */
 #define IP_ADDR   "10.0.2.15"

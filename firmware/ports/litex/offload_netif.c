@@ -43,9 +43,9 @@
 #include "netif/ethernet.h"
 
 #include "offload_tso.h"
-#include "port.h"
+#include "platform/port.h"
 #include "rx_merge.h"
-#include "tcp_isn.h"
+#include "net/tcp_isn.h"
 
 /* Ring sizes: RX takes pbufs from PBUF_POOL and must leave some for the
  * frames lwIP holds (TCP receive queues); TX needs one descriptor per pbuf.

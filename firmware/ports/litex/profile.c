@@ -15,7 +15,7 @@
 #include <irq.h>
 #include <system.h>
 
-#include "profile.h"
+#include "platform/profile.h"
 
 #define PROFILE_PERIOD 10007u
 #define BUCKET_SHIFT 4

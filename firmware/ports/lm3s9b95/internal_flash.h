@@ -15,7 +15,7 @@
 
 #include <stdint.h>
 
-#include "flash.h"
+#include "platform/flash.h"
 
 #define INTERNAL_FLASH_BYTES (256u * 1024u)   /* LM3S9B95: 256 KiB at address 0 */
 #define INTERNAL_FLASH_BLOCK 1024u            /* erase block */

@@ -91,7 +91,7 @@
     syn_queue_input_hook(pcb, hdr, optlen, opt1len, opt2, p)
 /* and half-open connections lwIP ends itself are counted (syn_half_open_dropped) */
 #define LWIP_HOOK_TCP_OUT_ADD_TCPOPTS(p, hdr, pcb, opts) syn_queue_output_hook(pcb, opts)
-/* RFC 6528 initial sequence numbers (firmware/app/tcp_isn.h) */
+/* RFC 6528 initial sequence numbers (firmware/app/net/tcp_isn.h) */
 #define LWIP_HOOK_TCP_ISN           tcp_isn_hook
 
 #endif

@@ -4,7 +4,7 @@
 #include "cortex_m.h"
 #include "lm3s_port.h"
 #include "lm3s_regs.h"
-#include "port.h"
+#include "platform/port.h"
 
 #define CONSOLE_BAUD 115200u
 #define PLL_LOCK_SPINS 200000u

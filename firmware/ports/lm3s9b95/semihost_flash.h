@@ -6,7 +6,7 @@
 
 #include <stdint.h>
 
-#include "flash.h"
+#include "platform/flash.h"
 
 struct semihost_flash {
     struct flash flash;   /* hand &sf->flash to the store */

@@ -24,8 +24,8 @@
 
 #include "lm3s_port.h"
 #include "lm3s_regs.h"
-#include "port.h"
-#include "tcp_isn.h"
+#include "platform/port.h"
+#include "net/tcp_isn.h"
 
 #define RX_HEADER_BYTES 2u       /* the length field */
 #define FCS_BYTES 4u

@@ -1,9 +1,0 @@
-/* /bulk: a RAM resource for throughput tests (bulk.c). */
-#ifndef LITEDAV_BULK_H
-#define LITEDAV_BULK_H
-
-#include "httpd.h"
-
-extern const struct http_handler bulk_handler;
-
-#endif

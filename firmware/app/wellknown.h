@@ -1,9 +1,0 @@
-/* Service discovery (RFC 6764 section 5): /.well-known/caldav. */
-#ifndef LITEDAV_WELLKNOWN_H
-#define LITEDAV_WELLKNOWN_H
-
-#include "httpd.h"
-
-extern const struct http_handler wellknown_handler;
-
-#endif
