@@ -356,7 +356,10 @@ def load(port, users, items, seed=12345, threads=4):
 
 def _code_fingerprint():
     h = hashlib.sha256()
-    for path in ("firmware/app/store.c", "firmware/app/store.h", "tests/office_data.py"):
+    store_layer = os.path.join("firmware", "app", "store")
+    paths = sorted(os.path.join(store_layer, name) for name in os.listdir(os.path.join(TOP, store_layer))
+                   if name.endswith((".c", ".h")))
+    for path in paths + ["tests/office_data.py"]:
         with open(os.path.join(TOP, path), "rb") as f:
             h.update(f.read())
     return h.hexdigest()[:12]
