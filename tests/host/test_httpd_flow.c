@@ -28,7 +28,7 @@
 
 #include "check.h"
 #include "http/httpd.h"
-#include "appliance/routes.h"
+#include "http/router.h"
 
 #define BIG_LEN 100000u
 #define BODY_MAX (64u * 1024u)
@@ -173,20 +173,11 @@ static void big_end(struct http_exchange *x)
 
 static const struct http_handler big_handler = { NULL, NULL, big_end, NULL };
 
-static int missing_begin(struct http_exchange *x) { return 404; }
-static const struct http_handler missing_handler = { missing_begin, NULL, NULL, NULL };
-
-const struct http_handler *app_dispatch(struct http_exchange *x, uint32_t *body_max)
-{
-    const struct http_request *req = x->req;
-    x->route = NULL;
-    *body_max = BODY_MAX;
-    if (req->method == HTTP_PUT && req->target_len == 5 && memcmp(req->target, "/sink", 5) == 0)
-        return &sink_handler;
-    if (req->method == HTTP_GET && req->target_len == 4 && memcmp(req->target, "/big", 4) == 0)
-        return &big_handler;
-    return &missing_handler;
-}
+static const struct http_route routes[] = {
+    { "/sink", HTTP_METHOD_BIT(HTTP_PUT), BODY_MAX, &sink_handler, NULL },
+    { "/big", HTTP_METHOD_BIT(HTTP_GET), BODY_MAX, &big_handler, NULL },
+};
+static const struct http_router router = { routes, sizeof(routes) / sizeof(routes[0]) };
 
 /* ---- the client side ----------------------------------------------------- */
 
@@ -426,7 +417,7 @@ int main(int argc, char **argv)
     printf("test_httpd_flow: seed %llu, %d rounds\n", (unsigned long long)seed, rounds);
     rng_state = seed * 0x9e3779b97f4a7c15ull | 1;
     lwip_init();
-    if (httpd_init(80) != 0) {
+    if (httpd_init(80, &router) != 0) {
         CHECK(!"httpd_init");
         return check_summary();
     }

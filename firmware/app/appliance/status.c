@@ -1,3 +1,5 @@
+#include "appliance/status.h"
+
 #include <inttypes.h>
 #include <stdio.h>
 
@@ -8,7 +10,6 @@
 #include "dav/dav.h"
 #include "http/httpd.h"
 #include "platform/port.h"
-#include "appliance/routes.h"
 #include "net/syn_queue.h"
 #include "net/tcp_park.h"
 #include "net/tcp_time_wait.h"

@@ -12,7 +12,7 @@
 #include "caldav/caldav.h"
 #include "http/http_cond.h"
 #include "caldav/ical.h"
-#include "appliance/routes.h"
+#include "http/router.h"
 #include "caldav/sync.h"
 
 struct store dav_store;
@@ -524,7 +524,7 @@ void dav_respond_status(struct dav_ctx *c, int status, const char *detail)
     if (status == 401)
         headers = AUTH_CHALLENGE;
     if (status == 405 && x->route) {
-        route_allow_header(x->route->methods, allow, sizeof(allow));
+        http_allow_header(x->allow, allow, sizeof(allow));
         headers = allow;
     }
     httpd_respond_error(x, status, detail, headers);

@@ -35,7 +35,7 @@
 #include "util/age_list.h"
 #include "http/http_chunked.h"
 #include "http/http_parse.h"
-#include "appliance/routes.h"
+#include "http/router.h"
 #include "net/syn_queue.h"
 #include "net/tcp_park.h"
 
@@ -58,6 +58,8 @@ enum body_framing { BODY_NONE, BODY_LENGTH, BODY_CHUNKED };
 
 static const char continue_line[] = "HTTP/1.1 100 Continue\r\n\r\n";
 static const char last_chunk[] = "0\r\n\r\n";
+
+static const struct http_router *router; /* httpd_init's */
 
 struct conn {
     struct tcp_pcb *pcb;
@@ -674,7 +676,7 @@ static void start_request(struct conn *c)
         c->body_left = c->req.content_length;
     }
 
-    c->handler = app_dispatch(&c->x, &body_max);
+    c->handler = http_route(router, &c->x, &body_max);
     if (body_max > HTTPD_BODY_MAX)
         body_max = HTTPD_BODY_MAX;
     http_chunked_init(&c->chunked, body_max);
@@ -1452,7 +1454,7 @@ static err_t on_accept(void *arg, struct tcp_pcb *pcb, err_t err)
     return ERR_OK;
 }
 
-int httpd_init(uint16_t port)
+int httpd_init(uint16_t port, const struct http_router *routes)
 {
     struct tcp_pcb *pcb = tcp_new_ip_type(IPADDR_TYPE_ANY);
     struct tcp_pcb *listener;
@@ -1465,6 +1467,7 @@ int httpd_init(uint16_t port)
 #endif
     if (!pcb)
         return -1;
+    router = routes;
     if (tcp_bind(pcb, IP_ANY_TYPE, port) != ERR_OK) {
         tcp_close(pcb);
         return -1;

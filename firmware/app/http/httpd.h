@@ -1,8 +1,8 @@
 /* HTTP/1.1 server on lwIP's raw TCP API (NO_SYS): keep-alive, pipelining,
  * flow control through tcp_recved and tcp_sent, bounded per-connection memory.
  *
- * Handlers (the route table is in routes.h) see one request at a time as an
- * http_exchange and never touch lwIP:
+ * Handlers (chosen by the route table given to httpd_init, http/router.h) see
+ * one request at a time as an http_exchange and never touch lwIP:
  *
  *   begin(x)            the head is parsed. Return 0 to accept the request
  *                       (its body follows through body(); an
@@ -49,10 +49,12 @@
 #endif
 
 struct http_route;
+struct http_router;
 
 struct http_exchange {
     const struct http_request *req;   /* the head: valid until the response is queued */
     const struct http_route *route;   /* the matched route, NULL if none */
+    uint32_t allow;                   /* HTTP_METHOD_BIT() set the target allows (Allow fields) */
     void *state;                      /* the handler's own, NULL at begin */
     char *scratch;                    /* per-connection buffer, free for the handler */
     size_t scratch_size;
@@ -124,7 +126,8 @@ extern struct httpd_stats httpd_stats;
  * from the main loop. */
 void httpd_poll(void);
 
-/* Listen on the given TCP port. Returns 0 on success. */
-int httpd_init(uint16_t port);
+/* Listen on the given TCP port and serve requests by the router's table
+ * (kept, not copied). Returns 0 on success. */
+int httpd_init(uint16_t port, const struct http_router *router);
 
 #endif

@@ -25,7 +25,7 @@
 #include "host_port.h"
 #include "http/httpd.h"
 #include "platform/port.h"
-#include "appliance/routes.h"
+#include "appliance/app.h"
 #include "slirp_netif.h"
 #include "net/tcp_isn.h"
 
@@ -282,7 +282,7 @@ int main(int argc, char **argv)
     /* Announce ourselves: the user-mode network learns our MAC from this. */
     etharp_request(&netif, &gw);
 
-    if (httpd_init(HTTP_PORT) != 0) {
+    if (app_start(HTTP_PORT) != 0) {
         printf("httpd: cannot listen on port %d\n", HTTP_PORT);
         slirp_netif_shutdown(&netif);
         return 1;

@@ -26,7 +26,7 @@
 #endif
 #include "platform/port.h"
 #include "platform/profile.h"
-#include "appliance/routes.h"
+#include "appliance/app.h"
 #include "net/tcp_isn_lwip.h"
 
 /* Static address on the simulator's user-mode network (libslirp defaults). */
@@ -222,7 +222,7 @@ int main(void)
     /* Announce ourselves: the user-mode network learns our MAC from this. */
     etharp_request(&netif, &gw);
 
-    if (httpd_init(HTTP_PORT) != 0) {
+    if (app_start(HTTP_PORT) != 0) {
         printf("httpd: cannot listen on port %d\n", HTTP_PORT);
         litedav_halt();
     }

@@ -19,7 +19,7 @@
 #include "internal_flash.h"
 #include "lm3s_port.h"
 #include "platform/port.h"
-#include "appliance/routes.h"
+#include "appliance/app.h"
 #include "net/tcp_isn_lwip.h"
 #include "semihost_flash.h"
 #include "stellaris_eth.h"
@@ -142,7 +142,7 @@ int main(void)
     /* Announce ourselves: the user-mode network learns our MAC from this. */
     etharp_request(&netif, &gw);
 
-    if (httpd_init(HTTP_PORT) != 0)
+    if (app_start(HTTP_PORT) != 0)
         cortex_m_fatal("httpd: cannot listen on port 80");
     cortex_m_printf("listening on http://%s:%d/\n", IP_ADDR, HTTP_PORT);
 
