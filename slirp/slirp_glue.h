@@ -42,7 +42,7 @@ struct slirp_glue_hooks {
 };
 
 struct slirp_glue_config {
-    const char *name;      /* prefix of its messages on stderr, e.g. "[slirp]" */
+    const char *name;      /* prefix of its messages on stderr, e.g. "[slirp]" (kept, not copied) */
     unsigned clock_scale;  /* with elapsed_ns: slirp's clock runs this many times faster (>= 1) */
     bool no_dhcp_dns;      /* slirp neither answers DHCP nor relays DNS (a guest with a static
                               address and no resolver) */
