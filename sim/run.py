@@ -186,19 +186,23 @@ def _run(cmd, quiet_log=None, **kw):
 
 def _model_fingerprint(gateware_dir):
     """What the Verilator model depends on: the generated Verilog and C++ glue
-    (minus LiteX's timestamp comments) and the sim module sources. Firmware
-    changes do not count: main RAM is loaded from its .init file at start."""
+    (minus LiteX's timestamp comments) and the sim module sources, with the
+    shared C they build from. Firmware changes do not count: main RAM is
+    loaded from its .init file at start."""
+    from litedav.soc.build import SIM_MODULE_SHARED_DIRS
+
     h = hashlib.sha256()
     for name in ("sim.v", "sim_init.cpp", "sim_header.h"):
         with open(os.path.join(gateware_dir, name)) as f:
             for line in f:
                 if not line.lstrip().startswith("//"):
                     h.update(line.encode())
-    modules = os.path.join(TOP, "sim", "modules")
-    for root, _, files in sorted(os.walk(modules)):
-        for name in sorted(files):
-            with open(os.path.join(root, name), "rb") as f:
-                h.update(name.encode() + f.read())
+    sources = [os.path.join(TOP, "sim", "modules")] + [os.path.join(TOP, d) for d in SIM_MODULE_SHARED_DIRS]
+    for top in sources:
+        for root, _, files in sorted(os.walk(top)):
+            for name in sorted(files):
+                with open(os.path.join(root, name), "rb") as f:
+                    h.update(name.encode() + f.read())
     return h.hexdigest()
 
 

@@ -492,12 +492,21 @@ def flash_boot_image(firmware, board, output_dir):
     return image
 
 
+# Top-level folders of C the sim modules build from with other programs (slirp/: the libslirp
+# glue, also in the host port), staged beside the modules under the same names.
+SIM_MODULE_SHARED_DIRS = ("slirp",)
+
+
 def _stage_sim_modules(dest):
-    """Copy sim/modules/* into the build tree: LiteX writes its variables.mak there."""
-    src = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "sim", "modules")
+    """Copy sim/modules/* into the build tree (LiteX writes its variables.mak there), and the
+    folders of SIM_MODULE_SHARED_DIRS beside them."""
+    top = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    src = os.path.join(top, "sim", "modules")
     os.makedirs(dest, exist_ok=True)
     for name in os.listdir(src):
         shutil.copytree(os.path.join(src, name), os.path.join(dest, name), dirs_exist_ok=True)
+    for name in SIM_MODULE_SHARED_DIRS:
+        shutil.copytree(os.path.join(top, name), os.path.join(dest, name), dirs_exist_ok=True)
 
 
 if __name__ == "__main__":

@@ -15,6 +15,7 @@ import pytest
 
 TOP = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 MODULE = os.path.join(TOP, "sim", "modules", "slirp_ethernet")
+GLUE = os.path.join(TOP, "slirp")
 
 
 @pytest.fixture(scope="module")
@@ -23,9 +24,10 @@ def driver(tmp_path_factory):
     if not cc:
         pytest.skip("no C compiler")
     exe = str(tmp_path_factory.mktemp("synack") / "slirp_synack_driver")
-    subprocess.run([cc, "-O1", "-Wall", "-Wextra", "-Werror", "-I", MODULE,
+    subprocess.run([cc, "-O1", "-Wall", "-Wextra", "-Werror", "-I", MODULE, "-I", GLUE,
                     os.path.join(TOP, "tests", "host", "slirp_synack_driver.c"),
-                    os.path.join(MODULE, "synack_guard.c"), "-lslirp", "-o", exe], check=True)
+                    os.path.join(MODULE, "synack_guard.c"), os.path.join(GLUE, "slirp_glue.c"),
+                    "-lslirp", "-o", exe], check=True)
     return exe
 
 

@@ -22,22 +22,20 @@
 #include <arpa/inet.h>
 #include <errno.h>
 #include <netinet/in.h>
-#include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
-#include <slirp/libslirp.h>
-
+#include "slirp_glue.h"
 #include "synack_guard.h"
 
 static const uint8_t GUEST_MAC[6] = {0x10, 0xe2, 0xd5, 0, 0, 1};
 static const char *GUEST_IP = "10.0.2.15";
 
-static int64_t now_ns = 1000000000; /* the driver's clock; libslirp treats 0 as "never" */
-static Slirp *slirp;
+static int64_t elapsed_ns; /* the driver's clock, slirp's from 1 s (slirp_glue.h) */
+static struct slirp_glue *slirp;
 static struct synack_guard guard;
 static int use_guard;
 
@@ -47,17 +45,6 @@ static int have_syn;
 static uint8_t syn_frame[2048];
 static size_t syn_len;
 static unsigned data_segments; /* TCP segments with payload from slirp */
-
-struct timer {
-    SlirpTimerCb cb;
-    void *cb_opaque;
-    int64_t expire_ms;
-    struct timer *next;
-};
-static struct timer *timers;
-
-static struct pollfd fds[256];
-static int nfds;
 
 static uint16_t get16(const uint8_t *p) { return (uint16_t)(p[0] << 8 | p[1]); }
 static void put16(uint8_t *p, uint16_t v) { p[0] = (uint8_t)(v >> 8); p[1] = (uint8_t)v; }
@@ -86,7 +73,7 @@ static void to_slirp(uint8_t *frame, size_t len)
 {
     if (use_guard)
         synack_guard_frame(&guard, frame, len);
-    slirp_input(slirp, frame, (int)len);
+    slirp_glue_input(slirp, frame, len);
 }
 
 static void arp_reply(const uint8_t *req)
@@ -106,13 +93,12 @@ static void arp_reply(const uint8_t *req)
     to_slirp(f, sizeof(f));
 }
 
-static ssize_t cb_send_packet(const void *buf, size_t len, void *opaque)
+static void from_slirp(const uint8_t *f, size_t len, void *opaque)
 {
-    const uint8_t *f = buf;
     (void)opaque;
     if (len >= 42 && get16(f + 12) == 0x0806 && get16(f + 20) == 1) {
         arp_reply(f);
-        return (ssize_t)len;
+        return;
     }
     if (len >= 54 && get16(f + 12) == 0x0800 && f[23] == 6) {
         size_t ihl = (size_t)(f[14] & 15) * 4, total = get16(f + 16);
@@ -127,7 +113,6 @@ static ssize_t cb_send_packet(const void *buf, size_t len, void *opaque)
         if (total > ihl + doff)
             data_segments++;
     }
-    return (ssize_t)len;
 }
 
 /* the guest's SYN-ACK to slirp's SYN: sequence number 5000, MSS 1460 */
@@ -165,104 +150,28 @@ static size_t make_synack(uint8_t *f)
     return 14 + 20 + 24;
 }
 
-static int64_t cb_clock_get_ns(void *opaque) { (void)opaque; return now_ns; }
-
-static void *cb_timer_new(SlirpTimerCb cb, void *cb_opaque, void *opaque)
-{
-    struct timer *t = calloc(1, sizeof(*t));
-    (void)opaque;
-    if (!t)
-        abort();
-    t->cb = cb;
-    t->cb_opaque = cb_opaque;
-    t->expire_ms = -1;
-    t->next = timers;
-    timers = t;
-    return t;
-}
-
-static void cb_timer_free(void *timer, void *opaque)
-{
-    struct timer **p;
-    (void)opaque;
-    for (p = &timers; *p; p = &(*p)->next)
-        if (*p == timer) {
-            *p = ((struct timer *)timer)->next;
-            free(timer);
-            return;
-        }
-}
-
-static void cb_timer_mod(void *timer, int64_t expire_ms, void *opaque)
+static int64_t driver_clock(void *opaque)
 {
     (void)opaque;
-    ((struct timer *)timer)->expire_ms = expire_ms;
-}
-
-static void cb_guest_error(const char *msg, void *opaque) { (void)opaque; fprintf(stderr, "guest error: %s\n", msg); }
-static void cb_fd(int fd, void *opaque) { (void)fd; (void)opaque; }
-static void cb_notify(void *opaque) { (void)opaque; }
-
-static int add_poll(int fd, int events, void *opaque)
-{
-    (void)opaque;
-    if (nfds >= (int)(sizeof(fds) / sizeof(fds[0])))
-        return -1;
-    fds[nfds].fd = fd;
-    fds[nfds].events = (short)(((events & SLIRP_POLL_IN) ? POLLIN : 0) | ((events & SLIRP_POLL_OUT) ? POLLOUT : 0) |
-                               ((events & SLIRP_POLL_PRI) ? POLLPRI : 0));
-    fds[nfds].revents = 0;
-    return nfds++;
-}
-
-static int get_revents(int idx, void *opaque)
-{
-    short r;
-    (void)opaque;
-    if (idx < 0 || idx >= nfds)
-        return 0;
-    r = fds[idx].revents;
-    return ((r & POLLIN) ? SLIRP_POLL_IN : 0) | ((r & POLLOUT) ? SLIRP_POLL_OUT : 0) |
-           ((r & POLLPRI) ? SLIRP_POLL_PRI : 0) | ((r & POLLERR) ? SLIRP_POLL_ERR : 0) |
-           ((r & POLLHUP) ? SLIRP_POLL_HUP : 0);
+    return elapsed_ns;
 }
 
 /* advance the clock by ms and give slirp its poll (host sockets, TCP timers) */
 static void step(int ms)
 {
     uint32_t timeout = 0;
-    struct timer *t;
-    int rc;
 
-    now_ns += (int64_t)ms * 1000000;
-    for (t = timers; t; t = t->next)
-        if (t->expire_ms >= 0 && t->expire_ms <= now_ns / 1000000) {
-            t->expire_ms = -1;
-            t->cb(t->cb_opaque);
-        }
-    nfds = 0;
-    slirp_pollfds_fill(slirp, &timeout, add_poll, NULL);
-    rc = poll(fds, (nfds_t)nfds, 0);
-    slirp_pollfds_poll(slirp, rc < 0, get_revents, NULL);
+    elapsed_ns += (int64_t)ms * 1000000;
+    slirp_glue_run_timers(slirp, 0);
+    slirp_glue_fill(slirp, &timeout);
+    slirp_glue_poll(slirp, 0, NULL);
 }
-
-static const SlirpCb callbacks = {
-    .send_packet = cb_send_packet,
-    .guest_error = cb_guest_error,
-    .clock_get_ns = cb_clock_get_ns,
-    .timer_new = cb_timer_new,
-    .timer_free = cb_timer_free,
-    .timer_mod = cb_timer_mod,
-    .register_poll_fd = cb_fd,
-    .unregister_poll_fd = cb_fd,
-    .notify = cb_notify,
-};
 
 int main(int argc, char **argv)
 {
     static const char request[] = "GET /static/task.ics HTTP/1.1\r\nHost: litedav\r\n\r\n";
-    SlirpConfig cfg;
-    struct in_addr host_addr, guest_addr;
+    static const struct slirp_glue_config config = {.name = "[slirp_synack_driver]"};
+    static const struct slirp_glue_hooks hooks = {.to_guest = from_slirp, .elapsed_ns = driver_clock};
     struct sockaddr_in sa;
     uint8_t synack[128];
     size_t synack_len, i;
@@ -276,19 +185,8 @@ int main(int argc, char **argv)
     port = atoi(argv[1]);
     use_guard = !strcmp(argv[2], "guard");
 
-    memset(&cfg, 0, sizeof(cfg));
-    cfg.version = 1;
-    cfg.restricted = 1;
-    cfg.in_enabled = true;
-    inet_pton(AF_INET, "10.0.2.0", &cfg.vnetwork);
-    inet_pton(AF_INET, "255.255.255.0", &cfg.vnetmask);
-    inet_pton(AF_INET, "10.0.2.2", &cfg.vhost);
-    inet_pton(AF_INET, GUEST_IP, &cfg.vdhcp_start);
-    inet_pton(AF_INET, "10.0.2.3", &cfg.vnameserver);
-    slirp = slirp_new(&cfg, &callbacks, NULL);
-    inet_pton(AF_INET, "127.0.0.1", &host_addr);
-    inet_pton(AF_INET, GUEST_IP, &guest_addr);
-    if (!slirp || slirp_add_hostfwd(slirp, 0, host_addr, port, guest_addr, 80) < 0) {
+    slirp = slirp_glue_new(&config, &hooks, NULL);
+    if (!slirp || slirp_glue_forward(slirp, (uint16_t)port, GUEST_IP, 80) != 0) {
         fprintf(stderr, "slirp setup failed (port %d)\n", port);
         return 1;
     }
@@ -297,7 +195,7 @@ int main(int argc, char **argv)
     memset(&sa, 0, sizeof(sa));
     sa.sin_family = AF_INET;
     sa.sin_port = htons((uint16_t)port);
-    sa.sin_addr = host_addr;
+    sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
     if (client < 0 || connect(client, (struct sockaddr *)&sa, sizeof(sa)) != 0 ||
         write(client, request, sizeof(request) - 1) != (ssize_t)(sizeof(request) - 1)) {
         fprintf(stderr, "client: %s\n", strerror(errno));
@@ -334,6 +232,6 @@ int main(int argc, char **argv)
     printf("guard synacks %llu repeats %llu stripped %llu\n", (unsigned long long)guard.synacks,
            (unsigned long long)guard.repeats, (unsigned long long)guard.stripped);
     close(client);
-    slirp_cleanup(slirp);
+    slirp_glue_free(slirp);
     return 0;
 }

@@ -262,8 +262,6 @@ int main(int argc, char **argv)
     sigemptyset(&stop_action.sa_mask);
     sigaction(SIGINT, &stop_action, NULL);
     sigaction(SIGTERM, &stop_action, NULL);
-    /* writing to a client that went away is the network's business */
-    signal(SIGPIPE, SIG_IGN);
 
     host_port_init();
     printf("\nLiteDAV firmware (%s, %" PRIu32 " Hz)\n", port_name(), port_cycles_hz());

@@ -9,10 +9,13 @@
 #                                                   e.g. to write a store image for a port that has them
 #                                                   (in an OUT of its own: objects do not track these flags)
 #
-# Needs lwIP in build/lwip (`make deps`) and libslirp-dev.
+# Needs lwIP in build/lwip (`make deps`) and libslirp-dev. The libslirp glue
+# (slirp/ at the top, shared with the simulator's slirp_ethernet module) is
+# compiled in.
 
 SERVER_PORT_DIR := $(abspath $(dir $(lastword $(MAKEFILE_LIST))))
 SERVER_TOP      := $(abspath $(SERVER_PORT_DIR)/../../..)
+SERVER_GLUE_DIR := $(SERVER_TOP)/slirp
 OUT             ?= $(SERVER_TOP)/build/host
 LWIP_DIR        ?= $(SERVER_TOP)/build/lwip
 SANITIZE        ?= 1
@@ -36,7 +39,7 @@ SERVER_SLIRP_LIBS   := $(or $(shell pkg-config --libs slirp 2>/dev/null),-lslirp
 SERVER_CFLAGS := -std=c99 $(SERVER_MODE) -Wall -Wextra -Wno-unused-parameter \
                  -Werror=implicit-function-declaration -fno-common \
                  -I$(SERVER_PORT_DIR) $(APP_INCLUDES) -I$(LWIP_DIR)/src/include $(SERVER_SLIRP_CFLAGS) \
-                 -I$(SERVER_PORT_DIR)/../../../sim/modules/slirp_ethernet $(SERVER_DEFS)
+                 -I$(SERVER_GLUE_DIR) $(SERVER_DEFS)
 SERVER_LDFLAGS := $(SERVER_MODE)
 SERVER_LIBS    := $(SERVER_SLIRP_LIBS)
 
@@ -51,11 +54,13 @@ SERVER_APP_SRCS  := $(APP_SRCS)
 SERVER_PORT_SRCS := $(addprefix $(SERVER_PORT_DIR)/, main.c port.c slirp_netif.c) \
                     $(wildcard $(SERVER_PORT_DIR)/flash_file.c)
 SERVER_STATIC    := $(wildcard $(SERVER_TOP)/firmware/static/*)
+SERVER_GLUE_SRCS := $(SERVER_GLUE_DIR)/slirp_glue.c
 
 SERVER_OBJS := $(SERVER_OBJ)/gen/static_data.o \
                $(patsubst $(LWIP_DIR)/%.c,$(SERVER_OBJ)/lwip/%.o,$(SERVER_LWIP_SRCS)) \
                $(patsubst $(APP)/%.c,$(SERVER_OBJ)/app/%.o,$(SERVER_APP_SRCS)) \
-               $(patsubst $(SERVER_PORT_DIR)/%.c,$(SERVER_OBJ)/port/%.o,$(SERVER_PORT_SRCS))
+               $(patsubst $(SERVER_PORT_DIR)/%.c,$(SERVER_OBJ)/port/%.o,$(SERVER_PORT_SRCS)) \
+               $(patsubst $(SERVER_GLUE_DIR)/%.c,$(SERVER_OBJ)/glue/%.o,$(SERVER_GLUE_SRCS))
 
 .PHONY: server
 server: $(SERVER_BIN)
@@ -81,6 +86,10 @@ $(SERVER_OBJ)/app/%.o: $(APP)/%.c
 	$(CC) $(SERVER_CFLAGS) -MMD -MP -c -o $@ $<
 
 $(SERVER_OBJ)/port/%.o: $(SERVER_PORT_DIR)/%.c
+	@mkdir -p $(dir $@)
+	$(CC) $(SERVER_CFLAGS) -MMD -MP -c -o $@ $<
+
+$(SERVER_OBJ)/glue/%.o: $(SERVER_GLUE_DIR)/%.c
 	@mkdir -p $(dir $@)
 	$(CC) $(SERVER_CFLAGS) -MMD -MP -c -o $@ $<
 

@@ -87,7 +87,6 @@
  */
 #include <arpa/inet.h>
 #include <errno.h>
-#include <poll.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -103,10 +102,9 @@
 #include "flood.h"
 #include "poll_gate.h"
 #include "synack_guard.h"
-#include "slirp_backlog.h"
+#include "slirp_glue.h"
 
 #define MAX_FRAME 2048
-#define MAX_POLLFDS 4096
 
 /* bytes of wire time around a frame, IEEE 802.3 */
 #define PREAMBLE_SFD 8
@@ -115,14 +113,6 @@
 #define IFG 12
 
 enum { TO_SOC, FROM_SOC };
-
-
-struct slirp_timer {
-    struct slirp_timer *next;
-    SlirpTimerCb cb;
-    void *cb_opaque;
-    int64_t expire_ms; /* simulated time; -1: not armed */
-};
 
 /* One direction of the link. Time is in units where a sys_clk cycle is
  * unit_cycle and a byte on the wire unit_byte; `wait` is how far ahead of now
@@ -144,8 +134,7 @@ struct session {
     char *to_soc_error;
     clk_edge_state_t edge;
 
-    Slirp *slirp;
-    struct slirp_timer *timers;
+    struct slirp_glue *slirp;
 
     /* link */
     const char *phy_name;
@@ -167,7 +156,6 @@ struct session {
 
     unsigned gap_cycles, poll_cycles, rx_queue_max;
     uint64_t sys_clk_hz;
-    unsigned clock_scale; /* slirp's clock runs this many times faster than simulated time */
     uint64_t cycles, next_poll;
 
     struct fault_link faults[2];
@@ -182,8 +170,6 @@ struct session {
     int pcap_dirty;
     int finished;
 
-    struct pollfd pollfds[MAX_POLLFDS];
-    int npollfds;
     struct poll_gate gate; /* whether a poll slot needs slirp's socket walks */
     struct synack_guard synack; /* repeated SYN-ACKs reach slirp without MSS (synack_guard.h) */
     uint8_t slirp_frame[MAX_FRAME];
@@ -192,23 +178,15 @@ struct session {
 static struct session *the_session; /* for atexit and the signal path */
 static volatile sig_atomic_t stop_signal;
 
-/* libslirp treats a timestamp of 0 as "never" (e.g. its delayed-ACK timer's
- * start), so its clock starts at 1 s rather than at 0. */
-#define SLIRP_CLOCK_START_NS 1000000000LL
+/* slirp's side (slirp_glue.h) ---------------------------------------------- */
 
 /* simulated time since start-up, in ns: cycles / sys_clk_hz */
-static int64_t sim_time_ns(const struct session *s)
+static int64_t sim_time_ns(void *opaque)
 {
+    const struct session *s = opaque;
     uint64_t sec = s->cycles / s->sys_clk_hz, rem = s->cycles % s->sys_clk_hz;
     return (int64_t)(sec * 1000000000ull + rem * 1000000000ull / s->sys_clk_hz);
 }
-
-static int64_t slirp_now_ns(const struct session *s)
-{
-    return SLIRP_CLOCK_START_NS + sim_time_ns(s) * (int64_t)s->clock_scale;
-}
-
-/* libslirp callbacks ------------------------------------------------------ */
 
 /* host -> SoC: a frame (after the fault link) joins the queue for the wire */
 static void queue_to_soc(const uint8_t *data, size_t len, int flags, void *opaque)
@@ -249,132 +227,41 @@ static void deliver_to_slirp(const uint8_t *data, size_t len, int flags, void *o
             if (synack_guard_frame(&s->synack, s->slirp_frame, len))
                 data = s->slirp_frame;
         }
-        slirp_input(s->slirp, data, (int)len); /* may queue frames to the SoC at once */
+        slirp_glue_input(s->slirp, data, len); /* may queue frames to the SoC at once */
         poll_gate_touch(&s->gate);
     }
 }
 
-static ssize_t cb_send_packet(const void *buf, size_t len, void *opaque)
+/* host -> SoC: a frame from slirp enters the fault link */
+static void from_slirp(const uint8_t *frame, size_t len, void *opaque)
 {
     struct session *s = opaque;
-    fault_link_pass(&s->faults[TO_SOC], buf, len, s->cycles);
-    return len;
+    fault_link_pass(&s->faults[TO_SOC], frame, len, s->cycles);
 }
 
-static void cb_guest_error(const char *msg, void *opaque)
-{
-    fprintf(stderr, "[slirp_ethernet] guest error: %s\n", msg);
-}
-
-static int64_t cb_clock_get_ns(void *opaque)
-{
-    return slirp_now_ns(opaque);
-}
-
-static void *cb_timer_new(SlirpTimerCb cb, void *cb_opaque, void *opaque)
-{
-    struct session *s = opaque;
-    struct slirp_timer *t = calloc(1, sizeof(*t));
-    if (!t)
-        return NULL;
-    t->cb = cb;
-    t->cb_opaque = cb_opaque;
-    t->expire_ms = -1;
-    t->next = s->timers;
-    s->timers = t;
-    return t;
-}
-
-static void cb_timer_free(void *timer, void *opaque)
-{
-    struct session *s = opaque;
-    struct slirp_timer **p;
-    for (p = &s->timers; *p; p = &(*p)->next) {
-        if (*p == timer) {
-            *p = ((struct slirp_timer *)timer)->next;
-            free(timer);
-            return;
-        }
-    }
-}
-
-static void cb_timer_mod(void *timer, int64_t expire_ms, void *opaque)
-{
-    ((struct slirp_timer *)timer)->expire_ms = expire_ms;
-}
-
-static void cb_register_poll_fd(int fd, void *opaque) { poll_gate_touch(&((struct session *)opaque)->gate); }
-static void cb_unregister_poll_fd(int fd, void *opaque) { poll_gate_forget(&((struct session *)opaque)->gate, fd); }
-static void cb_notify(void *opaque) { poll_gate_touch(&((struct session *)opaque)->gate); }
-
-static const SlirpCb slirp_callbacks = {
-    .send_packet = cb_send_packet,
-    .guest_error = cb_guest_error,
-    .clock_get_ns = cb_clock_get_ns,
-    .timer_new = cb_timer_new,
-    .timer_free = cb_timer_free,
-    .timer_mod = cb_timer_mod,
-    .register_poll_fd = cb_register_poll_fd,
-    .unregister_poll_fd = cb_unregister_poll_fd,
-    .notify = cb_notify,
-};
-
-static int add_poll(int fd, int events, void *opaque)
-{
-    struct session *s = opaque;
-    struct pollfd *p;
-    if (s->npollfds >= MAX_POLLFDS)
-        return -1;
-    p = &s->pollfds[s->npollfds];
-    p->fd = fd;
-    p->events = ((events & SLIRP_POLL_IN) ? POLLIN : 0) |
-                ((events & SLIRP_POLL_OUT) ? POLLOUT : 0) |
-                ((events & SLIRP_POLL_PRI) ? POLLPRI : 0);
-    p->revents = 0;
-    return s->npollfds++;
-}
-
-static int get_revents(int idx, void *opaque)
-{
-    struct session *s = opaque;
-    short r;
-    if (idx < 0 || idx >= s->npollfds)
-        return 0;
-    r = s->pollfds[idx].revents;
-    return ((r & POLLIN) ? SLIRP_POLL_IN : 0) | ((r & POLLOUT) ? SLIRP_POLL_OUT : 0) |
-           ((r & POLLPRI) ? SLIRP_POLL_PRI : 0) | ((r & POLLERR) ? SLIRP_POLL_ERR : 0) |
-           ((r & POLLHUP) ? SLIRP_POLL_HUP : 0);
-}
+static void poll_wanted(void *opaque) { poll_gate_touch(&((struct session *)opaque)->gate); }
+static void fd_closed(int fd, void *opaque) { poll_gate_forget(&((struct session *)opaque)->gate, fd); }
 
 static void poll_host(struct session *s)
 {
     uint32_t timeout = UINT32_MAX; /* slirp lowers it to when its timers want a poll */
-    struct slirp_timer *t;
-    int64_t now = slirp_now_ns(s) / 1000000;
-    int rc;
+    int64_t now = slirp_glue_now_ms(s->slirp);
+    const struct pollfd *fds;
+    int nfds;
 
-    for (t = s->timers; t; t = t->next) {
-        if (t->expire_ms >= 0 && t->expire_ms <= now) {
-            t->expire_ms = -1;
-            t->cb(t->cb_opaque);
-            poll_gate_touch(&s->gate);
-        }
-    }
+    slirp_glue_run_timers(s->slirp, 0); /* each one that runs touches the gate */
     if (!poll_gate_due(&s->gate, now)) {
-        /* Nothing for the socket walks (poll_gate.h). slirp_pollfds_poll with
-         * select_error set skips the sockets but still reads the clock and
-         * runs slirp's TCP timers (delayed ACK, retransmission) and output
-         * queue, as every slot did before. */
-        slirp_pollfds_poll(s->slirp, 1, get_revents, s);
+        /* Nothing for the socket walks (poll_gate.h). slirp still reads the
+         * clock and runs its TCP timers (delayed ACK, retransmission) and
+         * output queue, as every slot did before. */
+        slirp_glue_skip_sockets(s->slirp);
         return;
     }
     /* host sockets: never wait (wall time), the simulation goes on */
-    s->npollfds = 0;
-    slirp_pollfds_fill(s->slirp, &timeout, add_poll, s);
-    poll_gate_sync(&s->gate, s->pollfds, s->npollfds, now, timeout);
-    rc = poll(s->pollfds, s->npollfds, 0);
-    slirp_pollfds_poll(s->slirp, rc < 0, get_revents, s);
-    if (rc != 0) /* what it read or wrote may change what slirp watches */
+    slirp_glue_fill(s->slirp, &timeout);
+    fds = slirp_glue_pollfds(s->slirp, &nfds);
+    poll_gate_sync(&s->gate, fds, nfds, now, timeout);
+    if (slirp_glue_poll(s->slirp, 0, NULL) != 0) /* what it read or wrote may change what slirp watches */
         poll_gate_touch(&s->gate);
 }
 
@@ -619,9 +506,15 @@ static int slirp_ethernet_new(void **sess, char *args)
 {
     struct session *s;
     json_object *jargs = args ? json_tokener_parse(args) : NULL;
-    SlirpConfig cfg;
-    struct in_addr host_addr, guest_addr;
-    unsigned host_port, guest_port;
+    static const struct slirp_glue_hooks hooks = {
+        .to_guest = from_slirp,
+        .elapsed_ns = sim_time_ns,
+        .poll_wanted = poll_wanted,
+        .fd_closed = fd_closed,
+    };
+    struct slirp_glue_config glue_config = {.name = "[slirp_ethernet]"};
+    struct in_addr guest_addr;
+    unsigned host_port, guest_port, clock_scale;
     const char *guest_ip, *pcap, *flood_control;
     json_object *jfaults, *jinject;
     struct sigaction sa;
@@ -639,9 +532,9 @@ static int slirp_ethernet_new(void **sess, char *args)
     s->poll_cycles = arg_uint(jargs, "poll_cycles", 2048);
     s->rx_queue_max = arg_uint(jargs, "rx_queue", 256);
     s->sys_clk_hz = arg_u64(jargs, "sys_clk_hz", 0);
-    s->clock_scale = arg_uint(jargs, "clock_scale", 1);
-    if (s->clock_scale < 1 || s->clock_scale > 1000) {
-        fprintf(stderr, "[slirp_ethernet] clock_scale %u: expected 1..1000\n", s->clock_scale);
+    clock_scale = arg_uint(jargs, "clock_scale", 1);
+    if (clock_scale < 1 || clock_scale > 1000) {
+        fprintf(stderr, "[slirp_ethernet] clock_scale %u: expected 1..1000\n", clock_scale);
         exit(1);
     }
     if (s->poll_cycles == 0)
@@ -687,28 +580,16 @@ static int slirp_ethernet_new(void **sess, char *args)
         }
     }
 
-    memset(&cfg, 0, sizeof(cfg));
-    cfg.version = 1;
-    cfg.restricted = 1; /* the guest reaches nothing but the forwarded port */
-    cfg.in_enabled = true;
-    inet_pton(AF_INET, "10.0.2.0", &cfg.vnetwork);
-    inet_pton(AF_INET, "255.255.255.0", &cfg.vnetmask);
-    inet_pton(AF_INET, "10.0.2.2", &cfg.vhost);
-    inet_pton(AF_INET, "10.0.2.15", &cfg.vdhcp_start);
-    inet_pton(AF_INET, "10.0.2.3", &cfg.vnameserver);
-    cfg.vhostname = "litedav-host";
-    s->slirp = slirp_new(&cfg, &slirp_callbacks, s);
-    if (!s->slirp) {
-        fprintf(stderr, "[slirp_ethernet] slirp_new failed\n");
+    glue_config.clock_scale = clock_scale;
+    s->slirp = slirp_glue_new(&glue_config, &hooks, s);
+    if (!s->slirp)
         return RC_ERROR;
-    }
 
-    inet_pton(AF_INET, "127.0.0.1", &host_addr);
     if (inet_pton(AF_INET, guest_ip, &guest_addr) != 1) {
         fprintf(stderr, "[slirp_ethernet] bad guest_ip \"%s\"\n", guest_ip);
         return RC_INVARG;
     }
-    if (slirp_add_hostfwd(s->slirp, 0, host_addr, host_port, guest_addr, guest_port) < 0) {
+    if (slirp_glue_forward(s->slirp, (uint16_t)host_port, guest_ip, (uint16_t)guest_port) != 0) {
         fprintf(stderr,
                 "[slirp_ethernet] cannot listen on 127.0.0.1:%u (%s): is another simulator "
                 "running? choose another port\n",
@@ -722,19 +603,16 @@ static int slirp_ethernet_new(void **sess, char *args)
                 strerror(errno));
         exit(1);
     }
-    if (widen_accept_backlog(host_port) != 0)
-        fprintf(stderr, "[slirp_ethernet] warning: cannot widen the accept backlog of 127.0.0.1:%u: "
-                "bursts of new connections may stall\n", host_port);
     printf("[slirp_ethernet] forwarding 127.0.0.1:%u -> %s:%u, phy %s", host_port, guest_ip,
            guest_port, s->phy_name);
     if (s->paced)
         printf(" (%.4g sys_clk cycles per byte)", (double)s->unit_byte / (double)s->unit_cycle);
     if (s->pcap)
         printf(", pcap %s", s->pcap_path);
-    if (s->clock_scale == 1)
+    if (clock_scale == 1)
         printf(", slirp clock in simulated time\n");
     else
-        printf(", slirp clock at %u x simulated time\n", s->clock_scale);
+        printf(", slirp clock at %u x simulated time\n", clock_scale);
     if (s->faulty) {
         int i, k;
         printf("[slirp_ethernet] fault injection (seed %llu, %s):", (unsigned long long)s->faults[0].seed,
@@ -765,11 +643,6 @@ static int slirp_ethernet_new(void **sess, char *args)
     sa.sa_flags = SA_RESTART;
     sigaction(SIGINT, &sa, NULL);
     sigaction(SIGTERM, &sa, NULL);
-    /* libslirp writes to host sockets with plain send(): a host client that hung up while the
-       SoC still answers would raise SIGPIPE and end the whole simulation without a word (QEMU
-       ignores it too). Ignored, the write fails with EPIPE and slirp closes that connection. */
-    sa.sa_handler = SIG_IGN;
-    sigaction(SIGPIPE, &sa, NULL);
     *sess = s;
     return RC_OK;
 }
@@ -961,7 +834,7 @@ static int slirp_ethernet_close(void *sess)
 {
     struct session *s = sess;
     finish(s);
-    slirp_cleanup(s->slirp);
+    slirp_glue_free(s->slirp);
     return RC_OK;
 }
 
