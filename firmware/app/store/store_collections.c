@@ -128,16 +128,22 @@ int store_coll_delete(struct store *s, uint32_t id)
     return STORE_OK;
 }
 
+/* A collection's record, by its id, into scratch (reads). */
+static int coll_load_id(struct store *s, uint32_t id, int *slot, uint32_t *len, struct coll_view *v)
+{
+    if (s->failed)
+        return STORE_ERR_IO;
+    if ((*slot = coll_slot_by_id(s, id)) < 0)
+        return STORE_ERR_NOT_FOUND;
+    return coll_load(s, s->mem.colls[*slot].rec_addr, len, v);
+}
+
 int store_coll_info(struct store *s, uint32_t id, struct store_collection *info)
 {
     uint32_t len;
     struct coll_view v;
     int slot, rc;
-    if (s->failed)
-        return STORE_ERR_IO;
-    if ((slot = coll_slot_by_id(s, id)) < 0)
-        return STORE_ERR_NOT_FOUND;
-    if ((rc = coll_load(s, s->mem.colls[slot].rec_addr, &len, &v)) != STORE_OK)
+    if ((rc = coll_load_id(s, id, &slot, &len, &v)) != STORE_OK)
         return rc;
     info->id = id;
     info->owner = (const char *)v.owner;
@@ -223,11 +229,7 @@ int store_coll_get_prop(struct store *s, uint32_t id, enum store_prop prop, void
     uint32_t plen, at, vlen = 0;
     struct coll_view v;
     int slot, rc;
-    if (s->failed)
-        return STORE_ERR_IO;
-    if ((slot = coll_slot_by_id(s, id)) < 0)
-        return STORE_ERR_NOT_FOUND;
-    if ((rc = coll_load(s, s->mem.colls[slot].rec_addr, &plen, &v)) != STORE_OK)
+    if ((rc = coll_load_id(s, id, &slot, &plen, &v)) != STORE_OK)
         return rc;
     if (!(at = prop_find(s, &v, (uint8_t)prop, &vlen)))
         return STORE_ERR_NOT_FOUND;
