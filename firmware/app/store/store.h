@@ -1,6 +1,6 @@
 /* Power-fail-safe log-structured store for calendar collections, objects,
  * users and sync history, on a NOR flash (flash.h). Format and safety
- * argument: docs/store.md and the comment at the top of store.c.
+ * argument: docs/store.md and the comment at the top of store_internal.h.
  *
  * Memory: no allocation. The caller provides the RAM tables (struct
  * store_memory, sized with STORE_MEMORY_DEFINE); RAM grows with the number of
@@ -53,7 +53,7 @@ struct store_config {
     uint32_t max_objects_per_collection;
 };
 
-/* RAM tables; the layouts are private to store.c. An index slot is also a
+/* RAM tables; the layouts are private to the store. An index slot is also a
  * link of its collection's member list (next: the following slot, in name
  * hash order), so a listing costs O(members), not O(slots); tag is the low
  * half of a caller's tag (store_tag_next), known once set. */

@@ -1,0 +1,332 @@
+/*
+ * Calendar objects: puts (streamed or whole, with the RFC 9110 preconditions),
+ * reads, deletes (tombstones that keep the sync history) and the listings of
+ * a collection's members (store_list, RFC 6578 changes).
+ */
+#include "store/store_internal.h"
+
+#include <string.h>
+
+#include "util/crc32.h"
+
+int obj_lookup(struct store *s, uint32_t coll_id, const char *name, size_t len,
+               int *coll_slot, int *entry)
+{
+    *entry = -1;
+    if (s->failed)
+        return STORE_ERR_IO;
+    if (!len || len > STORE_NAME_MAX || !name)
+        return STORE_ERR_INVALID;
+    if ((*coll_slot = coll_slot_by_id(s, coll_id)) < 0)
+        return STORE_ERR_NOT_FOUND;
+    return idx_lookup(s, (uint32_t)*coll_slot, (const uint8_t *)name, (uint32_t)len,
+                      fnv1a(name, len), entry);
+}
+
+int store_put_begin(struct store *s, uint32_t coll, const char *name, size_t name_len,
+                    uint32_t body_len, const uint32_t *if_match, int if_none_match)
+{
+    uint8_t p[OBJ_PREFIX];
+    uint32_t rec;
+    int slot, e, live, rc;
+
+    if ((rc = writable(s)) != STORE_OK)
+        return rc;
+    if (!name || !name_len || name_len > STORE_NAME_MAX)
+        return STORE_ERR_INVALID;
+    if (coll_slot_by_id(s, coll) < 0)
+        return STORE_ERR_NOT_FOUND;
+    if (body_len > s->cfg.max_object_size)
+        return STORE_ERR_TOO_LARGE;
+    rec = RHDR + OBJ_PREFIX + (uint32_t)name_len + body_len;
+    if ((rc = ensure_space(s, rec)) != STORE_OK)
+        return rc;
+    if ((rc = obj_lookup(s, coll, name, name_len, &slot, &e)) != STORE_OK)
+        return rc;
+    live = e >= 0 && s->mem.index[e].state == SLOT_LIVE;
+    /* RFC 9110 13.1.2: If-None-Match: * fails when a current representation exists */
+    if (if_none_match && live)
+        return STORE_ERR_PRECONDITION;
+    /* RFC 9110 13.1.1: If-Match fails without a current representation or on
+     * a different strong ETag */
+    if (if_match) {
+        uint8_t raw[RHDR];
+        if (!live)
+            return STORE_ERR_PRECONDITION;
+        if ((rc = lread(s, s->mem.index[e].addr, raw, RHDR)) != STORE_OK)
+            return rc;
+        if (get32(raw + 8) != *if_match)
+            return STORE_ERR_PRECONDITION;
+    }
+    if (!live && s->mem.colls[slot].objects >= s->cfg.max_objects_per_collection)
+        return STORE_ERR_COLL_FULL;
+    if (e < 0 && s->index_used >= index_limit(s) &&
+        ((rc = evict_tombstones(s)) != STORE_OK || (rc = ensure_space(s, rec)) != STORE_OK))
+        return rc;
+    s->put_coll = (uint32_t)slot;
+    s->put_sync = s->mem.colls[slot].sync_seq + 1;
+    s->put_left = body_len;
+    s->put_name_hash = fnv1a(name, name_len);
+    s->put_name_len = (uint8_t)name_len;
+    wr_begin(s, REC_PUT, rec - RHDR);
+    put32(p, coll);
+    put32(p + 4, s->put_sync);
+    p[8] = (uint8_t)name_len;
+    if ((rc = wr_data(s, p, OBJ_PREFIX)) || (rc = wr_data(s, name, (uint32_t)name_len)))
+        return rc;
+    s->put_active = 1;
+    return STORE_OK;
+}
+
+int store_put_write(struct store *s, const void *data, uint32_t len)
+{
+    int rc;
+    if (s->failed)
+        return STORE_ERR_IO;
+    if (!s->put_active)
+        return STORE_ERR_INVALID;
+    if (len > s->put_left)
+        return STORE_ERR_TOO_LARGE;
+    if ((rc = wr_data(s, data, len)) != STORE_OK)
+        return rc;
+    s->put_left -= len;
+    return STORE_OK;
+}
+
+int store_put_commit(struct store *s, uint32_t *etag)
+{
+    uint32_t name_len = s->put_name_len;
+    int e, rc;
+    struct store_coll_slot *c;
+
+    if (s->failed)
+        return STORE_ERR_IO;
+    if (!s->put_active || s->put_left)
+        return STORE_ERR_INVALID;
+    if ((rc = wr_commit(s, 1)) != STORE_OK)
+        return rc;
+    s->put_active = 0;
+    c = &s->mem.colls[s->put_coll];
+    /* the name as written, to find the index entry again */
+    if ((rc = lread(s, adv(s, s->wr_start, RHDR + OBJ_PREFIX), s->scratch, name_len)) != STORE_OK ||
+        (rc = idx_lookup(s, s->put_coll, s->scratch, name_len, s->put_name_hash, &e)) != STORE_OK)
+        return rc;
+    if (e < 0) {
+        if ((e = idx_insert(s, s->put_coll, s->put_name_hash, index_limit(s))) < 0)
+            return io_fail(s);  /* put_begin made room; cannot happen */
+        c->objects++;
+    } else {
+        if (s->mem.index[e].state != SLOT_LIVE)
+            c->objects++;
+        supersede(s, s->mem.index[e].addr);
+    }
+    s->mem.index[e].addr = s->wr_start;
+    s->mem.index[e].sync_seq = s->put_sync;
+    s->mem.index[e].state = SLOT_LIVE;
+    s->mem.index[e].flags &= (uint8_t)~SLOT_TAG_KNOWN;  /* new content */
+    c->sync_seq = s->put_sync;
+    s->live_bytes += RHDR + s->wr_len;
+    if (etag)
+        *etag = s->wr_seq;
+    return STORE_OK;
+}
+
+/* Turn the half-written record into padding so replay steps over it. */
+int store_put_abort(struct store *s)
+{
+    uint8_t raw[RHDR], buf[IO_CHUNK];
+    uint32_t crc, a, i;
+    int rc;
+    if (!s->put_active)
+        return STORE_OK;
+    s->put_active = 0;
+    if (s->failed)
+        return STORE_ERR_IO;
+    /* programming 0xFF changes no bit but opens every block the record was
+     * to cover, so their headers point past it and its CRC is stable */
+    memset(buf, 0xff, sizeof(buf));
+    while (s->wr_pos != s->wr_end) {
+        uint32_t left = log_pos(s, s->wr_end) - log_pos(s, s->wr_pos);
+        uint32_t n = left < IO_CHUNK ? left : IO_CHUNK;
+        if ((rc = prog(s, s->wr_pos, buf, n)) != STORE_OK)
+            return rc;
+        s->wr_pos = adv(s, s->wr_pos, n);
+    }
+    make_rhdr(raw, REC_PAD, s->wr_len, s->wr_seq);
+    crc = crc32_update(0, raw, 12);
+    a = adv(s, s->wr_start, RHDR);
+    for (i = 0; i < s->wr_len;) {
+        uint32_t n = s->wr_len - i < IO_CHUNK ? s->wr_len - i : IO_CHUNK;
+        if ((rc = lread(s, a, buf, n)) != STORE_OK)
+            return rc;
+        crc = crc32_update(crc, buf, n);
+        a = adv(s, a, n);
+        i += n;
+    }
+    put32(raw + 12, crc);
+    s->wr_type = REC_PAD;
+    if ((rc = prog(s, s->wr_start, raw, RHDR)) != STORE_OK)
+        return rc;
+    s->write_addr = s->wr_end;
+    return STORE_OK;
+}
+
+int store_put_object(struct store *s, uint32_t coll, const char *name, size_t name_len,
+                     const void *body, uint32_t body_len, const uint32_t *if_match,
+                     int if_none_match, uint32_t *etag)
+{
+    int rc = store_put_begin(s, coll, name, name_len, body_len, if_match, if_none_match);
+    if (rc != STORE_OK)
+        return rc;
+    if ((rc = store_put_write(s, body, body_len)) != STORE_OK) {
+        store_put_abort(s);
+        return rc;
+    }
+    return store_put_commit(s, etag);
+}
+
+static int obj_info(struct store *s, uint32_t addr, uint32_t *name_len, struct store_object_info *info)
+{
+    uint8_t raw[RHDR];
+    uint32_t id;
+    int rc;
+    if ((rc = lread(s, addr, raw, RHDR)) ||
+        (rc = read_obj_prefix(s, addr, &id, &info->sync_seq, name_len)))
+        return rc;
+    info->etag = get32(raw + 8);
+    info->size = raw[2] == REC_PUT ? get32(raw + 4) - OBJ_PREFIX - *name_len : 0;
+    return STORE_OK;
+}
+
+int store_get_object(struct store *s, uint32_t coll, const char *name, size_t name_len,
+                     uint32_t offset, void *buf, uint32_t cap, uint32_t *got,
+                     struct store_object_info *info)
+{
+    struct store_object_info local;
+    uint32_t nlen, n = 0;
+    int slot, e, rc;
+
+    if (!info)
+        info = &local;
+    if (got)
+        *got = 0;
+    if ((rc = obj_lookup(s, coll, name, name_len, &slot, &e)) != STORE_OK)
+        return rc;
+    if (e < 0 || s->mem.index[e].state != SLOT_LIVE)
+        return STORE_ERR_NOT_FOUND;
+    if ((rc = obj_info(s, s->mem.index[e].addr, &nlen, info)) != STORE_OK)
+        return rc;
+    if (offset < info->size && cap) {
+        n = info->size - offset < cap ? info->size - offset : cap;
+        rc = lread(s, adv(s, s->mem.index[e].addr, RHDR + OBJ_PREFIX + nlen + offset), buf, n);
+        if (rc)
+            return rc;
+    }
+    if (got)
+        *got = n;
+    return STORE_OK;
+}
+
+int store_delete_object(struct store *s, uint32_t coll, const char *name, size_t name_len,
+                        const uint32_t *if_match)
+{
+    uint8_t p[OBJ_PREFIX];
+    struct store_object_info info;
+    uint32_t nlen, sync;
+    int slot, e, rc;
+
+    if ((rc = writable(s)) != STORE_OK)
+        return rc;
+    if (name_len && name_len <= STORE_NAME_MAX &&
+        (rc = ensure_space(s, (uint32_t)(RHDR + OBJ_PREFIX + name_len))) != STORE_OK)
+        return rc;
+    if ((rc = obj_lookup(s, coll, name, name_len, &slot, &e)) != STORE_OK)
+        return rc;
+    if (e < 0 || s->mem.index[e].state != SLOT_LIVE)
+        return STORE_ERR_NOT_FOUND;
+    if (if_match) {
+        if ((rc = obj_info(s, s->mem.index[e].addr, &nlen, &info)) != STORE_OK)
+            return rc;
+        if (info.etag != *if_match)
+            return STORE_ERR_PRECONDITION;
+    }
+    sync = s->mem.colls[slot].sync_seq + 1;
+    wr_begin(s, REC_DEL, OBJ_PREFIX + (uint32_t)name_len);
+    put32(p, coll);
+    put32(p + 4, sync);
+    p[8] = (uint8_t)name_len;
+    if ((rc = wr_data(s, p, OBJ_PREFIX)) || (rc = wr_data(s, name, (uint32_t)name_len)) ||
+        (rc = wr_commit(s, 1)))
+        return rc;
+    supersede(s, s->mem.index[e].addr);
+    s->mem.index[e].addr = s->wr_start;
+    s->mem.index[e].sync_seq = sync;
+    s->mem.index[e].state = SLOT_TOMB;
+    s->mem.colls[slot].objects--;
+    s->mem.colls[slot].sync_seq = sync;
+    s->live_bytes += RHDR + s->wr_len;
+    return STORE_OK;
+}
+
+/* The collection's list from from_hash on, filtered in RAM before any flash
+ * read. */
+static int enumerate(struct store *s, uint32_t slot, int tombs, uint32_t after, uint32_t from_hash,
+                     store_entry_cb cb, void *ctx)
+{
+    struct store_object_info info;
+    struct store_entry ent;
+    uint32_t i, nlen;
+    int rc;
+    for (i = s->mem.colls[slot].head; i != LINK_NONE; i = s->mem.index[i].next) {
+        const struct store_index_slot *e = &s->mem.index[i];
+        if (e->name_hash < from_hash || e->sync_seq <= after || (e->state == SLOT_TOMB && !tombs))
+            continue;
+        if ((rc = obj_info(s, e->addr, &nlen, &info)) != STORE_OK)
+            return rc;
+        ent.name = (const char *)s->name_buf;
+        ent.name_len = nlen;
+        ent.etag = info.etag;
+        ent.size = info.size;
+        ent.sync_seq = e->sync_seq;
+        ent.name_hash = e->name_hash;
+        ent.deleted = e->state == SLOT_TOMB;
+        if (cb(ctx, &ent))
+            break;
+    }
+    return STORE_OK;
+}
+
+int store_list_from(struct store *s, uint32_t coll, uint32_t from_hash, store_entry_cb cb, void *ctx)
+{
+    int slot;
+    if (s->failed)
+        return STORE_ERR_IO;
+    if ((slot = coll_slot_by_id(s, coll)) < 0)
+        return STORE_ERR_NOT_FOUND;
+    return enumerate(s, (uint32_t)slot, 0, 0, from_hash, cb, ctx);
+}
+
+int store_list(struct store *s, uint32_t coll, store_entry_cb cb, void *ctx)
+{
+    return store_list_from(s, coll, 0, cb, ctx);
+}
+
+int store_changes_after(struct store *s, uint32_t coll, uint32_t token, uint32_t after_seq,
+                        store_entry_cb cb, void *ctx)
+{
+    int slot;
+    if (s->failed)
+        return STORE_ERR_IO;
+    if ((slot = coll_slot_by_id(s, coll)) < 0)
+        return STORE_ERR_NOT_FOUND;
+    if (token == 0)  /* RFC 6578 3.4: initial synchronization */
+        return enumerate(s, (uint32_t)slot, 0, after_seq, 0, cb, ctx);
+    if (token < s->mem.colls[slot].floor || token > s->mem.colls[slot].sync_seq)
+        return STORE_ERR_SYNC_TOKEN;
+    return enumerate(s, (uint32_t)slot, 1, token > after_seq ? token : after_seq, 0, cb, ctx);
+}
+
+int store_changes_since(struct store *s, uint32_t coll, uint32_t token, store_entry_cb cb, void *ctx)
+{
+    return store_changes_after(s, coll, token, 0, cb, ctx);
+}
