@@ -29,7 +29,7 @@ static int check(struct store *s, struct store_check *r, int with_crc)
         return STORE_ERR_BUSY;
     /* 1. the log: live blocks with consecutive sequence numbers */
     for (n = 0, b = s->tail; n < s->nused; n++, b = ring_next(s, b)) {
-        if ((rc = read_bhdr(s, b, &bh)) != STORE_OK)
+        if ((rc = store_read_bhdr(s, b, &bh)) != STORE_OK)
             return rc;
         r->blocks++;
         r->sealed += bh.sealed != 0;
@@ -46,7 +46,7 @@ static int check(struct store *s, struct store_check *r, int with_crc)
         if (blk_of(s, s->write_addr) != head_blk(s))
             check_fail(r, "write position outside the head block", s->write_addr);
         end_room = blk_end(s, blk_of(s, s->write_addr)) - s->write_addr;
-        if ((rc = is_blank(s, s->write_addr, end_room, &programmed)) < 0)
+        if ((rc = store_is_blank(s, s->write_addr, end_room, &programmed)) < 0)
             return rc;
         if (!rc)
             check_fail(r, "programmed bytes after the write position", s->write_addr);
@@ -67,7 +67,7 @@ static int check(struct store *s, struct store_check *r, int with_crc)
             check_fail(r, "object record outside the log", e->addr);
             continue;
         }
-        if ((rc = rec_check_crc(s, e->addr, &h, with_crc)) < 0)
+        if ((rc = store_rec_check_crc(s, e->addr, &h, with_crc)) < 0)
             return rc;
         r->records++;
         if (rc != REC_VALID || h.type != (e->state == SLOT_LIVE ? REC_PUT : REC_DEL)) {
@@ -76,7 +76,7 @@ static int check(struct store *s, struct store_check *r, int with_crc)
         }
         if (h.seq >= s->next_rec_seq)
             check_fail(r, "record sequence beyond the next one", e->addr);
-        if ((rc = read_obj_prefix(s, e->addr, &id, &sync, &len)) != STORE_OK)
+        if ((rc = store_read_obj_prefix(s, e->addr, &id, &sync, &len)) != STORE_OK)
             return rc;
         if (id != s->mem.colls[e->coll].id || sync != e->sync_seq ||
             sync > s->mem.colls[e->coll].sync_seq || fnv1a(s->name_buf, len) != e->name_hash) {
@@ -84,7 +84,7 @@ static int check(struct store *s, struct store_check *r, int with_crc)
             continue;
         }
         memcpy(s->scratch, s->name_buf, len);
-        if ((rc = idx_lookup(s, e->coll, s->scratch, len, e->name_hash, &found)) != STORE_OK)
+        if ((rc = store_idx_lookup(s, e->coll, s->scratch, len, e->name_hash, &found)) != STORE_OK)
             return rc;
         if (found != (int)i)
             check_fail(r, "object not found by its name (probe chain or duplicate)", e->addr);
@@ -102,21 +102,21 @@ static int check(struct store *s, struct store_check *r, int with_crc)
         if (!c->used)
             continue;
         r->collections++;
-        if ((rc = rec_check_crc(s, c->rec_addr, &h, with_crc)) < 0)
+        if ((rc = store_rec_check_crc(s, c->rec_addr, &h, with_crc)) < 0)
             return rc;
         r->records++;
         if (!in_log(s, blk_of(s, c->rec_addr)) || rc != REC_VALID || h.type != REC_COLL ||
-            lread(s, adv(s, c->rec_addr, RHDR), s->scratch, 4) || get32(s->scratch) != c->id) {
+            store_lread(s, store_adv(s, c->rec_addr, RHDR), s->scratch, 4) || get32(s->scratch) != c->id) {
             check_fail(r, "collection record invalid", c->rec_addr);
             continue;
         }
         live += RHDR + h.len;
         if (c->floor_addr != FIRST_NONE) {
-            if ((rc = rec_check_crc(s, c->floor_addr, &h, with_crc)) < 0)
+            if ((rc = store_rec_check_crc(s, c->floor_addr, &h, with_crc)) < 0)
                 return rc;
             r->records++;
             if (rc != REC_VALID || h.type != REC_FLOOR || h.len != 8 ||
-                lread(s, adv(s, c->floor_addr, RHDR), s->scratch, 8) ||
+                store_lread(s, store_adv(s, c->floor_addr, RHDR), s->scratch, 8) ||
                 get32(s->scratch) != c->id || get32(s->scratch + 4) != c->floor)
                 check_fail(r, "history floor record invalid", c->floor_addr);
             live += FLOOR_RECORD;
@@ -147,7 +147,7 @@ static int check(struct store *s, struct store_check *r, int with_crc)
         if (!s->mem.users[i].used)
             continue;
         r->users++;
-        if ((rc = rec_check_crc(s, s->mem.users[i].addr, &h, with_crc)) < 0)
+        if ((rc = store_rec_check_crc(s, s->mem.users[i].addr, &h, with_crc)) < 0)
             return rc;
         r->records++;
         if (rc != REC_VALID || h.type != REC_USER) {

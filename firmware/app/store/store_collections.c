@@ -19,7 +19,7 @@ static int coll_find(struct store *s, const uint8_t *path, size_t len, int *foun
         struct store_coll_slot *c = &s->mem.colls[i];
         if (!c->used || c->path_hash != hash)
             continue;
-        if ((rc = coll_load(s, c->rec_addr, &plen, &v)) != STORE_OK)
+        if ((rc = store_coll_load(s, c->rec_addr, &plen, &v)) != STORE_OK)
             return rc;
         if (v.path_len == len && memcmp(v.path, path, len) == 0) {
             *found = (int)i;
@@ -34,11 +34,11 @@ static int coll_write(struct store *s, uint32_t slot, uint32_t len)
 {
     struct store_coll_slot *c = &s->mem.colls[slot];
     int rc;
-    wr_begin(s, REC_COLL, len);
-    if ((rc = wr_data(s, s->scratch, len)) || (rc = wr_commit(s, 1)))
+    store_wr_begin(s, REC_COLL, len);
+    if ((rc = store_wr_data(s, s->scratch, len)) || (rc = store_wr_commit(s, 1)))
         return rc;
     if (c->used)
-        supersede(s, c->rec_addr);
+        store_supersede(s, c->rec_addr);
     c->rec_addr = s->wr_start;
     c->rec_seq = s->wr_seq;
     s->live_bytes += RHDR + len;
@@ -57,7 +57,7 @@ int store_coll_create(struct store *s, const char *owner, const char *path, uint
     if (!olen || olen > STORE_OWNER_MAX || !plen || plen > STORE_PATH_MAX)
         return STORE_ERR_INVALID;
     len = (uint32_t)(4 + 1 + olen + 1 + plen + 1);
-    if ((rc = ensure_space(s, RHDR + len)) != STORE_OK ||
+    if ((rc = store_ensure_space(s, RHDR + len)) != STORE_OK ||
         (rc = coll_find(s, (const uint8_t *)path, plen, &found)) != STORE_OK)
         return rc;
     if (found >= 0)
@@ -108,20 +108,20 @@ int store_coll_delete(struct store *s, uint32_t id)
 
     if ((rc = writable(s)) != STORE_OK)
         return rc;
-    if ((slot = coll_slot_by_id(s, id)) < 0)
+    if ((slot = store_coll_slot_by_id(s, id)) < 0)
         return STORE_ERR_NOT_FOUND;
-    if ((rc = ensure_space(s, RHDR + 4)) != STORE_OK)
+    if ((rc = store_ensure_space(s, RHDR + 4)) != STORE_OK)
         return rc;
-    slot = coll_slot_by_id(s, id);  /* compaction does not move slots; cheap to be sure */
+    slot = store_coll_slot_by_id(s, id);  /* compaction does not move slots; cheap to be sure */
     c = &s->mem.colls[slot];
     put32(p, id);
-    wr_begin(s, REC_COLL_DEL, 4);
-    if ((rc = wr_data(s, p, 4)) || (rc = wr_commit(s, 1)))
+    store_wr_begin(s, REC_COLL_DEL, 4);
+    if ((rc = store_wr_data(s, p, 4)) || (rc = store_wr_commit(s, 1)))
         return rc;
     /* the delete record itself is dead at once: nothing of the id is live */
-    if ((rc = idx_drop(s, (uint32_t)slot, 0, 0)) != STORE_OK)
+    if ((rc = store_idx_drop(s, (uint32_t)slot, 0, 0)) != STORE_OK)
         return rc;
-    supersede(s, c->rec_addr);
+    store_supersede(s, c->rec_addr);
     if (c->floor_addr != FIRST_NONE)
         s->live_bytes -= FLOOR_RECORD;
     memset(c, 0, sizeof(*c));
@@ -133,9 +133,9 @@ static int coll_load_id(struct store *s, uint32_t id, int *slot, uint32_t *len, 
 {
     if (s->failed)
         return STORE_ERR_IO;
-    if ((*slot = coll_slot_by_id(s, id)) < 0)
+    if ((*slot = store_coll_slot_by_id(s, id)) < 0)
         return STORE_ERR_NOT_FOUND;
-    return coll_load(s, s->mem.colls[*slot].rec_addr, len, v);
+    return store_coll_load(s, s->mem.colls[*slot].rec_addr, len, v);
 }
 
 int store_coll_info(struct store *s, uint32_t id, struct store_collection *info)
@@ -172,7 +172,7 @@ int store_coll_list(struct store *s, store_coll_cb cb, void *ctx)
     return s->failed ? STORE_ERR_IO : STORE_OK;
 }
 
-/* Offset of prop inside scratch (after coll_load), or 0. */
+/* Offset of prop inside scratch (after store_coll_load), or 0. */
 static uint32_t prop_find(const struct store *s, const struct coll_view *v, uint8_t prop, uint32_t *vlen)
 {
     uint32_t at = (uint32_t)(v->props - s->scratch), i;
@@ -199,10 +199,10 @@ int store_coll_set_prop(struct store *s, uint32_t id, enum store_prop prop, cons
         return STORE_ERR_INVALID;
     if (len > STORE_COLL_RECORD_MAX)
         return STORE_ERR_TOO_LARGE;
-    if ((slot = coll_slot_by_id(s, id)) < 0)
+    if ((slot = store_coll_slot_by_id(s, id)) < 0)
         return STORE_ERR_NOT_FOUND;
-    if ((rc = ensure_space(s, RHDR + STORE_COLL_RECORD_MAX)) != STORE_OK ||
-        (rc = coll_load(s, s->mem.colls[slot].rec_addr, &plen, &v)) != STORE_OK)
+    if ((rc = store_ensure_space(s, RHDR + STORE_COLL_RECORD_MAX)) != STORE_OK ||
+        (rc = store_coll_load(s, s->mem.colls[slot].rec_addr, &plen, &v)) != STORE_OK)
         return rc;
     nprops_at = (uint32_t)(v.props - s->scratch) - 1;
     at = prop_find(s, &v, (uint8_t)prop, &old_len);

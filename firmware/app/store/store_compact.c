@@ -6,10 +6,10 @@
  */
 #include "store/store_internal.h"
 
-void supersede(struct store *s, uint32_t old_addr)
+void store_supersede(struct store *s, uint32_t old_addr)
 {
     uint32_t len;
-    if (rec_len_at(s, old_addr, &len) == STORE_OK)
+    if (store_rec_len_at(s, old_addr, &len) == STORE_OK)
         s->live_bytes -= len;
 }
 
@@ -22,11 +22,11 @@ static int write_floor(struct store *s, uint32_t slot)
     int rc;
     put32(p, c->id);
     put32(p + 4, c->floor);
-    wr_begin(s, REC_FLOOR, 8);
-    if ((rc = wr_data(s, p, 8)) || (rc = wr_commit(s, 0)))
+    store_wr_begin(s, REC_FLOOR, 8);
+    if ((rc = store_wr_data(s, p, 8)) || (rc = store_wr_commit(s, 0)))
         return rc;
     if (c->floor_addr != FIRST_NONE)
-        supersede(s, c->floor_addr);
+        store_supersede(s, c->floor_addr);
     c->floor_addr = s->wr_start;
     s->live_bytes += FLOOR_RECORD;
     return STORE_OK;
@@ -36,22 +36,22 @@ static int write_floor(struct store *s, uint32_t slot)
 static int copy_record(struct store *s, uint32_t a, const struct rhdr *h, uint32_t *to)
 {
     uint8_t buf[IO_CHUNK];
-    uint32_t done, src = adv(s, a, RHDR), dst;
+    uint32_t done, src = store_adv(s, a, RHDR), dst;
     int rc;
-    if (blocks_needed(s, RHDR + h->len) > free_blocks(s))
+    if (store_blocks_needed(s, RHDR + h->len) > free_blocks(s))
         return STORE_ERR_NO_SPACE;
     s->wr_start = s->write_addr;
-    s->wr_end = adv(s, s->wr_start, RHDR + h->len);
-    dst = adv(s, s->wr_start, RHDR);
+    s->wr_end = store_adv(s, s->wr_start, RHDR + h->len);
+    dst = store_adv(s, s->wr_start, RHDR);
     for (done = 0; done < h->len;) {
         uint32_t n = h->len - done < IO_CHUNK ? h->len - done : IO_CHUNK;
-        if ((rc = lread(s, src, buf, n)) || (rc = prog(s, dst, buf, n)))
+        if ((rc = store_lread(s, src, buf, n)) || (rc = store_prog(s, dst, buf, n)))
             return rc;
-        src = adv(s, src, n);
-        dst = adv(s, dst, n);
+        src = store_adv(s, src, n);
+        dst = store_adv(s, dst, n);
         done += n;
     }
-    if ((rc = prog(s, s->wr_start, h->raw, RHDR)) != STORE_OK)
+    if ((rc = store_prog(s, s->wr_start, h->raw, RHDR)) != STORE_OK)
         return rc;
     *to = s->wr_start;
     s->write_addr = s->wr_end;
@@ -68,11 +68,11 @@ static int compact_record(struct store *s, uint32_t a, const struct rhdr *h)
     switch (h->type) {
     case REC_PUT:
     case REC_DEL:
-        if ((rc = read_obj_prefix(s, a, &id, &sync, &len)) != STORE_OK)
+        if ((rc = store_read_obj_prefix(s, a, &id, &sync, &len)) != STORE_OK)
             return rc;
-        if ((slot = coll_slot_by_id(s, id)) < 0)
+        if ((slot = store_coll_slot_by_id(s, id)) < 0)
             return STORE_OK;
-        e = idx_find_addr(s, (uint32_t)slot, fnv1a(s->name_buf, len), a);
+        e = store_idx_find_addr(s, (uint32_t)slot, fnv1a(s->name_buf, len), a);
         if (e < 0)
             return STORE_OK;
         if (h->type == REC_DEL) {
@@ -82,7 +82,7 @@ static int compact_record(struct store *s, uint32_t a, const struct rhdr *h)
                 c->floor = s->mem.index[e].sync_seq;
             c->floor_pending = 1;
             s->live_bytes -= RHDR + h->len;
-            idx_remove(s, (uint32_t)e);
+            store_idx_remove(s, (uint32_t)e);
             return STORE_OK;
         }
         if ((rc = copy_record(s, a, h, &to)) != STORE_OK)
@@ -91,9 +91,9 @@ static int compact_record(struct store *s, uint32_t a, const struct rhdr *h)
         return STORE_OK;
     case REC_COLL:
     case REC_FLOOR:
-        if ((rc = lread(s, adv(s, a, RHDR), p, 4)) != STORE_OK)
+        if ((rc = store_lread(s, store_adv(s, a, RHDR), p, 4)) != STORE_OK)
             return rc;
-        if ((slot = coll_slot_by_id(s, get32(p))) < 0)
+        if ((slot = store_coll_slot_by_id(s, get32(p))) < 0)
             return STORE_OK;
         if (h->type == REC_COLL && s->mem.colls[slot].rec_addr == a) {
             if ((rc = copy_record(s, a, h, &to)) != STORE_OK)
@@ -132,33 +132,33 @@ static int compact_step(struct store *s)
     if (s->nused < 2)
         return STORE_ERR_NO_SPACE;
     s->compactions++;
-    if ((rc = read_bhdr(s, t, &bh)) != STORE_OK)
+    if ((rc = store_read_bhdr(s, t, &bh)) != STORE_OK)
         return rc;
     if (bh.first != FIRST_NONE) {
         pos = data_start(s, t) + bh.first;
         while (blk_of(s, pos) == t) {
-            rc = rec_check_crc(s, pos, &h, 1);
+            rc = store_rec_check_crc(s, pos, &h, 1);
             if (rc < 0)
                 return rc;
             if (rc != REC_VALID)
                 break;
             if ((rc = compact_record(s, pos, &h)) != STORE_OK)
                 return rc;
-            pos = adv(s, pos, RHDR + h.len);
+            pos = store_adv(s, pos, RHDR + h.len);
         }
     }
     for (i = 0; i < s->mem.coll_slots; i++) {
         struct store_coll_slot *c = &s->mem.colls[i];
         if (!c->used || !c->floor_pending)
             continue;
-        if ((rc = write_floor(s, i)) || (rc = idx_drop(s, i, 1, c->floor)))
+        if ((rc = write_floor(s, i)) || (rc = store_idx_drop(s, i, 1, c->floor)))
             return rc;
         c->floor_pending = 0;
     }
     /* copies durable, then the tail stops counting, then it is erased */
     if (flash_sync(s->flash))
         return io_fail(s);
-    if ((rc = seal_behind(s)) != STORE_OK)
+    if ((rc = store_seal_behind(s)) != STORE_OK)
         return rc;
     if (flash_program(s->flash, t * s->block_size + BHDR_STATE, obsolete, 4) ||
         flash_sync(s->flash) || flash_erase(s->flash, t))
@@ -178,17 +178,17 @@ static int seal_head(struct store *s)
     if (free_blocks(s) <= 1)
         return STORE_ERR_NO_SPACE;
     s->write_addr = s->wr_start = s->wr_end = data_start(s, b);
-    return open_block(s, b);
+    return store_open_block(s, b);
 }
 
 /* Make room for `bytes` at the head (user writes keep the reserve free). */
-int ensure_space(struct store *s, uint32_t bytes)
+int store_ensure_space(struct store *s, uint32_t bytes)
 {
     uint32_t steps = 0;
     uint32_t usable = (s->nblocks - s->reserve_blocks - 1) * s->data_size;
     if (bytes > usable || s->live_bytes > usable - bytes)
         return STORE_ERR_NO_SPACE;
-    while (free_blocks(s) < blocks_needed(s, bytes) + s->reserve_blocks) {
+    while (free_blocks(s) < store_blocks_needed(s, bytes) + s->reserve_blocks) {
         int rc;
         if (steps++ > s->nblocks)
             return STORE_ERR_NO_SPACE;
@@ -201,7 +201,7 @@ int ensure_space(struct store *s, uint32_t bytes)
 /* The index is full: compact until tombstones drop out of it (compaction
  * forgets tombstones of the tail block and raises the history floors). The
  * records stay consistent with the index, so a replay never needs more. */
-int evict_tombstones(struct store *s)
+int store_evict_tombstones(struct store *s)
 {
     uint32_t i, steps = 0, limit = s->nused + 1;
     int rc;

@@ -12,7 +12,7 @@
 
 /* Collection slot of an id. The last one found is tried first: replay and
  * requests meet long runs of one collection's records. */
-int coll_slot_by_id(struct store *s, uint32_t id)
+int store_coll_slot_by_id(struct store *s, uint32_t id)
 {
     uint32_t i = s->coll_hint;
     if (i < s->mem.coll_slots && s->mem.colls[i].used && s->mem.colls[i].id == id)
@@ -27,7 +27,7 @@ int coll_slot_by_id(struct store *s, uint32_t id)
 }
 
 /* Parse a collection payload held in buf; 0 if malformed. */
-int coll_parse(const uint8_t *buf, uint32_t len, struct coll_view *v)
+int store_coll_parse(const uint8_t *buf, uint32_t len, struct coll_view *v)
 {
     uint32_t at = 4, i;
     if (len < 7)
@@ -56,21 +56,21 @@ int coll_parse(const uint8_t *buf, uint32_t len, struct coll_view *v)
 }
 
 /* Read a collection record's payload into scratch. */
-int coll_load(struct store *s, uint32_t rec_addr, uint32_t *len, struct coll_view *v)
+int store_coll_load(struct store *s, uint32_t rec_addr, uint32_t *len, struct coll_view *v)
 {
     uint32_t total;
-    int rc = rec_len_at(s, rec_addr, &total);
+    int rc = store_rec_len_at(s, rec_addr, &total);
     if (rc)
         return rc;
     *len = total - RHDR;
     if (*len > STORE_COLL_RECORD_MAX)
         return io_fail(s);
-    if ((rc = lread(s, adv(s, rec_addr, RHDR), s->scratch, *len)) != STORE_OK)
+    if ((rc = store_lread(s, store_adv(s, rec_addr, RHDR), s->scratch, *len)) != STORE_OK)
         return rc;
-    return coll_parse(s->scratch, *len, v) ? STORE_OK : io_fail(s);
+    return store_coll_parse(s->scratch, *len, v) ? STORE_OK : io_fail(s);
 }
 
-int user_slot_by_name(struct store *s, const uint8_t *name, uint32_t len, uint32_t hash, int *found)
+int store_user_slot_by_name(struct store *s, const uint8_t *name, uint32_t len, uint32_t hash, int *found)
 {
     uint32_t i;
     uint8_t l;
@@ -79,8 +79,8 @@ int user_slot_by_name(struct store *s, const uint8_t *name, uint32_t len, uint32
         struct store_user_slot *u = &s->mem.users[i];
         if (!u->used || u->name_hash != hash)
             continue;
-        if (lread(s, adv(s, u->addr, RHDR), &l, 1) ||
-            lread(s, adv(s, u->addr, RHDR + 1), s->name_buf, l))
+        if (store_lread(s, store_adv(s, u->addr, RHDR), &l, 1) ||
+            store_lread(s, store_adv(s, u->addr, RHDR + 1), s->name_buf, l))
             return STORE_ERR_IO;
         if (l == len && memcmp(s->name_buf, name, len) == 0) {
             *found = (int)i;
@@ -93,7 +93,7 @@ int user_slot_by_name(struct store *s, const uint8_t *name, uint32_t len, uint32
 /* ---- the object index: open addressing, linear probing ----------------- */
 
 /* Slot of (coll, name), or -1; STORE_ERR_IO on read failure (< -1). */
-int idx_lookup(struct store *s, uint32_t coll, const uint8_t *name, uint32_t len,
+int store_idx_lookup(struct store *s, uint32_t coll, const uint8_t *name, uint32_t len,
                uint32_t hash, int *found)
 {
     uint32_t i = index_home(s, coll, hash), n;
@@ -105,7 +105,7 @@ int idx_lookup(struct store *s, uint32_t coll, const uint8_t *name, uint32_t len
             break;
         if (e->coll != coll || e->name_hash != hash)
             continue;
-        if (read_obj_prefix(s, e->addr, &id, &sync, &l))
+        if (store_read_obj_prefix(s, e->addr, &id, &sync, &l))
             return STORE_ERR_IO;
         if (l == len && memcmp(s->name_buf, name, len) == 0) {
             *found = (int)i;
@@ -115,7 +115,7 @@ int idx_lookup(struct store *s, uint32_t coll, const uint8_t *name, uint32_t len
     return STORE_OK;
 }
 
-int idx_find_addr(const struct store *s, uint32_t coll, uint32_t hash, uint32_t addr)
+int store_idx_find_addr(const struct store *s, uint32_t coll, uint32_t hash, uint32_t addr)
 {
     uint32_t i = index_home(s, coll, hash), n;
     for (n = 0; n < s->mem.index_slots; n++, i = (i + 1) % s->mem.index_slots) {
@@ -191,7 +191,7 @@ static uint16_t chain_sort(struct store *s, uint16_t head)
 }
 
 /* After replay: link every slot into its collection's list. */
-void chains_build(struct store *s)
+void store_chains_build(struct store *s)
 {
     uint32_t i;
     for (i = 0; i < s->mem.coll_slots; i++)
@@ -208,7 +208,7 @@ void chains_build(struct store *s)
     s->chains = 1;
 }
 
-int idx_insert(struct store *s, uint32_t coll, uint32_t hash, uint32_t limit)
+int store_idx_insert(struct store *s, uint32_t coll, uint32_t hash, uint32_t limit)
 {
     uint32_t i = index_home(s, coll, hash);
     if (s->index_used >= limit)
@@ -227,7 +227,7 @@ int idx_insert(struct store *s, uint32_t coll, uint32_t hash, uint32_t limit)
 
 /* Backward-shift deletion keeps every probe chain unbroken; a slot that
  * moves is relinked in its member list. */
-void idx_remove(struct store *s, uint32_t i)
+void store_idx_remove(struct store *s, uint32_t i)
 {
     uint32_t cap = s->mem.index_slots, j = i;
     if (s->chains) {
@@ -259,7 +259,7 @@ void idx_remove(struct store *s, uint32_t i)
 /* Forget index entries of a collection: all, or tombstones up to floor.
  * Walks the collection's list (from its start again after each removal:
  * removals move slots). */
-int idx_drop(struct store *s, uint32_t coll, int tombs_only, uint32_t floor)
+int store_idx_drop(struct store *s, uint32_t coll, int tombs_only, uint32_t floor)
 {
     uint16_t *l = &s->mem.colls[coll].head;
     uint32_t len;
@@ -267,10 +267,10 @@ int idx_drop(struct store *s, uint32_t coll, int tombs_only, uint32_t floor)
         uint32_t i = *l;
         struct store_index_slot *e = &s->mem.index[i];
         if (!tombs_only || (e->state == SLOT_TOMB && e->sync_seq <= floor)) {
-            if (rec_len_at(s, e->addr, &len))
+            if (store_rec_len_at(s, e->addr, &len))
                 return STORE_ERR_IO;
             s->live_bytes -= len;
-            idx_remove(s, i);
+            store_idx_remove(s, i);
             l = &s->mem.colls[coll].head;
             continue;
         }

@@ -26,7 +26,7 @@
  *    to the next block's first_rec (a torn record never has successors in its
  *    block: after a torn tail, mount starts writing in a fresh block)
  *    (store_mount.c).
- *  - Each change is one record; later records supersede earlier ones.
+ *  - Each change is one record; later records store_supersede earlier ones.
  *    Compaction copies the live records of the tail block byte for byte to
  *    the head (same seq, same CRC), syncs, marks the tail obsolete, syncs,
  *    then erases it. Up to the obsolete mark the originals are intact; after
@@ -78,7 +78,7 @@ enum rec_type {
 };
 #define OBJ_PREFIX 9   /* coll id, sync, name_len */
 #define FLOOR_RECORD (RHDR + 8)
-/* what rec_check_crc finds at an address */
+/* what store_rec_check_crc finds at an address */
 enum rec_check { REC_VALID, REC_BLANK, REC_BAD };
 
 /* the RAM index's slots */
@@ -89,20 +89,20 @@ enum slot_state { SLOT_EMPTY = 0, SLOT_LIVE = 1, SLOT_TOMB = 2 };
 /* bytes read or programmed at a time through a buffer on the stack */
 #define IO_CHUNK 128
 
-/* a record header as read (rec_check_crc) */
+/* a record header as read (store_rec_check_crc) */
 struct rhdr {
     uint8_t type;
     uint32_t len, seq;
     uint8_t raw[RHDR];
 };
 
-/* a block header as read (read_bhdr) */
+/* a block header as read (store_read_bhdr) */
 struct bhdr {
     uint32_t seq, rec_seq_base, first;
     int crc_ok, live, sealed;
 };
 
-/* a collection payload, parsed in place (coll_parse) */
+/* a collection payload, parsed in place (store_coll_parse) */
 struct coll_view {
     const uint8_t *owner, *path, *props;
     uint32_t owner_len, path_len, props_len, nprops;
@@ -202,71 +202,71 @@ static inline int writable(const struct store *s)
 
 /* ---- store_log.c: ring, block headers, writing and reading records ----- */
 
-uint32_t adv(const struct store *s, uint32_t a, uint32_t n);
-uint32_t log_pos(const struct store *s, uint32_t a);
-int lread(struct store *s, uint32_t a, void *buf, uint32_t len);
+uint32_t store_adv(const struct store *s, uint32_t a, uint32_t n);
+uint32_t store_log_pos(const struct store *s, uint32_t a);
+int store_lread(struct store *s, uint32_t a, void *buf, uint32_t len);
 /* 1 if all 0xFF (*programmed: how many bytes are not), 0 if not, or < 0 */
-int is_blank(struct store *s, uint32_t a, uint32_t len, uint32_t *programmed);
-int read_bhdr(struct store *s, uint32_t b, struct bhdr *h);
+int store_is_blank(struct store *s, uint32_t a, uint32_t len, uint32_t *programmed);
+int store_read_bhdr(struct store *s, uint32_t b, struct bhdr *h);
 /* seal block b (only when its records are complete and durable) */
-int seal_block(struct store *s, uint32_t b);
-int block_sealed(struct store *s, uint32_t b, int *sealed);
+int store_seal_block(struct store *s, uint32_t b);
+int store_block_sealed(struct store *s, uint32_t b, int *sealed);
 /* after a sync: seal the blocks behind the write position */
-int seal_behind(struct store *s);
+int store_seal_behind(struct store *s);
 /* blocks that must be opened for `bytes` more at write_addr */
-uint32_t blocks_needed(const struct store *s, uint32_t bytes);
+uint32_t store_blocks_needed(const struct store *s, uint32_t bytes);
 /* start block b as the new head */
-int open_block(struct store *s, uint32_t b);
+int store_open_block(struct store *s, uint32_t b);
 /* program at a log address, opening blocks and splitting at pages */
-int prog(struct store *s, uint32_t a, const void *data, uint32_t len);
-void make_rhdr(uint8_t *raw, uint8_t type, uint32_t len, uint32_t seq);
-/* a record is written by wr_begin, wr_data (its payload, in pieces) and
- * wr_commit (its header; with sync, then sync() and the seals behind) */
-void wr_begin(struct store *s, uint8_t type, uint32_t len);
-int wr_data(struct store *s, const void *data, uint32_t len);
-int wr_commit(struct store *s, int sync);
+int store_prog(struct store *s, uint32_t a, const void *data, uint32_t len);
+void store_make_rhdr(uint8_t *raw, uint8_t type, uint32_t len, uint32_t seq);
+/* a record is written by store_wr_begin, store_wr_data (its payload, in pieces) and
+ * store_wr_commit (its header; with sync, then sync() and the seals behind) */
+void store_wr_begin(struct store *s, uint8_t type, uint32_t len);
+int store_wr_data(struct store *s, const void *data, uint32_t len);
+int store_wr_commit(struct store *s, int sync);
 /* REC_VALID, REC_BLANK, REC_BAD or < 0; with_crc 0 skips the payload */
-int rec_check_crc(struct store *s, uint32_t a, struct rhdr *h, int with_crc);
-int rec_len_at(struct store *s, uint32_t a, uint32_t *len);
+int store_rec_check_crc(struct store *s, uint32_t a, struct rhdr *h, int with_crc);
+int store_rec_len_at(struct store *s, uint32_t a, uint32_t *len);
 /* an object record's collection id, sync and name (into name_buf) */
-int read_obj_prefix(struct store *s, uint32_t a, uint32_t *coll_id, uint32_t *sync,
+int store_read_obj_prefix(struct store *s, uint32_t a, uint32_t *coll_id, uint32_t *sync,
                     uint32_t *name_len);
 
 /* ---- store_index.c: tables, object index, member lists ----------------- */
 
 /* collection slot of an id, or -1 */
-int coll_slot_by_id(struct store *s, uint32_t id);
-int coll_parse(const uint8_t *buf, uint32_t len, struct coll_view *v);
+int store_coll_slot_by_id(struct store *s, uint32_t id);
+int store_coll_parse(const uint8_t *buf, uint32_t len, struct coll_view *v);
 /* a collection record's payload into scratch, parsed */
-int coll_load(struct store *s, uint32_t rec_addr, uint32_t *len, struct coll_view *v);
+int store_coll_load(struct store *s, uint32_t rec_addr, uint32_t *len, struct coll_view *v);
 /* *found: the user's slot, or -1 */
-int user_slot_by_name(struct store *s, const uint8_t *name, uint32_t len, uint32_t hash, int *found);
+int store_user_slot_by_name(struct store *s, const uint8_t *name, uint32_t len, uint32_t hash, int *found);
 /* *found: the index slot of (collection slot, name), or -1 */
-int idx_lookup(struct store *s, uint32_t coll, const uint8_t *name, uint32_t len,
+int store_idx_lookup(struct store *s, uint32_t coll, const uint8_t *name, uint32_t len,
                uint32_t hash, int *found);
 /* the index slot holding the record at addr, or -1 */
-int idx_find_addr(const struct store *s, uint32_t coll, uint32_t hash, uint32_t addr);
+int store_idx_find_addr(const struct store *s, uint32_t coll, uint32_t hash, uint32_t addr);
 /* after replay: build every member list */
-void chains_build(struct store *s);
+void store_chains_build(struct store *s);
 /* a new slot (linked into its list when the lists are on), or -1 at limit */
-int idx_insert(struct store *s, uint32_t coll, uint32_t hash, uint32_t limit);
-void idx_remove(struct store *s, uint32_t i);
+int store_idx_insert(struct store *s, uint32_t coll, uint32_t hash, uint32_t limit);
+void store_idx_remove(struct store *s, uint32_t i);
 /* forget a collection's slots: all, or tombstones up to floor */
-int idx_drop(struct store *s, uint32_t coll, int tombs_only, uint32_t floor);
+int store_idx_drop(struct store *s, uint32_t coll, int tombs_only, uint32_t floor);
 
 /* ---- store_compact.c: space and compaction ----------------------------- */
 
 /* the record at old_addr is no longer live */
-void supersede(struct store *s, uint32_t old_addr);
+void store_supersede(struct store *s, uint32_t old_addr);
 /* make room for `bytes` at the head, compacting as needed */
-int ensure_space(struct store *s, uint32_t bytes);
+int store_ensure_space(struct store *s, uint32_t bytes);
 /* the index is full: compact until tombstones drop out of it */
-int evict_tombstones(struct store *s);
+int store_evict_tombstones(struct store *s);
 
 /* ---- store_objects.c --------------------------------------------------- */
 
 /* the collection slot and index slot (or -1) of an object, arguments checked */
-int obj_lookup(struct store *s, uint32_t coll_id, const char *name, size_t len,
+int store_obj_lookup(struct store *s, uint32_t coll_id, const char *name, size_t len,
                int *coll_slot, int *entry);
 
 #endif

@@ -11,7 +11,7 @@
 /* ---- addresses: the ring of blocks ------------------------------------- */
 
 /* n bytes further along the log; an address never rests on a block end */
-uint32_t adv(const struct store *s, uint32_t a, uint32_t n)
+uint32_t store_adv(const struct store *s, uint32_t a, uint32_t n)
 {
     uint32_t b = blk_of(s, a), off = a - data_start(s, b) + n;
     if (off < s->data_size)  /* within the block */
@@ -21,13 +21,13 @@ uint32_t adv(const struct store *s, uint32_t a, uint32_t n)
 }
 
 /* position within the log, counting data bytes from the tail's data start */
-uint32_t log_pos(const struct store *s, uint32_t a)
+uint32_t store_log_pos(const struct store *s, uint32_t a)
 {
     uint32_t b = blk_of(s, a);
     return ring_dist(s, s->tail, b) * s->data_size + (a - data_start(s, b));
 }
 
-int lread(struct store *s, uint32_t a, void *buf, uint32_t len)
+int store_lread(struct store *s, uint32_t a, void *buf, uint32_t len)
 {
     uint8_t *p = buf;
     while (len) {
@@ -36,12 +36,12 @@ int lread(struct store *s, uint32_t a, void *buf, uint32_t len)
             return io_fail(s);
         p += n;
         len -= n;
-        a = adv(s, a, n);
+        a = store_adv(s, a, n);
     }
     return STORE_OK;
 }
 
-int is_blank(struct store *s, uint32_t a, uint32_t len, uint32_t *programmed)
+int store_is_blank(struct store *s, uint32_t a, uint32_t len, uint32_t *programmed)
 {
     uint8_t buf[IO_CHUNK];
     uint32_t i, count = 0;
@@ -61,7 +61,7 @@ int is_blank(struct store *s, uint32_t a, uint32_t len, uint32_t *programmed)
 
 /* ---- block headers ----------------------------------------------------- */
 
-int read_bhdr(struct store *s, uint32_t b, struct bhdr *h)
+int store_read_bhdr(struct store *s, uint32_t b, struct bhdr *h)
 {
     uint8_t raw[BHDR];
     if (flash_read(s->flash, b * s->block_size, raw, BHDR))
@@ -80,7 +80,7 @@ int read_bhdr(struct store *s, uint32_t b, struct bhdr *h)
 /* Seal block b: program the low half of its state word to zero. Only for a
  * block whose records are all complete and durable (or were checked by a
  * replay); a cut during the program leaves it unsealed, or sealed: both true. */
-int seal_block(struct store *s, uint32_t b)
+int store_seal_block(struct store *s, uint32_t b)
 {
     static const uint8_t zero[2] = {0, 0};
     if (flash_program(s->flash, b * s->block_size + BHDR_STATE, zero, 2))
@@ -88,7 +88,7 @@ int seal_block(struct store *s, uint32_t b)
     return STORE_OK;
 }
 
-int block_sealed(struct store *s, uint32_t b, int *sealed)
+int store_block_sealed(struct store *s, uint32_t b, int *sealed)
 {
     uint8_t raw[4];
     if (flash_read(s->flash, b * s->block_size + BHDR_STATE, raw, 4))
@@ -101,13 +101,13 @@ int block_sealed(struct store *s, uint32_t b, int *sealed)
 
 /* After a sync: every record starting in a block behind the write position
  * is complete and durable, so those blocks are sealed. */
-int seal_behind(struct store *s)
+int store_seal_behind(struct store *s)
 {
     uint32_t wb = s->write_addr / s->block_size;
     int rc;
     while (s->seal_next != wb && s->nused &&
            (s->seal_next + s->nblocks - s->tail) % s->nblocks < s->nused) {
-        if ((rc = seal_block(s, s->seal_next)) != STORE_OK)
+        if ((rc = store_seal_block(s, s->seal_next)) != STORE_OK)
             return rc;
         s->seal_next = (s->seal_next + 1) % s->nblocks;
     }
@@ -115,7 +115,7 @@ int seal_behind(struct store *s)
 }
 
 /* blocks that must be opened for `bytes` more at write_addr */
-uint32_t blocks_needed(const struct store *s, uint32_t bytes)
+uint32_t store_blocks_needed(const struct store *s, uint32_t bytes)
 {
     uint32_t b = blk_of(s, s->write_addr);
     if (in_log(s, b)) {
@@ -129,7 +129,7 @@ uint32_t blocks_needed(const struct store *s, uint32_t bytes)
 
 /* Start block b as the new head: erase unless blank, then its header. The
  * first_rec field points at the record start or end inside b, if any. */
-int open_block(struct store *s, uint32_t b)
+int store_open_block(struct store *s, uint32_t b)
 {
     uint8_t raw[BHDR];
     uint32_t first = FIRST_NONE;
@@ -137,7 +137,7 @@ int open_block(struct store *s, uint32_t b)
 
     if (s->nused >= s->nblocks || b != (s->nused ? ring_next(s, head_blk(s)) : s->tail))
         return io_fail(s);  /* would overwrite the log: a bug, stop writing */
-    blank = is_blank(s, b * s->block_size, s->block_size, NULL);
+    blank = store_is_blank(s, b * s->block_size, s->block_size, NULL);
     if (blank < 0)
         return blank;
     if (!blank && flash_erase(s->flash, b))
@@ -159,14 +159,14 @@ int open_block(struct store *s, uint32_t b)
 }
 
 /* Program at a log address, opening blocks and splitting at pages. */
-int prog(struct store *s, uint32_t a, const void *data, uint32_t len)
+int store_prog(struct store *s, uint32_t a, const void *data, uint32_t len)
 {
     const uint8_t *p = data;
     uint32_t page = s->flash->geo.page_size;
     while (len) {
         uint32_t b = blk_of(s, a), n = len;
         int rc;
-        if (!in_log(s, b) && (rc = open_block(s, b)) != STORE_OK)
+        if (!in_log(s, b) && (rc = store_open_block(s, b)) != STORE_OK)
             return rc;
         if (n > blk_end(s, b) - a)
             n = blk_end(s, b) - a;
@@ -176,12 +176,12 @@ int prog(struct store *s, uint32_t a, const void *data, uint32_t len)
             return io_fail(s);
         p += n;
         len -= n;
-        a = adv(s, a, n);
+        a = store_adv(s, a, n);
     }
     return STORE_OK;
 }
 
-void make_rhdr(uint8_t *raw, uint8_t type, uint32_t len, uint32_t seq)
+void store_make_rhdr(uint8_t *raw, uint8_t type, uint32_t len, uint32_t seq)
 {
     raw[0] = (uint8_t)REC_MAGIC;
     raw[1] = (uint8_t)(REC_MAGIC >> 8);
@@ -191,60 +191,60 @@ void make_rhdr(uint8_t *raw, uint8_t type, uint32_t len, uint32_t seq)
     put32(raw + 8, seq);
 }
 
-void wr_begin(struct store *s, uint8_t type, uint32_t len)
+void store_wr_begin(struct store *s, uint8_t type, uint32_t len)
 {
     uint8_t raw[RHDR];
     s->wr_start = s->write_addr;
-    s->wr_end = adv(s, s->wr_start, RHDR + len);
-    s->wr_pos = adv(s, s->wr_start, RHDR);
+    s->wr_end = store_adv(s, s->wr_start, RHDR + len);
+    s->wr_pos = store_adv(s, s->wr_start, RHDR);
     s->wr_len = len;
     s->wr_type = type;
     s->wr_seq = s->next_rec_seq++;
-    make_rhdr(raw, type, len, s->wr_seq);
+    store_make_rhdr(raw, type, len, s->wr_seq);
     s->wr_crc = crc32_update(0, raw, 12);
 }
 
-int wr_data(struct store *s, const void *data, uint32_t len)
+int store_wr_data(struct store *s, const void *data, uint32_t len)
 {
-    int rc = prog(s, s->wr_pos, data, len);
+    int rc = store_prog(s, s->wr_pos, data, len);
     if (rc)
         return rc;
     s->wr_crc = crc32_update(s->wr_crc, data, len);
-    s->wr_pos = adv(s, s->wr_pos, len);
+    s->wr_pos = store_adv(s, s->wr_pos, len);
     return STORE_OK;
 }
 
 /* The header last: the record exists from the moment it is complete. */
-int wr_commit(struct store *s, int sync)
+int store_wr_commit(struct store *s, int sync)
 {
     uint8_t raw[RHDR];
     int rc;
     if (s->wr_pos != s->wr_end)
         return io_fail(s);
-    make_rhdr(raw, (uint8_t)s->wr_type, s->wr_len, s->wr_seq);
+    store_make_rhdr(raw, (uint8_t)s->wr_type, s->wr_len, s->wr_seq);
     put32(raw + 12, s->wr_crc);
-    if ((rc = prog(s, s->wr_start, raw, RHDR)) != STORE_OK)
+    if ((rc = store_prog(s, s->wr_start, raw, RHDR)) != STORE_OK)
         return rc;
     s->write_addr = s->wr_end;
     s->max_record = s->max_record > RHDR + s->wr_len ? s->max_record : RHDR + s->wr_len;
     if (sync && flash_sync(s->flash))
         return io_fail(s);
-    return sync ? seal_behind(s) : STORE_OK;
+    return sync ? store_seal_behind(s) : STORE_OK;
 }
 
 /* ---- reading records --------------------------------------------------- */
 
 /* A record at a: REC_VALID, REC_BLANK (all ones) or REC_BAD. With crc 0 the
  * payload is not read: for records of sealed blocks, checked before. */
-int rec_check_crc(struct store *s, uint32_t a, struct rhdr *h, int with_crc)
+int store_rec_check_crc(struct store *s, uint32_t a, struct rhdr *h, int with_crc)
 {
-    uint32_t log_end = s->nused * s->data_size, pos = log_pos(s, a), i, crc;
+    uint32_t log_end = s->nused * s->data_size, pos = store_log_pos(s, a), i, crc;
     uint8_t buf[IO_CHUNK];
     int all_ones = 1;
 
     if (pos + RHDR > log_end)
         return REC_BLANK;
-    if (lread(s, a, h->raw, RHDR))
+    if (store_lread(s, a, h->raw, RHDR))
         return STORE_ERR_IO;
     for (i = 0; i < RHDR; i++)
         all_ones &= h->raw[i] == 0xff;
@@ -260,36 +260,36 @@ int rec_check_crc(struct store *s, uint32_t a, struct rhdr *h, int with_crc)
     if (!with_crc)
         return REC_VALID;
     crc = crc32_update(0, h->raw, 12);
-    a = adv(s, a, RHDR);
+    a = store_adv(s, a, RHDR);
     for (i = 0; i < h->len;) {
         uint32_t n = h->len - i < IO_CHUNK ? h->len - i : IO_CHUNK;
-        if (lread(s, a, buf, n))
+        if (store_lread(s, a, buf, n))
             return STORE_ERR_IO;
         crc = crc32_update(crc, buf, n);
-        a = adv(s, a, n);
+        a = store_adv(s, a, n);
         i += n;
     }
     return crc == get32(h->raw + 12) ? REC_VALID : REC_BAD;
 }
 
-int rec_len_at(struct store *s, uint32_t a, uint32_t *len)
+int store_rec_len_at(struct store *s, uint32_t a, uint32_t *len)
 {
     uint8_t raw[RHDR];
-    int rc = lread(s, a, raw, RHDR);
+    int rc = store_lread(s, a, raw, RHDR);
     *len = RHDR + get32(raw + 4);
     return rc;
 }
 
 /* Object record prefix: collection id, sync, name (into name_buf). */
-int read_obj_prefix(struct store *s, uint32_t a, uint32_t *coll_id, uint32_t *sync,
+int store_read_obj_prefix(struct store *s, uint32_t a, uint32_t *coll_id, uint32_t *sync,
                     uint32_t *name_len)
 {
     uint8_t p[OBJ_PREFIX];
-    int rc = lread(s, adv(s, a, RHDR), p, OBJ_PREFIX);
+    int rc = store_lread(s, store_adv(s, a, RHDR), p, OBJ_PREFIX);
     if (rc)
         return rc;
     *coll_id = get32(p);
     *sync = get32(p + 4);
     *name_len = p[8];
-    return lread(s, adv(s, a, RHDR + OBJ_PREFIX), s->name_buf, *name_len);
+    return store_lread(s, store_adv(s, a, RHDR + OBJ_PREFIX), s->name_buf, *name_len);
 }

@@ -15,9 +15,9 @@ static int replay_floor(struct store *s, uint32_t a, const struct rhdr *h)
     int slot;
     if (h->type != REC_FLOOR)
         return STORE_OK;
-    if (h->len != 8 || lread(s, adv(s, a, RHDR), p, 8))
+    if (h->len != 8 || store_lread(s, store_adv(s, a, RHDR), p, 8))
         return s->failed ? STORE_ERR_IO : STORE_OK;
-    if ((slot = coll_slot_by_id(s, get32(p))) < 0) {
+    if ((slot = store_coll_slot_by_id(s, get32(p))) < 0) {
         s->replay_floor_pass = 1;  /* its collection record comes later */
         return STORE_OK;
     }
@@ -37,14 +37,14 @@ static int replay_pass1(struct store *s, uint32_t a, const struct rhdr *h)
 
     switch (h->type) {
     case REC_USER:
-        if (h->len < 2 || lread(s, adv(s, a, RHDR), p, 1) || p[0] > STORE_OWNER_MAX ||
+        if (h->len < 2 || store_lread(s, store_adv(s, a, RHDR), p, 1) || p[0] > STORE_OWNER_MAX ||
             (uint32_t)p[0] + 2 > h->len)
             return s->failed ? STORE_ERR_IO : STORE_OK;
         len = p[0];
-        if ((rc = lread(s, adv(s, a, RHDR + 1), p + 1, len)) != STORE_OK)
+        if ((rc = store_lread(s, store_adv(s, a, RHDR + 1), p + 1, len)) != STORE_OK)
             return rc;
         hash = fnv1a(p + 1, len);
-        if ((rc = user_slot_by_name(s, p + 1, len, hash, &slot)) != STORE_OK)
+        if ((rc = store_user_slot_by_name(s, p + 1, len, hash, &slot)) != STORE_OK)
             return rc;
         if (slot < 0) {
             for (i = 0; i < s->mem.user_slots && s->mem.users[i].used; i++)
@@ -64,12 +64,12 @@ static int replay_pass1(struct store *s, uint32_t a, const struct rhdr *h)
     case REC_COLL:
         if (h->len > STORE_COLL_RECORD_MAX)
             return STORE_OK;
-        if ((rc = lread(s, adv(s, a, RHDR), s->scratch, h->len)) != STORE_OK)
+        if ((rc = store_lread(s, store_adv(s, a, RHDR), s->scratch, h->len)) != STORE_OK)
             return rc;
-        if (!coll_parse(s->scratch, h->len, &v))
+        if (!store_coll_parse(s->scratch, h->len, &v))
             return STORE_OK;
         id = get32(s->scratch);
-        slot = coll_slot_by_id(s, id);
+        slot = store_coll_slot_by_id(s, id);
         if (slot < 0) {
             for (i = 0; i < s->mem.coll_slots && s->mem.colls[i].used; i++)
                 ;
@@ -91,9 +91,9 @@ static int replay_pass1(struct store *s, uint32_t a, const struct rhdr *h)
     case REC_FLOOR:
         return replay_floor(s, a, h);
     case REC_COLL_DEL:
-        if (h->len != 4 || lread(s, adv(s, a, RHDR), p, 4))
+        if (h->len != 4 || store_lread(s, store_adv(s, a, RHDR), p, 4))
             return s->failed ? STORE_ERR_IO : STORE_OK;
-        if ((slot = coll_slot_by_id(s, get32(p))) >= 0)
+        if ((slot = store_coll_slot_by_id(s, get32(p))) >= 0)
             memset(&s->mem.colls[slot], 0, sizeof(s->mem.colls[slot]));
         return STORE_OK;
     default:
@@ -110,25 +110,25 @@ static int replay_pass2(struct store *s, uint32_t a, const struct rhdr *h)
         return STORE_OK;
     if (h->len < OBJ_PREFIX + 1)
         return STORE_OK;
-    if ((rc = read_obj_prefix(s, a, &id, &sync, &len)) != STORE_OK)
+    if ((rc = store_read_obj_prefix(s, a, &id, &sync, &len)) != STORE_OK)
         return rc;
     if (len == 0 || OBJ_PREFIX + len > h->len || (h->type == REC_DEL && OBJ_PREFIX + len != h->len))
         return STORE_OK;
-    if ((slot = coll_slot_by_id(s, id)) < 0)
+    if ((slot = store_coll_slot_by_id(s, id)) < 0)
         return STORE_OK;  /* collection deleted */
     hash = fnv1a(s->name_buf, len);
     memcpy(s->scratch, s->name_buf, len);
-    if ((rc = idx_lookup(s, (uint32_t)slot, s->scratch, len, hash, &e)) != STORE_OK)
+    if ((rc = store_idx_lookup(s, (uint32_t)slot, s->scratch, len, hash, &e)) != STORE_OK)
         return rc;
     if (e >= 0 && sync < s->mem.index[e].sync_seq)
         return STORE_OK;
     if (h->type == REC_DEL && sync <= s->mem.colls[slot].floor) {
         if (e >= 0)  /* deleted, and the deletion is beyond the history kept */
-            idx_remove(s, (uint32_t)e);
+            store_idx_remove(s, (uint32_t)e);
         return STORE_OK;
     }
     /* a replay may briefly hold objects whose deletion comes later in the log */
-    if (e < 0 && (e = idx_insert(s, (uint32_t)slot, hash, s->mem.index_slots - 1)) < 0)
+    if (e < 0 && (e = store_idx_insert(s, (uint32_t)slot, hash, s->mem.index_slots - 1)) < 0)
         return STORE_ERR_INDEX_FULL;
     s->mem.index[e].addr = a;
     s->mem.index[e].sync_seq = sync;
@@ -158,7 +158,7 @@ static int walk(struct store *s, visit_fn visit, uint32_t *end, struct store_mou
     }
     pos = FIRST_NONE;
     for (n = 0; n < s->nused; n++, b = ring_next(s, b)) {
-        if ((rc = read_bhdr(s, b, &bh)) != STORE_OK)
+        if ((rc = store_read_bhdr(s, b, &bh)) != STORE_OK)
             return rc;
         if (bh.first != FIRST_NONE) {
             pos = data_start(s, b) + bh.first;
@@ -176,11 +176,11 @@ static int walk(struct store *s, visit_fn visit, uint32_t *end, struct store_mou
         }
         if (blk_of(s, pos) != cur) {
             cur = blk_of(s, pos);
-            if ((rc = block_sealed(s, cur, &cur_sealed)) != STORE_OK)
+            if ((rc = store_block_sealed(s, cur, &cur_sealed)) != STORE_OK)
                 return rc;
         }
-        prev_pos = log_pos(s, pos);
-        rc = rec_check_crc(s, pos, &h, !cur_sealed);
+        prev_pos = store_log_pos(s, pos);
+        rc = store_rec_check_crc(s, pos, &h, !cur_sealed);
         if (rc < 0)
             return rc;
         if (rc == REC_VALID) {
@@ -192,12 +192,12 @@ static int walk(struct store *s, visit_fn visit, uint32_t *end, struct store_mou
                 s->next_rec_seq = h.seq + 1;
             if (RHDR + h.len > s->max_record)
                 s->max_record = RHDR + h.len;
-            pos = adv(s, pos, RHDR + h.len);
-            if (in_log(s, blk_of(s, pos)) && log_pos(s, pos) <= prev_pos) {
+            pos = store_adv(s, pos, RHDR + h.len);
+            if (in_log(s, blk_of(s, pos)) && store_log_pos(s, pos) <= prev_pos) {
                 *end = data_start(s, ring_next(s, head_blk(s)));  /* ring full */
                 return STORE_OK;
             }
-            if (seal && !cur_sealed && blk_of(s, pos) != cur && (rc = seal_block(s, cur)) != STORE_OK)
+            if (seal && !cur_sealed && blk_of(s, pos) != cur && (rc = store_seal_block(s, cur)) != STORE_OK)
                 return rc;
             continue;
         }
@@ -206,21 +206,21 @@ static int walk(struct store *s, visit_fn visit, uint32_t *end, struct store_mou
         skip_from = pos;
         for (n = ring_dist(s, s->tail, b) + 1; n < s->nused; n++) {
             b = (s->tail + n) % s->nblocks;
-            if ((rc = read_bhdr(s, b, &bh)) != STORE_OK)
+            if ((rc = store_read_bhdr(s, b, &bh)) != STORE_OK)
                 return rc;
             if (bh.first != FIRST_NONE)
                 break;
         }
         if (st) {  /* count what is skipped: up to the next record or the log end */
-            uint32_t to = n < s->nused ? log_pos(s, data_start(s, b) + bh.first) : s->nused * s->data_size;
-            while (log_pos(s, skip_from) < to) {
+            uint32_t to = n < s->nused ? store_log_pos(s, data_start(s, b) + bh.first) : s->nused * s->data_size;
+            while (store_log_pos(s, skip_from) < to) {
                 uint32_t room = blk_end(s, blk_of(s, skip_from)) - skip_from;
-                if (room > to - log_pos(s, skip_from))
-                    room = to - log_pos(s, skip_from);
-                if ((rc = is_blank(s, skip_from, room, &torn)) < 0)
+                if (room > to - store_log_pos(s, skip_from))
+                    room = to - store_log_pos(s, skip_from);
+                if ((rc = store_is_blank(s, skip_from, room, &torn)) < 0)
                     return rc;
                 st->torn_bytes += torn;
-                skip_from = adv(s, skip_from, room);
+                skip_from = store_adv(s, skip_from, room);
                 if (!in_log(s, blk_of(s, skip_from)))
                     break;
             }
@@ -243,7 +243,7 @@ static int find_log(struct store *s, struct store_mount_stats *st)
     uint8_t first[BHDR];
 
     for (b = 0; b < s->nblocks; b++) {
-        if ((rc = read_bhdr(s, b, &bh)) != STORE_OK)
+        if ((rc = store_read_bhdr(s, b, &bh)) != STORE_OK)
             return rc;
         if (bh.crc_ok) {
             if (bh.seq >= max_seq)
@@ -266,7 +266,7 @@ static int find_log(struct store *s, struct store_mount_stats *st)
         bh.seq = top_seq;
         while (count < s->nblocks) {
             b = (s->tail + s->nblocks - 1) % s->nblocks;
-            if ((rc = read_bhdr(s, b, &prev)) != STORE_OK)
+            if ((rc = store_read_bhdr(s, b, &prev)) != STORE_OK)
                 return rc;
             if (!prev.live || prev.seq != bh.seq - 1)
                 break;
@@ -334,7 +334,7 @@ int store_mount(struct store *s, const struct flash *f, const struct store_confi
     /* where writing continues: never after torn bytes in the same block */
     s->write_addr = end;
     if (in_log(s, blk_of(s, end))) {
-        rc = is_blank(s, end, blk_end(s, blk_of(s, end)) - end, &programmed);
+        rc = store_is_blank(s, end, blk_end(s, blk_of(s, end)) - end, &programmed);
         if (rc < 0)
             goto out;
         if (!rc || blk_of(s, end) != head_blk(s))
@@ -350,7 +350,7 @@ int store_mount(struct store *s, const struct flash *f, const struct store_confi
         goto out;
     }
 
-    chains_build(s);
+    store_chains_build(s);
     /* history floors, then live bytes and object counts */
     for (i = 0; i < s->mem.coll_slots; i++) {
         struct store_coll_slot *c = &s->mem.colls[i];
@@ -358,7 +358,7 @@ int store_mount(struct store *s, const struct flash *f, const struct store_confi
             continue;
         if (c->sync_seq < c->floor)
             c->sync_seq = c->floor;
-        if ((rc = idx_drop(s, i, 1, c->floor)) != STORE_OK)
+        if ((rc = store_idx_drop(s, i, 1, c->floor)) != STORE_OK)
             goto out;
     }
     s->live_bytes = 0;
@@ -366,7 +366,7 @@ int store_mount(struct store *s, const struct flash *f, const struct store_confi
         struct store_coll_slot *c = &s->mem.colls[i];
         if (!c->used)
             continue;
-        if ((rc = rec_len_at(s, c->rec_addr, &len)) != STORE_OK)
+        if ((rc = store_rec_len_at(s, c->rec_addr, &len)) != STORE_OK)
             goto out;
         s->live_bytes += len;
         if (c->floor_addr != FIRST_NONE)
@@ -377,7 +377,7 @@ int store_mount(struct store *s, const struct flash *f, const struct store_confi
         struct store_index_slot *e = &s->mem.index[i];
         if (e->state == SLOT_EMPTY)
             continue;
-        if ((rc = rec_len_at(s, e->addr, &len)) != STORE_OK)
+        if ((rc = store_rec_len_at(s, e->addr, &len)) != STORE_OK)
             goto out;
         s->live_bytes += len;
         if (e->state == SLOT_LIVE) {
@@ -390,7 +390,7 @@ int store_mount(struct store *s, const struct flash *f, const struct store_confi
     for (i = 0; i < s->mem.user_slots; i++) {
         if (!s->mem.users[i].used)
             continue;
-        if ((rc = rec_len_at(s, s->mem.users[i].addr, &len)) != STORE_OK)
+        if ((rc = store_rec_len_at(s, s->mem.users[i].addr, &len)) != STORE_OK)
             goto out;
         s->live_bytes += len;
         st->users++;

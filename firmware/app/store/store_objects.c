@@ -9,7 +9,7 @@
 
 #include "util/crc32.h"
 
-int obj_lookup(struct store *s, uint32_t coll_id, const char *name, size_t len,
+int store_obj_lookup(struct store *s, uint32_t coll_id, const char *name, size_t len,
                int *coll_slot, int *entry)
 {
     *entry = -1;
@@ -17,9 +17,9 @@ int obj_lookup(struct store *s, uint32_t coll_id, const char *name, size_t len,
         return STORE_ERR_IO;
     if (!len || len > STORE_NAME_MAX || !name)
         return STORE_ERR_INVALID;
-    if ((*coll_slot = coll_slot_by_id(s, coll_id)) < 0)
+    if ((*coll_slot = store_coll_slot_by_id(s, coll_id)) < 0)
         return STORE_ERR_NOT_FOUND;
-    return idx_lookup(s, (uint32_t)*coll_slot, (const uint8_t *)name, (uint32_t)len,
+    return store_idx_lookup(s, (uint32_t)*coll_slot, (const uint8_t *)name, (uint32_t)len,
                       fnv1a(name, len), entry);
 }
 
@@ -34,14 +34,14 @@ int store_put_begin(struct store *s, uint32_t coll, const char *name, size_t nam
         return rc;
     if (!name || !name_len || name_len > STORE_NAME_MAX)
         return STORE_ERR_INVALID;
-    if (coll_slot_by_id(s, coll) < 0)
+    if (store_coll_slot_by_id(s, coll) < 0)
         return STORE_ERR_NOT_FOUND;
     if (body_len > s->cfg.max_object_size)
         return STORE_ERR_TOO_LARGE;
     rec = RHDR + OBJ_PREFIX + (uint32_t)name_len + body_len;
-    if ((rc = ensure_space(s, rec)) != STORE_OK)
+    if ((rc = store_ensure_space(s, rec)) != STORE_OK)
         return rc;
-    if ((rc = obj_lookup(s, coll, name, name_len, &slot, &e)) != STORE_OK)
+    if ((rc = store_obj_lookup(s, coll, name, name_len, &slot, &e)) != STORE_OK)
         return rc;
     live = e >= 0 && s->mem.index[e].state == SLOT_LIVE;
     /* RFC 9110 13.1.2: If-None-Match: * fails when a current representation exists */
@@ -53,7 +53,7 @@ int store_put_begin(struct store *s, uint32_t coll, const char *name, size_t nam
         uint8_t raw[RHDR];
         if (!live)
             return STORE_ERR_PRECONDITION;
-        if ((rc = lread(s, s->mem.index[e].addr, raw, RHDR)) != STORE_OK)
+        if ((rc = store_lread(s, s->mem.index[e].addr, raw, RHDR)) != STORE_OK)
             return rc;
         if (get32(raw + 8) != *if_match)
             return STORE_ERR_PRECONDITION;
@@ -61,18 +61,18 @@ int store_put_begin(struct store *s, uint32_t coll, const char *name, size_t nam
     if (!live && s->mem.colls[slot].objects >= s->cfg.max_objects_per_collection)
         return STORE_ERR_COLL_FULL;
     if (e < 0 && s->index_used >= index_limit(s) &&
-        ((rc = evict_tombstones(s)) != STORE_OK || (rc = ensure_space(s, rec)) != STORE_OK))
+        ((rc = store_evict_tombstones(s)) != STORE_OK || (rc = store_ensure_space(s, rec)) != STORE_OK))
         return rc;
     s->put_coll = (uint32_t)slot;
     s->put_sync = s->mem.colls[slot].sync_seq + 1;
     s->put_left = body_len;
     s->put_name_hash = fnv1a(name, name_len);
     s->put_name_len = (uint8_t)name_len;
-    wr_begin(s, REC_PUT, rec - RHDR);
+    store_wr_begin(s, REC_PUT, rec - RHDR);
     put32(p, coll);
     put32(p + 4, s->put_sync);
     p[8] = (uint8_t)name_len;
-    if ((rc = wr_data(s, p, OBJ_PREFIX)) || (rc = wr_data(s, name, (uint32_t)name_len)))
+    if ((rc = store_wr_data(s, p, OBJ_PREFIX)) || (rc = store_wr_data(s, name, (uint32_t)name_len)))
         return rc;
     s->put_active = 1;
     return STORE_OK;
@@ -87,7 +87,7 @@ int store_put_write(struct store *s, const void *data, uint32_t len)
         return STORE_ERR_INVALID;
     if (len > s->put_left)
         return STORE_ERR_TOO_LARGE;
-    if ((rc = wr_data(s, data, len)) != STORE_OK)
+    if ((rc = store_wr_data(s, data, len)) != STORE_OK)
         return rc;
     s->put_left -= len;
     return STORE_OK;
@@ -103,22 +103,22 @@ int store_put_commit(struct store *s, uint32_t *etag)
         return STORE_ERR_IO;
     if (!s->put_active || s->put_left)
         return STORE_ERR_INVALID;
-    if ((rc = wr_commit(s, 1)) != STORE_OK)
+    if ((rc = store_wr_commit(s, 1)) != STORE_OK)
         return rc;
     s->put_active = 0;
     c = &s->mem.colls[s->put_coll];
     /* the name as written, to find the index entry again */
-    if ((rc = lread(s, adv(s, s->wr_start, RHDR + OBJ_PREFIX), s->scratch, name_len)) != STORE_OK ||
-        (rc = idx_lookup(s, s->put_coll, s->scratch, name_len, s->put_name_hash, &e)) != STORE_OK)
+    if ((rc = store_lread(s, store_adv(s, s->wr_start, RHDR + OBJ_PREFIX), s->scratch, name_len)) != STORE_OK ||
+        (rc = store_idx_lookup(s, s->put_coll, s->scratch, name_len, s->put_name_hash, &e)) != STORE_OK)
         return rc;
     if (e < 0) {
-        if ((e = idx_insert(s, s->put_coll, s->put_name_hash, index_limit(s))) < 0)
+        if ((e = store_idx_insert(s, s->put_coll, s->put_name_hash, index_limit(s))) < 0)
             return io_fail(s);  /* put_begin made room; cannot happen */
         c->objects++;
     } else {
         if (s->mem.index[e].state != SLOT_LIVE)
             c->objects++;
-        supersede(s, s->mem.index[e].addr);
+        store_supersede(s, s->mem.index[e].addr);
     }
     s->mem.index[e].addr = s->wr_start;
     s->mem.index[e].sync_seq = s->put_sync;
@@ -146,26 +146,26 @@ int store_put_abort(struct store *s)
      * to cover, so their headers point past it and its CRC is stable */
     memset(buf, 0xff, sizeof(buf));
     while (s->wr_pos != s->wr_end) {
-        uint32_t left = log_pos(s, s->wr_end) - log_pos(s, s->wr_pos);
+        uint32_t left = store_log_pos(s, s->wr_end) - store_log_pos(s, s->wr_pos);
         uint32_t n = left < IO_CHUNK ? left : IO_CHUNK;
-        if ((rc = prog(s, s->wr_pos, buf, n)) != STORE_OK)
+        if ((rc = store_prog(s, s->wr_pos, buf, n)) != STORE_OK)
             return rc;
-        s->wr_pos = adv(s, s->wr_pos, n);
+        s->wr_pos = store_adv(s, s->wr_pos, n);
     }
-    make_rhdr(raw, REC_PAD, s->wr_len, s->wr_seq);
+    store_make_rhdr(raw, REC_PAD, s->wr_len, s->wr_seq);
     crc = crc32_update(0, raw, 12);
-    a = adv(s, s->wr_start, RHDR);
+    a = store_adv(s, s->wr_start, RHDR);
     for (i = 0; i < s->wr_len;) {
         uint32_t n = s->wr_len - i < IO_CHUNK ? s->wr_len - i : IO_CHUNK;
-        if ((rc = lread(s, a, buf, n)) != STORE_OK)
+        if ((rc = store_lread(s, a, buf, n)) != STORE_OK)
             return rc;
         crc = crc32_update(crc, buf, n);
-        a = adv(s, a, n);
+        a = store_adv(s, a, n);
         i += n;
     }
     put32(raw + 12, crc);
     s->wr_type = REC_PAD;
-    if ((rc = prog(s, s->wr_start, raw, RHDR)) != STORE_OK)
+    if ((rc = store_prog(s, s->wr_start, raw, RHDR)) != STORE_OK)
         return rc;
     s->write_addr = s->wr_end;
     return STORE_OK;
@@ -190,8 +190,8 @@ static int obj_info(struct store *s, uint32_t addr, uint32_t *name_len, struct s
     uint8_t raw[RHDR];
     uint32_t id;
     int rc;
-    if ((rc = lread(s, addr, raw, RHDR)) ||
-        (rc = read_obj_prefix(s, addr, &id, &info->sync_seq, name_len)))
+    if ((rc = store_lread(s, addr, raw, RHDR)) ||
+        (rc = store_read_obj_prefix(s, addr, &id, &info->sync_seq, name_len)))
         return rc;
     info->etag = get32(raw + 8);
     info->size = raw[2] == REC_PUT ? get32(raw + 4) - OBJ_PREFIX - *name_len : 0;
@@ -210,7 +210,7 @@ int store_get_object(struct store *s, uint32_t coll, const char *name, size_t na
         info = &local;
     if (got)
         *got = 0;
-    if ((rc = obj_lookup(s, coll, name, name_len, &slot, &e)) != STORE_OK)
+    if ((rc = store_obj_lookup(s, coll, name, name_len, &slot, &e)) != STORE_OK)
         return rc;
     if (e < 0 || s->mem.index[e].state != SLOT_LIVE)
         return STORE_ERR_NOT_FOUND;
@@ -218,7 +218,7 @@ int store_get_object(struct store *s, uint32_t coll, const char *name, size_t na
         return rc;
     if (offset < info->size && cap) {
         n = info->size - offset < cap ? info->size - offset : cap;
-        rc = lread(s, adv(s, s->mem.index[e].addr, RHDR + OBJ_PREFIX + nlen + offset), buf, n);
+        rc = store_lread(s, store_adv(s, s->mem.index[e].addr, RHDR + OBJ_PREFIX + nlen + offset), buf, n);
         if (rc)
             return rc;
     }
@@ -238,9 +238,9 @@ int store_delete_object(struct store *s, uint32_t coll, const char *name, size_t
     if ((rc = writable(s)) != STORE_OK)
         return rc;
     if (name_len && name_len <= STORE_NAME_MAX &&
-        (rc = ensure_space(s, (uint32_t)(RHDR + OBJ_PREFIX + name_len))) != STORE_OK)
+        (rc = store_ensure_space(s, (uint32_t)(RHDR + OBJ_PREFIX + name_len))) != STORE_OK)
         return rc;
-    if ((rc = obj_lookup(s, coll, name, name_len, &slot, &e)) != STORE_OK)
+    if ((rc = store_obj_lookup(s, coll, name, name_len, &slot, &e)) != STORE_OK)
         return rc;
     if (e < 0 || s->mem.index[e].state != SLOT_LIVE)
         return STORE_ERR_NOT_FOUND;
@@ -251,14 +251,14 @@ int store_delete_object(struct store *s, uint32_t coll, const char *name, size_t
             return STORE_ERR_PRECONDITION;
     }
     sync = s->mem.colls[slot].sync_seq + 1;
-    wr_begin(s, REC_DEL, OBJ_PREFIX + (uint32_t)name_len);
+    store_wr_begin(s, REC_DEL, OBJ_PREFIX + (uint32_t)name_len);
     put32(p, coll);
     put32(p + 4, sync);
     p[8] = (uint8_t)name_len;
-    if ((rc = wr_data(s, p, OBJ_PREFIX)) || (rc = wr_data(s, name, (uint32_t)name_len)) ||
-        (rc = wr_commit(s, 1)))
+    if ((rc = store_wr_data(s, p, OBJ_PREFIX)) || (rc = store_wr_data(s, name, (uint32_t)name_len)) ||
+        (rc = store_wr_commit(s, 1)))
         return rc;
-    supersede(s, s->mem.index[e].addr);
+    store_supersede(s, s->mem.index[e].addr);
     s->mem.index[e].addr = s->wr_start;
     s->mem.index[e].sync_seq = sync;
     s->mem.index[e].state = SLOT_TOMB;
@@ -301,7 +301,7 @@ int store_list_from(struct store *s, uint32_t coll, uint32_t from_hash, store_en
     int slot;
     if (s->failed)
         return STORE_ERR_IO;
-    if ((slot = coll_slot_by_id(s, coll)) < 0)
+    if ((slot = store_coll_slot_by_id(s, coll)) < 0)
         return STORE_ERR_NOT_FOUND;
     return enumerate(s, (uint32_t)slot, 0, 0, from_hash, cb, ctx);
 }
@@ -317,7 +317,7 @@ int store_changes_after(struct store *s, uint32_t coll, uint32_t token, uint32_t
     int slot;
     if (s->failed)
         return STORE_ERR_IO;
-    if ((slot = coll_slot_by_id(s, coll)) < 0)
+    if ((slot = store_coll_slot_by_id(s, coll)) < 0)
         return STORE_ERR_NOT_FOUND;
     if (token == 0)  /* RFC 6578 3.4: initial synchronization */
         return enumerate(s, (uint32_t)slot, 0, after_seq, 0, cb, ctx);

@@ -21,7 +21,7 @@ int store_tag_next(struct store *s, uint32_t coll, uint32_t tag, uint32_t *pos, 
         return STORE_ERR_IO;
     if (cap <= STORE_NAME_MAX)
         return STORE_ERR_INVALID;
-    if ((slot = coll_slot_by_id(s, coll)) < 0)
+    if ((slot = store_coll_slot_by_id(s, coll)) < 0)
         return STORE_ERR_NOT_FOUND;
     if (*pos == STORE_TAG_START)
         i = s->mem.colls[slot].head;
@@ -36,7 +36,7 @@ int store_tag_next(struct store *s, uint32_t coll, uint32_t tag, uint32_t *pos, 
             continue;
         if ((e->flags & SLOT_TAG_KNOWN) && e->tag != tag16(tag))
             continue;
-        if ((rc = read_obj_prefix(s, e->addr, &id, &sync, &len)) != STORE_OK)
+        if ((rc = store_read_obj_prefix(s, e->addr, &id, &sync, &len)) != STORE_OK)
             return rc;
         memcpy(name, s->name_buf, len);
         name[len] = '\0';
@@ -56,7 +56,7 @@ uint32_t store_name_hash(const void *data, size_t len)
 int store_tag_set(struct store *s, uint32_t coll, const char *name, size_t name_len, uint32_t tag)
 {
     int slot, e, rc;
-    if ((rc = obj_lookup(s, coll, name, name_len, &slot, &e)) != STORE_OK)
+    if ((rc = store_obj_lookup(s, coll, name, name_len, &slot, &e)) != STORE_OK)
         return rc;
     if (e < 0 || s->mem.index[e].state != SLOT_LIVE)
         return STORE_ERR_NOT_FOUND;

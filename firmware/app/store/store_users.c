@@ -14,10 +14,10 @@ int store_user_set(struct store *s, const char *name, const uint8_t *secret, siz
         return rc;
     if (!len || len > STORE_OWNER_MAX || secret_len > STORE_SECRET_MAX || (!secret && secret_len))
         return STORE_ERR_INVALID;
-    if ((rc = ensure_space(s, (uint32_t)(RHDR + 2 + len + secret_len))) != STORE_OK)
+    if ((rc = store_ensure_space(s, (uint32_t)(RHDR + 2 + len + secret_len))) != STORE_OK)
         return rc;
     hash = fnv1a(name, len);
-    if ((rc = user_slot_by_name(s, (const uint8_t *)name, (uint32_t)len, hash, &slot)) != STORE_OK)
+    if ((rc = store_user_slot_by_name(s, (const uint8_t *)name, (uint32_t)len, hash, &slot)) != STORE_OK)
         return rc;
     if (slot < 0) {
         for (i = 0; i < s->mem.user_slots && s->mem.users[i].used; i++)
@@ -27,16 +27,16 @@ int store_user_set(struct store *s, const char *name, const uint8_t *secret, siz
     } else {
         i = (uint32_t)slot;
     }
-    wr_begin(s, REC_USER, (uint32_t)(2 + len + secret_len));
+    store_wr_begin(s, REC_USER, (uint32_t)(2 + len + secret_len));
     l = (uint8_t)len;
-    if ((rc = wr_data(s, &l, 1)) || (rc = wr_data(s, name, (uint32_t)len)))
+    if ((rc = store_wr_data(s, &l, 1)) || (rc = store_wr_data(s, name, (uint32_t)len)))
         return rc;
     l = (uint8_t)secret_len;
-    if ((rc = wr_data(s, &l, 1)) || (rc = wr_data(s, secret, (uint32_t)secret_len)) ||
-        (rc = wr_commit(s, 1)))
+    if ((rc = store_wr_data(s, &l, 1)) || (rc = store_wr_data(s, secret, (uint32_t)secret_len)) ||
+        (rc = store_wr_commit(s, 1)))
         return rc;
     if (slot >= 0)
-        supersede(s, s->mem.users[i].addr);
+        store_supersede(s, s->mem.users[i].addr);
     s->mem.users[i].used = 1;
     s->mem.users[i].addr = s->wr_start;
     s->mem.users[i].rec_seq = s->wr_seq;
@@ -56,15 +56,15 @@ int store_user_get(struct store *s, const char *name, uint8_t *secret, size_t ca
         return STORE_ERR_IO;
     if (!nlen || nlen > STORE_OWNER_MAX)
         return STORE_ERR_NOT_FOUND;
-    if ((rc = user_slot_by_name(s, (const uint8_t *)name, (uint32_t)nlen, fnv1a(name, nlen), &slot)))
+    if ((rc = store_user_slot_by_name(s, (const uint8_t *)name, (uint32_t)nlen, fnv1a(name, nlen), &slot)))
         return rc;
     if (slot < 0)
         return STORE_ERR_NOT_FOUND;
-    a = adv(s, s->mem.users[slot].addr, RHDR + 1 + (uint32_t)nlen);
-    if ((rc = lread(s, a, &l, 1)) != STORE_OK)
+    a = store_adv(s, s->mem.users[slot].addr, RHDR + 1 + (uint32_t)nlen);
+    if ((rc = store_lread(s, a, &l, 1)) != STORE_OK)
         return rc;
     if (l > cap)
         return STORE_ERR_TOO_LARGE;
     *len = l;
-    return lread(s, adv(s, a, 1), secret, l);
+    return store_lread(s, store_adv(s, a, 1), secret, l);
 }
