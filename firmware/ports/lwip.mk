@@ -9,8 +9,11 @@
 # (lwIP guards each one with its option), and a firmware image's link drops the
 # functions its port never calls (--gc-sections), so every build takes the
 # same list.
+# LWIPOPTS_BASE: the settings every lwipopts.h includes, for builds that list
+# their headers as prerequisites.
 
-LWIPDIR := $(LWIP_DIR)/src
+LWIPDIR       := $(LWIP_DIR)/src
+LWIPOPTS_BASE := $(abspath $(dir $(lastword $(MAKEFILE_LIST))))/lwipopts_base.h
 
 ifneq ($(wildcard $(LWIPDIR)/Filelists.mk),)
 include $(LWIPDIR)/Filelists.mk

@@ -3,19 +3,7 @@
 #ifndef LITEDAV_LWIPOPTS_H
 #define LITEDAV_LWIPOPTS_H
 
-#define NO_SYS                      1
-#define LWIP_SOCKET                 0
-#define LWIP_NETCONN                0
-#define SYS_LIGHTWEIGHT_PROT        0
-#define LWIP_IPV4                   1
-#define LWIP_IPV6                   0
-#define LWIP_ARP                    1
-#define LWIP_ETHERNET               1
-#define LWIP_ICMP                   1
-#define LWIP_UDP                    1
-#define LWIP_TCP                    1
-#define LWIP_DHCP                   0
-#define LWIP_NETIF_STATUS_CALLBACK  0
+#include "../lwipopts_base.h"
 
 #define MEM_ALIGNMENT               4
 #define MEM_SIZE                    (2 * 1024 * 1024)
@@ -59,29 +47,15 @@ int tcp_park_input(struct pbuf *p, struct netif *inp);
  * 1 Gbit/s keeps the link busy for 0.5 ms per window. */
 #define TCP_WND                     (44 * TCP_MSS)
 #define TCP_SND_BUF                 (44 * TCP_MSS)
-#define TCP_SND_QUEUELEN            (4 * TCP_SND_BUF / TCP_MSS)
 #define TCP_LISTEN_BACKLOG          1
-#define LWIP_TCP_KEEPALIVE          0
 /* The TCP timers run on simulated cycles; a shorter tick keeps delayed ACKs
  * and retransmissions reasonable when the simulation runs slower than real time. */
 #define TCP_TMR_INTERVAL            50
 
-#define LWIP_STATS                  1
-#define MEM_STATS                   1
-#define MEMP_STATS                  1
-#define LWIP_STATS_DISPLAY          0
-#define LINK_STATS                  1
-#define ETHARP_STATS                1
-#define IP_STATS                    1
-#define TCP_STATS                   1
-
-#define LWIP_CHKSUM_ALGORITHM       3
 /* Checksums are on/off per netif (netif->chksum_flags): the offload NIC's
  * driver leaves IPv4/TCP/UDP generation to the NIC and turns verification
  * off per received frame the NIC found good; the LiteEth driver keeps all on. */
 #define LWIP_CHECKSUM_CTRL_PER_NETIF 1
-#define LWIP_NETIF_HOSTNAME         0
-#define LWIP_SINGLE_NETIF           1
 
 /* The offload NIC cuts large TCP segments (offload_tso.c): lwIP's TCP hooks
  * tell it the connection's real MSS, and IP must pass segments larger than
