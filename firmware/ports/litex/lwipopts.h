@@ -63,17 +63,17 @@ int tcp_park_input(struct pbuf *p, struct netif *inp);
  * datagrams that large, counted as tx_dropped). */
 #include <generated/soc.h>
 /* Half-open connections the listener keeps before the SYN queue evicts the
- * oldest (syn_queue.c). The offload NIC: more than 100 clients connecting at
- * once, whose SYNs its RX ring takes in one burst; at 64 the burst's last 36
- * SYNs reset the first 36 clients (ab -n 400 -c 100: 36 failed). So does a
- * LiteEth MAC with more than 64 RX slots (--eth-rx-slots 128: 77 of ab's
- * first 100 clients reset). 32 RX slots (the simulator's default) never
- * deliver such a burst, and each half-open connection makes every SYN cost
- * more (lwIP's demultiplexing walks them all, so does the heap's search for
- * its lowest free block past their SYN-ACKs): at 128, a
- * SYN flood's SYN cost the LiteEth SoC ~31,000 cycles, more than the 30,000
- * between the flood test's SYNs, its RX slots stayed full and a real client's
- * handshake was dropped until the flood evicted it (tests/test_sim_floods.py). */
+ * oldest (syn_queue.c). 128 where the receive side takes in the SYNs of more
+ * than 100 clients connecting at once in one burst (the offload NIC's RX ring,
+ * a LiteEth MAC with more than 64 RX slots): with 64, the burst's last SYNs
+ * evict the first clients' half-open connections and those clients are reset.
+ * 64 otherwise: 32 RX slots (the simulator's default) never deliver such a
+ * burst, and each half-open connection makes every SYN cost more (lwIP's
+ * demultiplexing walks them all, so does the heap's search for its lowest
+ * free block past their SYN-ACKs); at 128 a SYN flood costs the LiteEth SoC
+ * more cycles a SYN than the flood test leaves between them, its RX slots stay
+ * full and a real client's handshake is dropped until the flood evicts it
+ * (tests/test_sim_floods.py; README.md has the cycles). */
 #if defined(LITEDAV_NIC_OFFLOAD) || (defined(ETHMAC_RX_SLOTS) && ETHMAC_RX_SLOTS > 64)
 #define TCP_DEFAULT_LISTEN_BACKLOG  128
 #else
