@@ -1,7 +1,7 @@
 # Build settings shared by the Cortex-M3 ports (lm3s9b95, gowin_emcu): the
-# toolchain, compiler and linker flags, lwIP's source list and the check that
-# lwIP has been fetched. A port sets PORT_DIR, TOP and LWIP_DIR, includes this
-# file, then adds its own -I/-D flags to CFLAGS and its sources.
+# toolchain, compiler and linker flags, and lwIP's sources (../lwip.mk). A port
+# sets PORT_DIR, TOP and LWIP_DIR, includes this file, then adds its own -I/-D
+# flags to CFLAGS and its sources.
 #
 # Debian's arm-none-eabi-gcc and newlib-nano; lwIP from build/lwip (`make deps`).
 
@@ -26,17 +26,8 @@ CFLAGS  := $(CPU) -std=gnu99 -Os -g -Wall -Wextra -Wno-unused-parameter \
            -I$(PORT_DIR) -I$(CORTEX_M) -I$(LWIP_DIR)/src/include
 LDFLAGS := $(CPU) -specs=nano.specs -nostartfiles -Wl,--gc-sections -L$(PORT_DIR) -L$(CORTEX_M)
 
-# lwIP, raw API over IPv4 and Ethernet; a port lists which of the optional
-# modules it also needs (LWIP_EXTRA_CORE: e.g. stats.c sys.c udp.c).
-lwip_srcs = $(addprefix $(LWIP_DIR)/src/core/, init.c def.c inet_chksum.c ip.c mem.c memp.c \
-              netif.c pbuf.c tcp.c tcp_in.c tcp_out.c timeouts.c $(1)) \
-            $(addprefix $(LWIP_DIR)/src/core/ipv4/, etharp.c icmp.c ip4.c ip4_addr.c $(2)) \
-            $(LWIP_DIR)/src/netif/ethernet.c
+include $(CORTEX_M)/../lwip.mk
 
 # The Cortex-M3 code every port links: start-up, run time, SysTick time base.
 CM_SRCS := $(wildcard $(CORTEX_M)/*.c)
 CM_HDRS := $(wildcard $(CORTEX_M)/*.h $(CORTEX_M)/arch/*.h)
-
-$(LWIP_DIR)/src/core/tcp.c:
-	@echo "missing lwIP sources in $(LWIP_DIR): run 'make deps'" >&2
-	@false

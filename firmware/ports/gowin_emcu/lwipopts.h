@@ -5,20 +5,10 @@
 #ifndef LITEDAV_LWIPOPTS_H
 #define LITEDAV_LWIPOPTS_H
 
-#define NO_SYS                      1
-#define LWIP_SOCKET                 0
-#define LWIP_NETCONN                0
-#define SYS_LIGHTWEIGHT_PROT        0
-#define LWIP_IPV4                   1
-#define LWIP_IPV6                   0
-#define LWIP_ARP                    1
-#define LWIP_ETHERNET               1
-#define LWIP_ICMP                   1
+/* left out of the base settings to save flash and SRAM */
 #define LWIP_UDP                    0
-#define LWIP_TCP                    1
-#define LWIP_DHCP                   0
-#define LWIP_NETIF_STATUS_CALLBACK  0
-#define LWIP_NETIF_LINK_CALLBACK    0
+#define LWIP_STATS                  0
+#include "../lwipopts_base.h"
 
 #define MEM_ALIGNMENT               4
 #define MEM_SIZE                    1536
@@ -38,15 +28,9 @@
 #define TCP_MSS                     536
 #define TCP_WND                     (2 * TCP_MSS)
 #define TCP_SND_BUF                 (2 * TCP_MSS)
-#define TCP_SND_QUEUELEN            (4 * TCP_SND_BUF / TCP_MSS)
 #define TCP_LISTEN_BACKLOG          0
-#define LWIP_TCP_KEEPALIVE          0
 #define TCP_OVERSIZE                0
 
-#define LWIP_STATS                  0
-#define LWIP_CHKSUM_ALGORITHM       3
-#define LWIP_NETIF_HOSTNAME         0
-#define LWIP_SINGLE_NETIF           1
 #define LWIP_NOASSERT               1
 
 #endif

@@ -43,12 +43,7 @@ SERVER_CFLAGS := -std=c99 $(SERVER_MODE) -Wall -Wextra -Wno-unused-parameter \
 SERVER_LDFLAGS := $(SERVER_MODE)
 SERVER_LIBS    := $(SERVER_SLIRP_LIBS)
 
-SERVER_LWIP_SRCS := $(addprefix $(LWIP_DIR)/src/core/, init.c def.c dns.c inet_chksum.c ip.c mem.c \
-                      memp.c netif.c pbuf.c raw.c stats.c sys.c altcp.c altcp_alloc.c altcp_tcp.c \
-                      tcp.c tcp_in.c tcp_out.c timeouts.c udp.c) \
-                    $(addprefix $(LWIP_DIR)/src/core/ipv4/, autoip.c dhcp.c etharp.c icmp.c igmp.c \
-                      ip4_frag.c ip4.c ip4_addr.c) \
-                    $(LWIP_DIR)/src/netif/ethernet.c
+include $(SERVER_PORT_DIR)/../lwip.mk
 # The whole app, except what the host's unit tests build (they share build/host).
 SERVER_APP_SRCS  := $(APP_SRCS)
 SERVER_PORT_SRCS := $(addprefix $(SERVER_PORT_DIR)/, main.c port.c slirp_netif.c) \
@@ -57,7 +52,7 @@ SERVER_STATIC    := $(wildcard $(SERVER_TOP)/firmware/static/*)
 SERVER_GLUE_SRCS := $(SERVER_GLUE_DIR)/slirp_glue.c
 
 SERVER_OBJS := $(SERVER_OBJ)/gen/static_data.o \
-               $(patsubst $(LWIP_DIR)/%.c,$(SERVER_OBJ)/lwip/%.o,$(SERVER_LWIP_SRCS)) \
+               $(patsubst $(LWIP_DIR)/%.c,$(SERVER_OBJ)/lwip/%.o,$(LWIP_SRCS)) \
                $(patsubst $(APP)/%.c,$(SERVER_OBJ)/app/%.o,$(SERVER_APP_SRCS)) \
                $(patsubst $(SERVER_PORT_DIR)/%.c,$(SERVER_OBJ)/port/%.o,$(SERVER_PORT_SRCS)) \
                $(patsubst $(SERVER_GLUE_DIR)/%.c,$(SERVER_OBJ)/glue/%.o,$(SERVER_GLUE_SRCS))
@@ -99,9 +94,5 @@ $(SERVER_OBJ)/gen/static_data.c: $(SERVER_STATIC) $(SERVER_TOP)/firmware/tools/e
 
 $(SERVER_OBJ)/gen/static_data.o: $(SERVER_OBJ)/gen/static_data.c
 	$(CC) $(SERVER_CFLAGS) -MMD -MP -c -o $@ $<
-
-$(LWIP_DIR)/src/core/tcp.c:
-	@echo "missing lwIP sources in $(LWIP_DIR): run 'make deps'" >&2
-	@false
 
 -include $(SERVER_OBJS:.o=.d)

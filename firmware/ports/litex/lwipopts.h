@@ -3,19 +3,7 @@
 #ifndef LITEDAV_LWIPOPTS_H
 #define LITEDAV_LWIPOPTS_H
 
-#define NO_SYS                      1
-#define LWIP_SOCKET                 0
-#define LWIP_NETCONN                0
-#define SYS_LIGHTWEIGHT_PROT        0
-#define LWIP_IPV4                   1
-#define LWIP_IPV6                   0
-#define LWIP_ARP                    1
-#define LWIP_ETHERNET               1
-#define LWIP_ICMP                   1
-#define LWIP_UDP                    1
-#define LWIP_TCP                    1
-#define LWIP_DHCP                   0
-#define LWIP_NETIF_STATUS_CALLBACK  0
+#include "../lwipopts_base.h"
 
 #define MEM_ALIGNMENT               4
 #define MEM_SIZE                    (2 * 1024 * 1024)
@@ -59,29 +47,15 @@ int tcp_park_input(struct pbuf *p, struct netif *inp);
  * 1 Gbit/s keeps the link busy for 0.5 ms per window. */
 #define TCP_WND                     (44 * TCP_MSS)
 #define TCP_SND_BUF                 (44 * TCP_MSS)
-#define TCP_SND_QUEUELEN            (4 * TCP_SND_BUF / TCP_MSS)
 #define TCP_LISTEN_BACKLOG          1
-#define LWIP_TCP_KEEPALIVE          0
 /* The TCP timers run on simulated cycles; a shorter tick keeps delayed ACKs
  * and retransmissions reasonable when the simulation runs slower than real time. */
 #define TCP_TMR_INTERVAL            50
 
-#define LWIP_STATS                  1
-#define MEM_STATS                   1
-#define MEMP_STATS                  1
-#define LWIP_STATS_DISPLAY          0
-#define LINK_STATS                  1
-#define ETHARP_STATS                1
-#define IP_STATS                    1
-#define TCP_STATS                   1
-
-#define LWIP_CHKSUM_ALGORITHM       3
 /* Checksums are on/off per netif (netif->chksum_flags): the offload NIC's
  * driver leaves IPv4/TCP/UDP generation to the NIC and turns verification
  * off per received frame the NIC found good; the LiteEth driver keeps all on. */
 #define LWIP_CHECKSUM_CTRL_PER_NETIF 1
-#define LWIP_NETIF_HOSTNAME         0
-#define LWIP_SINGLE_NETIF           1
 
 /* The offload NIC cuts large TCP segments (offload_tso.c): lwIP's TCP hooks
  * tell it the connection's real MSS, and IP must pass segments larger than
@@ -89,17 +63,17 @@ int tcp_park_input(struct pbuf *p, struct netif *inp);
  * datagrams that large, counted as tx_dropped). */
 #include <generated/soc.h>
 /* Half-open connections the listener keeps before the SYN queue evicts the
- * oldest (syn_queue.c). The offload NIC: more than 100 clients connecting at
- * once, whose SYNs its RX ring takes in one burst; at 64 the burst's last 36
- * SYNs reset the first 36 clients (ab -n 400 -c 100: 36 failed). So does a
- * LiteEth MAC with more than 64 RX slots (--eth-rx-slots 128: 77 of ab's
- * first 100 clients reset). 32 RX slots (the simulator's default) never
- * deliver such a burst, and each half-open connection makes every SYN cost
- * more (lwIP's demultiplexing walks them all, so does the heap's search for
- * its lowest free block past their SYN-ACKs): at 128, a
- * SYN flood's SYN cost the LiteEth SoC ~31,000 cycles, more than the 30,000
- * between the flood test's SYNs, its RX slots stayed full and a real client's
- * handshake was dropped until the flood evicted it (tests/test_sim_floods.py). */
+ * oldest (syn_queue.c). 128 where the receive side takes in the SYNs of more
+ * than 100 clients connecting at once in one burst (the offload NIC's RX ring,
+ * a LiteEth MAC with more than 64 RX slots): with 64, the burst's last SYNs
+ * evict the first clients' half-open connections and those clients are reset.
+ * 64 otherwise: 32 RX slots (the simulator's default) never deliver such a
+ * burst, and each half-open connection makes every SYN cost more (lwIP's
+ * demultiplexing walks them all, so does the heap's search for its lowest
+ * free block past their SYN-ACKs); at 128 a SYN flood costs the LiteEth SoC
+ * more cycles a SYN than the flood test leaves between them, its RX slots stay
+ * full and a real client's handshake is dropped until the flood evicts it
+ * (tests/test_sim_floods.py; README.md has the cycles). */
 #if defined(LITEDAV_NIC_OFFLOAD) || (defined(ETHMAC_RX_SLOTS) && ETHMAC_RX_SLOTS > 64)
 #define TCP_DEFAULT_LISTEN_BACKLOG  128
 #else

@@ -51,8 +51,8 @@
  * frames lwIP holds (TCP receive queues); TX needs one descriptor per pbuf.
  * RX holds a burst of a few frames from each of 100 clients that connect at
  * once: their SYNs arrive within microseconds at 1 Gbit/s, far faster than
- * the CPU takes them (tens of thousands of cycles each), and with 64
- * descriptors the rest were dropped and waited out the client's SYN
+ * the CPU takes them (tens of thousands of cycles each), and a SYN the ring
+ * has no descriptor for is dropped and waits out the client's SYN
  * retransmission timeout (tests/test_sim_floods.py, ab -c 100). */
 #define RX_RING_SIZE 256
 #define TX_RING_SIZE 256
@@ -114,16 +114,16 @@ static uint32_t address_of(const void *p) { return (uint32_t)(uintptr_t)p; }
 
 /* The ring must not run dry when PBUF_POOL does. Frames lwIP and the server
  * hold (a paused request's body, data refused while a connection waits for
- * its state, out-of-order segments) are pool pbufs; with 100 clients sending
- * request bodies at once they took every pbuf the ring did not, the ring
- * emptied, the NIC dropped every frame, the ACKs that would have let the
- * responses finish and the pbufs come back among them, and the server
- * stopped for good (the 100-client office run, bench/README.md). So a frame
- * leaves the ring only with its slot's next buffer secured: a fresh pool
- * pbuf (rx_spare), or else the frame's own buffer, after its bytes are
- * copied into one of RX_RESERVE pool pbufs kept back for small frames (ACKs)
- * or into lwIP's heap. Only a frame that finds neither is dropped, and the
- * ring stays full. */
+ * its state, out-of-order segments) are pool pbufs, and many clients sending
+ * request bodies at once can hold every pbuf the ring does not. A ring
+ * refilled only from the pool would then empty, and the NIC would drop every
+ * frame, among them the ACKs that let the responses finish and the pbufs come
+ * back: the server would never recover. So a frame leaves the ring only with
+ * its slot's next buffer secured: a fresh pool pbuf (rx_spare), or else the
+ * frame's own buffer, after its bytes are copied into one of RX_RESERVE pool
+ * pbufs kept back for small frames (ACKs) or into lwIP's heap. Only a frame
+ * that finds neither is dropped, and the ring stays full
+ * (tests/test_sim_offload.py: 100 clients sending 16 KB REPORTs at once). */
 #define RX_SMALL_FRAME 128
 static struct pbuf *rx_spare[RX_RING_SIZE];  /* buffers secured for the slots just taken */
 static unsigned rx_spares;
@@ -324,8 +324,8 @@ static int rx_poll(struct netif *netif)
                     break; /* the next turn copies it out of the ring */
                 if (!rx_merge_add(&merge, q)) {
                     /* q stays in the ring: the buffer secured for it goes back, or
-                     * every refused merge kept one more pool pbuf in rx_spare (ab -n
-                     * 10,000 -c 100: 110 more held after the run, 383 of 384 in use) */
+                     * every refused merge would keep one more pool pbuf in rx_spare
+                     * until the pool ran dry */
                     pbuf_free(rx_spare[--rx_spares]);
                     break;
                 }
@@ -348,7 +348,7 @@ static int rx_poll(struct netif *netif)
         port_stats.rx_handle_cycles += start - handed;
         /* a buffer back for each frame taken, not only after the batch: handling
          * a frame costs thousands of cycles, and the ring would shrink for as
-         * long as the batch lasts (frames were dropped for want of one) */
+         * long as the batch lasts, dropping frames for want of a descriptor */
         rx_refill();
         port_stats.rx_copy_cycles += port_cycles() - start;
     }

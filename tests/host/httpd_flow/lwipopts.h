@@ -3,25 +3,20 @@
 #ifndef LITEDAV_TEST_LWIPOPTS_H
 #define LITEDAV_TEST_LWIPOPTS_H
 
-#define NO_SYS                      1
-#define SYS_LIGHTWEIGHT_PROT        0
-#define LWIP_SOCKET                 0
-#define LWIP_NETCONN                0
-#define LWIP_IPV4                   1
-#define LWIP_IPV6                   0
-#define LWIP_ARP                    0
+/* no Ethernet, UDP or counters: set before the shared settings, which would turn them on */
 #define LWIP_ETHERNET               0
+#define LWIP_ARP                    0
 #define LWIP_ICMP                   0
-#define LWIP_RAW                    0
 #define LWIP_UDP                    0
+#define LWIP_STATS                  0
+#include "../../../firmware/ports/lwipopts_base.h"
+
+#define LWIP_RAW                    0
 #define LWIP_IGMP                   0
-#define LWIP_DHCP                   0
 #define LWIP_AUTOIP                 0
 #define LWIP_DNS                    0
-#define LWIP_TCP                    1
 #define LWIP_HAVE_LOOPIF            1
 #define LWIP_NETIF_LOOPBACK         1
-#define LWIP_TCP_KEEPALIVE          0
 
 #define MEM_ALIGNMENT               8
 #define MEM_SIZE                    (512 * 1024)
@@ -33,9 +28,6 @@
 #define TCP_MSS                     536
 #define TCP_WND                     (4 * TCP_MSS)
 #define TCP_SND_BUF                 (4 * TCP_MSS)
-#define TCP_SND_QUEUELEN            (4 * TCP_SND_BUF / TCP_MSS)
 #define TCP_DEFAULT_LISTEN_BACKLOG  4
-
-#define LWIP_STATS                  0
 
 #endif
