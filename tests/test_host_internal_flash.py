@@ -7,7 +7,7 @@ Stellaris flash controller (tests/host/flash_ctrl_model.c: write key, busy
 bits, NOR programming, 1 KiB erase, protected blocks). test_internal_flash
 drives it through flash.h (aligned, unaligned and partial-word programs, the
 NOR/page/range errors, protection), against the RAM flash (flash_ram.c) for
-a seeded random sequence, and with the store (store.c) on top, including a
+a seeded random sequence, and with the store (firmware/app/store/) on top, including a
 remount as after a reset. It must exit 0 and end with "N passed, 0 failed".
 
 LITEDAV_FUZZ=1 runs longer sequences; LITEDAV_SEED sets the seed (default 1).

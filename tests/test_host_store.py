@@ -1,4 +1,4 @@
-"""Host (Linux) tests of the flash store (firmware/app/store/store.c) on the NOR
+"""Host (Linux) tests of the flash store (firmware/app/store/) on the NOR
 flash model (firmware/ports/host/flash_file.c), under ASan/UBSan.
 
 Builds the `store` target of firmware/ports/host (output in build/host/) and

@@ -15,7 +15,7 @@ cut is armed a random number of cycles ahead (up to STORM_PUTS PUTs' worth). The
      for byte, the one in flight at the cut old, new or (if new) absent, and no
      malformed record;
   2. the SoC boots again on the same image; its store check after the mount
-     (firmware/app/store/store.c store_check, "store check: ok" on the console) must
+     (firmware/app/store/store_check.c store_check, "store check: ok" on the console) must
      pass;
   3. the firmware must agree with the image: one PROPFIND lists every object
      with the ETag (record sequence) the image holds, and GETs of the object

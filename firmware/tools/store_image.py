@@ -2,7 +2,7 @@
 """Read and check a LiteDAV store flash image on the host (the format of docs/store.md).
 
 An independent reader of the on-flash format, written from the format description and not
-from firmware/app/store/store.c, so that a test can compare what the flash holds with what the
+from firmware/app/store/, so that a test can compare what the flash holds with what the
 firmware acknowledged without trusting the firmware's own replay:
 
     store_image.py IMAGE [--block-size 4096] [--json]

@@ -5,7 +5,7 @@
  *     the NOR, page and range errors, erase, protected blocks;
  *   - a seeded random sequence of programs and erases, compared after every
  *     step with the RAM flash (flash_ram.c) of the same geometry;
- *   - the store (store.c) on the driver: the same workload on the driver and
+ *   - the store (firmware/app/store/) on the driver: the same workload on the driver and
  *     on the RAM flash must give the same results and the same flash image,
  *     and a remount (a reset) must find everything again.
  * The model also checks the protocol: no write without the key, nothing

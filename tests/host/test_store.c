@@ -1,4 +1,4 @@
-/* Unit tests of the flash store (firmware/app/store/store.c) on the host flash
+/* Unit tests of the flash store (firmware/app/store/) on the host flash
  * model (firmware/ports/host/flash_file.c).
  *
  *   test_store [scratch-dir]      flash files are created there (default .)

@@ -1,4 +1,4 @@
-/* The flash device the store (store.c) sits on, modelled on SPI NOR.
+/* The flash device the store (firmware/app/store/) sits on, modelled on SPI NOR.
  *
  * NOR rules every implementation keeps (the host model enforces them):
  *   - erase works on whole erase blocks and sets every byte to 0xFF;

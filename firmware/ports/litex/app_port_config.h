@@ -40,7 +40,7 @@
 #define DAV_STORE_INDEX_SLOTS 32768
 /* A listing (PROPFIND Depth 1, sync-collection) goes in batches of this
  * many members. Each batch walks the collection's member list in RAM and
- * reads the batch's members from the flash (store.c); before the member
+ * reads the batch's members from the flash (firmware/app/store/); before the member
  * lists each batch walked the whole index (with the default 8 a 200-item
  * calendar took 25 walks, 46 M cycles for one PROPFIND; with 64 four, 16 M).
  * Costs 284 bytes a member per request context: 18 KB each, 145 KB for 8. */
