@@ -29,23 +29,20 @@ import sys
 ROOT  = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 BUILD = os.path.join(ROOT, "build", "resources")
 
-if ROOT not in sys.path: # The cores import each other as `gateware.*`.
-    sys.path.insert(0, ROOT)
-
 BUDGET_LUT4 = 3000
 BUDGET_CORE = "OffloadNIC (no MAC)"
 
 # name -> (module, class, constructor kwargs)
 CORES = {
-    "ChecksumAccumulator": ("gateware.checksum",       "ChecksumAccumulator", {}),
-    "RxChecksum":          ("gateware.checksum",       "RxChecksum",          {}),
-    "TxChecksum":          ("gateware.tx_checksum",    "TxChecksum",          {}),
-    "TSO":                 ("gateware.tso",            "TSO",                 {}),
-    "TxDMA":               ("gateware.tx_dma",         "TxDMA",               {}),
-    "RxDMA":               ("gateware.rx_dma",         "RxDMA",               {}),
-    "IRQModeration":       ("gateware.irq_moderation", "IRQModeration",       {}),
+    "ChecksumAccumulator": ("litedav.gateware.checksum",       "ChecksumAccumulator", {}),
+    "RxChecksum":          ("litedav.gateware.checksum",       "RxChecksum",          {}),
+    "TxChecksum":          ("litedav.gateware.tx_checksum",    "TxChecksum",          {}),
+    "TSO":                 ("litedav.gateware.tso",            "TSO",                 {}),
+    "TxDMA":               ("litedav.gateware.tx_dma",         "TxDMA",               {}),
+    "RxDMA":               ("litedav.gateware.rx_dma",         "RxDMA",               {}),
+    "IRQModeration":       ("litedav.gateware.irq_moderation", "IRQModeration",       {}),
     # The whole NIC without its MAC, CSRs and interrupts included: the budget figure.
-    "OffloadNIC (no MAC)": ("gateware.nic",            "OffloadNIC",          {"phy": None}),
+    "OffloadNIC (no MAC)": ("litedav.gateware.nic",            "OffloadNIC",          {"phy": None}),
 }
 
 CELLS = ["LUT4", "CCU2C", "TRELLIS_DPR16X4", "PFUMX", "L6MUX21", "TRELLIS_FF", "DP16KD"]
