@@ -12,7 +12,7 @@ instruction by the TCG plugin):
                     must be served again. Then, with 0, 10, ... up to that limit less the two
                     the measurement needs (its keep-alive connection and the status read),
                     instructions per keep-alive GET of /static/task.ics (--requests of them).
-  user's day        the calendar of tests/office_data.py's user000 (~740-byte meetings and
+  user's day        the calendar of bench/office_data.py's user000 (~740-byte meetings and
                     tasks) PUT into the demo user's /dav/demo/cal/ from empty, as many as the
                     store takes: a first boot PUTs until the store refuses, a second loads that
                     many less --day-margin (room for the changes) and runs office_sync's
@@ -42,10 +42,7 @@ import sys
 import tempfile
 import time
 
-from litedav.bench import idle_conns, lm3s_instructions as li, office_sync
-
-sys.path.insert(0, os.path.join(li.TOP, "tests"))
-import office_data  # noqa: E402  (tests/office_data.py)
+from litedav.bench import idle_conns, lm3s_instructions as li, office_data, office_sync
 
 SECTION = "lm3s9b95_scale"
 MD_BEGIN = f"<!-- {SECTION} begin (written by litedav.bench.lm3s_scale) -->"

@@ -5,7 +5,7 @@ each with 200 items (about 60 % VEVENT meetings, 40 % VTODO tasks) of
 roughly 700 bytes, the fields real clients write (DTSTAMP, ORGANIZER,
 ATTENDEE, LOCATION, DESCRIPTION, CATEGORIES, VALARM, some RRULEs).
 
-    python3 tests/office_data.py --users 2 --items 3      print a sample
+    python3 -m litedav.bench.office_data --users 2 --items 3      print a sample
 """
 import argparse
 import datetime

@@ -1,6 +1,6 @@
 """Office calendar sync on the simulated SoC (issue 9): one user's day and the whole office.
 
-The data are tests/office_data.py's: users user000.. with 200 items each (about 60 % meetings,
+The data are bench/office_data.py's: users user000.. with 200 items each (about 60 % meetings,
 40 % tasks, ~740 bytes of iCalendar apiece). The store is preloaded on the host, not through
 PUTs in the simulator: litedav-host (firmware/ports/host, the same app and store code), built
 with the LiteX port's index size, writes them into a 16 MiB store file with the sim flash's
@@ -44,18 +44,15 @@ import os
 import re
 import shutil
 import subprocess
-import sys
 import threading
 import time
 import xml.etree.ElementTree as ET
 from dataclasses import dataclass, field
 
-from litedav.bench import idle_conns
+from litedav.bench import idle_conns, office_data
 from litedav.bench.pcap_flows import METHODS, Flow, Segment, server_frames
 
 TOP = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-sys.path.insert(0, os.path.join(TOP, "tests"))
-import office_data  # noqa: E402  (the office's data: tests/office_data.py)
 
 SECTION = "office_sync"
 MD_BEGIN = f"<!-- {SECTION} begin (written by litedav.bench.office_sync) -->"
@@ -359,7 +356,7 @@ def _code_fingerprint():
     store_layer = os.path.join("firmware", "app", "store")
     paths = sorted(os.path.join(store_layer, name) for name in os.listdir(os.path.join(TOP, store_layer))
                    if name.endswith((".c", ".h")))
-    for path in paths + ["tests/office_data.py"]:
+    for path in paths + ["bench/office_data.py"]:
         with open(os.path.join(TOP, path), "rb") as f:
             h.update(f.read())
     return h.hexdigest()[:12]
@@ -824,7 +821,7 @@ def main(argv=None):
     parser.add_argument("--out", default=os.path.join(TOP, "bench", "results"), help="output directory")
     args = parser.parse_args(argv)
     if not 1 <= args.users <= 100:
-        parser.error("--users must be 1 to 100 (tests/office_data.py's office)")
+        parser.error("--users must be 1 to 100 (bench/office_data.py's office)")
     clients = args.clients or args.users
     if clients < 1:
         parser.error("--clients must be 1 or more")

@@ -10,8 +10,8 @@ from caldav_checks import HOME, Dav, app_limits, ics, precondition, propfind, pu
 from caldav_report_checks import report, sync
 from caldav_suite import *  # noqa: F401,F403  (the shared CalDAV checks, run against this target)
 from http_checks import Target
-from office_data import user_items
 from test_host_server import HOST_CYCLES_HZ, SANITIZER_REPORT, TIMEOUT, HostServer, host_build  # noqa: F401
+from litedav.bench.office_data import user_items
 from litedav.sim.run import free_port
 
 EXTRA_USERS = ["alice:wonderland"] + [f"user{i:03d}:pw{i}" for i in range(5)]

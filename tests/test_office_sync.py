@@ -9,9 +9,9 @@ import struct
 
 import pytest
 
-from office_data import user_items
 from test_host_server import TIMEOUT, host_build  # noqa: F401
 from litedav.bench import office_sync
+from litedav.bench.office_data import user_items
 from litedav.sim.run import free_port
 
 USERS = office_sync.users_of(3)
