@@ -1,22 +1,61 @@
-"""The `sim` platform: the SoC in Verilator.
+"""The `sim` platform: the SoC in Verilator (`litedav-soc --platform sim`).
 
 Pins are not physical: each group is a set of Verilator top-level ports that a
 LiteX sim module drives every clock edge.
 
 - sys_clk / sys_rst: driven by LiteX's `clocker` module at the SoC's sys_clk.
 - serial: 8-bit stream to `serial2console` (the firmware's UART console).
-- eth: SimPHY's 8-bit frame stream (soc/sim_phy.py: no preamble or FCS, an
+- eth: SimPHY's 8-bit frame stream (sim/phy.py: no preamble or FCS, an
   explicit `last` each way, TX `ready` from the module), driven and paced at a
   wire rate by LiteDAV's `slirp_ethernet` module (sim/modules/).
-- flash: SimFlash's request/response pair (soc/sim_flash.py), answered by
+- flash: SimFlash's request/response pair (sim/flash.py), answered by
   LiteDAV's `flash_file` module from a host file (docs/sim_flash.md).
 - spiflash: single-bit SPI (clk, cs_n, mosi, miso) from LiteSPI's 1x SDR PHY
   (litedav-soc --spi-flash, instead of `flash`), answered by LiteDAV's
   `spi_nor_flash` module, a SPI NOR chip kept in a host file (docs/sim_flash.md).
+
+The SoC on it (SimBoard, the recipe LiteDAVSoC takes as its board): the CPU resets straight into
+main RAM, preloaded with the firmware image (no BIOS, no boot flash), the UART is LiteX's sim
+UART, and the calendar flash is either SimFlash's window or, with --spi-flash, LiteSPI with the
+Colorlight i5's flash layout. Unlike the boards this platform has a flow of its own, build():
+no bitstream but the Verilog, the build's own sim_config.js and the sim modules' sources, and with
+--compile the Verilator model that litedav-sim (sim/run.py) runs.
 """
 
+import os
+import shutil
+import subprocess
+import sys
+
 from litex.build.generic_platform import Pins, Subsignal
+from litex.build.io import CRG
 from litex.build.sim import SimPlatform
+from litex.soc.integration.builder import Builder
+from litex.soc.integration.soc import SoCRegion
+from litex.soc.integration.soc_core import get_mem_data
+
+from litedav.sim.config import (DEFAULT_FLASH_FILE, DEFAULT_FLASH_SIZE, DEFAULT_GAP_CYCLES, DEFAULT_PHY,
+                                MODULE_SHARED_DIRS, MODULES_DIR, PHY_RATES, check_flash_size, check_phy,
+                                sim_config)
+from litedav.sim.flash import SimFlash, WINDOW_SIZE
+from litedav.sim.phy import SimPHY
+from litedav.soc.litedav_soc import MAIN_RAM_BASE, LiteDAVSoC
+from litedav.soc.sizes import parse_size
+
+from . import colorlight_i5
+
+NAME = "sim"
+
+DEFAULT_SYS_CLK_FREQ = 125e6  # GMII's byte rate: the PHY interface moves one byte per cycle.
+CPU_VARIANT          = "standard"
+DEFAULT_NIC          = "liteeth"
+ETH_RX_SLOTS         = 32
+ETH_TX_SLOTS         = 4
+
+# SimFlash's window, uncached: in 0xB0000000-0xBFFFFFFF, which no VexRiscv variant caches, beside
+# LiteEth's SRAM and the SPI flash (soc/litedav_soc.py).
+SIM_FLASH_BASE = 0xB8000000
+
 
 def _stream_pair(data_width):
     return [
@@ -66,7 +105,161 @@ _io = [
 
 
 class Platform(SimPlatform):
-    name = "sim"
+    name = NAME
 
     def __init__(self):
         SimPlatform.__init__(self, "SIM", _io)
+
+
+class SimBoard:
+    """How LiteDAVSoC is put together on this platform (what add_board() and soc_kwargs() of a
+    board module say for a board). main_ram_size: the integrated main RAM (firmware, lwIP heap,
+    store index); firmware_words: its initial contents, the firmware image, None for none;
+    spi_flash: LiteSPI and a SPI NOR chip model (add_spi_flash) instead of SimFlash."""
+
+    # The offload NIC keeps the MAC's datapath at the PHY's 8 bits and its DMA masters straight on
+    # the bus: the sys-clock datapath and the bus register slices are for an FPGA's timing (the PHY
+    # here runs in sys_clk, with no clock-domain crossing to relieve).
+    NIC_SYS_DATAPATH = False
+    NIC_BUS_SLICES   = False
+
+    def __init__(self, main_ram_size, firmware_words=None, spi_flash=False):
+        self.main_ram_size  = main_ram_size
+        self.firmware_words = firmware_words
+        self.spi_flash      = spi_flash
+
+    def soc_kwargs(self):
+        return dict(
+            cpu_reset_address        = MAIN_RAM_BASE,
+            integrated_rom_size      = 0,
+            integrated_sram_size     = 0,
+            integrated_main_ram_size = self.main_ram_size,
+            integrated_main_ram_init = self.firmware_words or [],
+            uart_name                = "sim",
+        )
+
+    def add_board(self, soc, sys_clk_freq):
+        """CRG, PHY and flash; returns the Ethernet PHY."""
+        soc.crg    = CRG(soc.platform.request("sys_clk"))
+        soc.ethphy = SimPHY(soc.platform.request("eth", 0))
+        if self.spi_flash:
+            add_spi_flash(soc)
+        else:
+            add_sim_flash(soc)
+        return soc.ethphy
+
+
+def add_sim_flash(soc):
+    """The host-backed NOR flash (sim/flash.py, docs/sim_flash.md) as region `sim_flash`:
+    firmware sees SIM_FLASH_BASE/SIM_FLASH_SIZE in generated/mem.h."""
+    soc.sim_flash = SimFlash(soc.platform.request("flash", 0))
+    soc.bus.add_slave("sim_flash", soc.sim_flash.bus,
+        SoCRegion(origin=SIM_FLASH_BASE, size=WINDOW_SIZE, cached=False))
+
+
+def add_spi_flash(soc):
+    """The boards' flash path in the simulator: LiteSPI (memory-mapped reads, master CSRs
+    `spiflash_core_master_*`) with its 1x SDR PHY on the `spiflash` pads, where the
+    `spi_nor_flash` sim module plays a GD25Q16 (the Colorlight i5's chip, 2 MiB) from a host
+    file. Same flash layout constants as the Colorlight i5 (the store in its last 512 KiB).
+    SPI clock sys_clk/4 (PHY divisor 1, as on the Colorlight i5 at 75 MHz)."""
+    from litespi.modules import GD25Q16
+    from litespi.opcodes import SpiNorFlashOpCodes
+    soc.add_spi_flash(mode="1x", module=GD25Q16(SpiNorFlashOpCodes.READ_1_1_1),
+                      clk_freq=soc.sys_clk_freq / 4)
+    origin = soc.bus.regions["spiflash"].origin
+    soc.add_constant("LITEDAV_FLASH_STORE_BASE", origin + colorlight_i5.FLASH_STORE_OFFSET)
+    soc.add_constant("LITEDAV_FLASH_STORE_SIZE", colorlight_i5.FLASH_STORE_SIZE)
+
+
+# litedav-soc --platform sim -----------------------------------------------------------------------
+
+def add_arguments(parser):
+    """The simulator's own litedav-soc arguments: what goes into the build's sim_config.js (LiteX's
+    flow; litedav-sim writes one per run) and which flash the SoC has."""
+    parser.add_argument("--host-port", type=int, default=8080,
+                        help="sim: default host TCP port on 127.0.0.1 forwarded to the SoC's port 80")
+    parser.add_argument("--phy", default=DEFAULT_PHY, choices=tuple(PHY_RATES),
+                        help="sim: Ethernet wire rate of the default sim_config.js: gmii (1000 Mbit/s), "
+                             "mii (100 Mbit/s), or model (one byte per sys_clk, TX not paced)")
+    parser.add_argument("--gap-cycles", type=int, default=DEFAULT_GAP_CYCLES,
+                        help="sim, --phy model: idle cycles between frames into the SoC (IFG + preamble)")
+    parser.add_argument("--flash-file", default=DEFAULT_FLASH_FILE,
+                        help="sim: host file holding the SPI NOR flash (relative: from where Vsim runs); "
+                             "created erased when missing")
+    parser.add_argument("--flash-size", type=parse_size, default=DEFAULT_FLASH_SIZE,
+                        help="sim: flash size (64 KiB multiple, at most 16 MiB)")
+    parser.add_argument("--spi-flash", action="store_true",
+                        help="sim: the boards' flash path instead of the sim flash: LiteSPI with its 1x "
+                             "SDR PHY and a SPI NOR chip model (sim module spi_nor_flash, a 2 MiB "
+                             "GD25Q16 in --flash-file) on its pads; the store sits where it does on the "
+                             "Colorlight i5 (docs/sim_flash.md)")
+
+
+def build(args):
+    """Generate the SoC (headers, Verilog, sim_config.js, the sim modules' sources) in
+    --output-dir; --compile: then compile the Verilator model."""
+    if args.build or args.load or args.flash:
+        sys.exit("litedav-soc: --build/--load/--flash are for boards; the simulator uses --compile")
+    sys_clk_freq = args.sys_clk_freq or DEFAULT_SYS_CLK_FREQ
+    try:
+        check_flash_size(args.flash_size)
+    except ValueError as e:
+        sys.exit(f"litedav-soc: --flash-size {args.flash_size}: {e}")
+    output_dir = args.output_dir or os.path.join("build", NAME)
+    try:
+        check_phy(args.phy, sys_clk_freq)
+    except ValueError as e:
+        sys.exit(f"litedav-soc: --phy {args.phy}: {e}")
+
+    firmware_words = None
+    if args.firmware:
+        if not os.path.isfile(args.firmware):
+            sys.exit(f"litedav-soc: firmware image {args.firmware!r} not found (build it with `make firmware`)")
+        firmware_words = get_mem_data(args.firmware, endianness="little")
+        if len(firmware_words) * 4 > args.main_ram_size:
+            sys.exit(f"litedav-soc: firmware ({len(firmware_words) * 4} bytes) does not fit main RAM")
+
+    soc = LiteDAVSoC(Platform(), SimBoard(args.main_ram_size, firmware_words, args.spi_flash),
+        sys_clk_freq   = sys_clk_freq,
+        eth_rx_slots   = args.eth_rx_slots or ETH_RX_SLOTS,
+        eth_tx_slots   = args.eth_tx_slots or ETH_TX_SLOTS,
+        bus_bursting   = args.bus_bursting,
+        cpu_variant    = args.cpu_variant or CPU_VARIANT,
+        nic            = args.nic or DEFAULT_NIC)
+
+    builder = Builder(soc, output_dir=output_dir, compile_software=False, compile_gateware=False)
+    modules_dir = os.path.abspath(os.path.join(output_dir, "sim_modules"))
+    stage_sim_modules(modules_dir)
+    builder.build(
+        sim_config      = sim_config(sys_clk_freq, args.host_port, args.gap_cycles,
+                                     args.flash_file, args.flash_size, phy=args.phy,
+                                     spi_flash=args.spi_flash, spi_flash_args={}),
+        opt_level       = "O3",
+        # LiteX's Makefile runs `make -j$(JOBS)`: unset, that is an unbounded -j (dozens of
+        # cc1plus at once); one job per core, LITEDAV_SIM_JOBS to choose.
+        jobs            = os.environ.get("LITEDAV_SIM_JOBS") or str(os.cpu_count() or 2),
+        interactive     = False,
+        extra_mods      = ["slirp_ethernet", "spi_nor_flash" if args.spi_flash else "flash_file"],
+        extra_mods_path = modules_dir,
+        run             = False,
+    )
+    if args.compile:
+        if firmware_words is None:
+            sys.exit("litedav-soc: --compile needs --firmware (the image is part of the sim model)")
+        print(f"[litedav-soc] compiling the simulator with Verilator in {builder.gateware_dir}", flush=True)
+        # LiteX's make does not track module sources outside its tree: rebuild them.
+        shutil.rmtree(os.path.join(builder.gateware_dir, "modules"), ignore_errors=True)
+        subprocess.run(["bash", "build_sim.sh"], cwd=builder.gateware_dir, check=True,
+                       stdout=None if os.environ.get("V") else subprocess.DEVNULL)
+    print(f"[litedav-soc] {NAME}: headers in {builder.generated_dir}, gateware in {builder.gateware_dir}")
+
+
+def stage_sim_modules(dest):
+    """Copy sim/modules/* into the build tree (LiteX writes its variables.mak there), and the
+    folders of MODULE_SHARED_DIRS beside them."""
+    os.makedirs(dest, exist_ok=True)
+    for name in os.listdir(MODULES_DIR):
+        shutil.copytree(os.path.join(MODULES_DIR, name), os.path.join(dest, name), dirs_exist_ok=True)
+    for shared in MODULE_SHARED_DIRS:
+        shutil.copytree(shared, os.path.join(dest, os.path.basename(shared)), dirs_exist_ok=True)

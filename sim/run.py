@@ -44,12 +44,13 @@ import sys
 import threading
 import time
 
+from litedav.sim.config import (DEFAULT_FLASH_SIZE, DEFAULT_GAP_CYCLES, DEFAULT_PHY, MODULE_SHARED_DIRS, MODULES_DIR,
+                                PHY_RATES, check_flash_size, describe_phy, sim_config)
+from litedav.soc.sizes import parse_size
+
 TOP = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 DEFAULT_BUILD = os.path.join(TOP, "build", "sim")
 NICS = ("liteeth", "offload")
-# Extra litedav-soc options per NIC (both use wishbone bursts; RxDMA holds its CTI over a waited
-# beat since 57d153a, which lost words under LiteX's bursting SRAM before).
-NIC_SOC_ARGS = {"liteeth": (), "offload": ()}
 
 
 def default_build_dir(nic="liteeth", spi_flash=False):
@@ -189,16 +190,13 @@ def _model_fingerprint(gateware_dir):
     (minus LiteX's timestamp comments) and the sim module sources, with the
     shared C they build from. Firmware changes do not count: main RAM is
     loaded from its .init file at start."""
-    from litedav.soc.build import SIM_MODULE_SHARED_DIRS
-
     h = hashlib.sha256()
     for name in ("sim.v", "sim_init.cpp", "sim_header.h"):
         with open(os.path.join(gateware_dir, name)) as f:
             for line in f:
                 if not line.lstrip().startswith("//"):
                     h.update(line.encode())
-    sources = [os.path.join(TOP, "sim", "modules")] + [os.path.join(TOP, d) for d in SIM_MODULE_SHARED_DIRS]
-    for top in sources:
+    for top in (MODULES_DIR, *MODULE_SHARED_DIRS):
         for root, _, files in sorted(os.walk(top)):
             for name in sorted(files):
                 with open(os.path.join(root, name), "rb") as f:
@@ -219,7 +217,7 @@ def build(build_dir=DEFAULT_BUILD, soc_args=(), nic="liteeth", phy=None, fw_defs
     build_dir = os.path.abspath(build_dir)
     logs = os.path.join(build_dir, "logs")
     soc = [sys.executable, "-m", "litedav.soc.build", "--platform", "sim", "--output-dir", build_dir,
-           "--nic", nic, *NIC_SOC_ARGS[nic], *(("--phy", phy) if phy else ()), *soc_args]
+           "--nic", nic, *(("--phy", phy) if phy else ()), *soc_args]
     log("[1/3] generating SoC headers (LiteX)")
     _run(soc, os.path.join(logs, "soc-headers.log"), cwd=TOP)
     log("[2/3] building firmware (lwIP + HTTP server, riscv64-unknown-elf-gcc)")
@@ -289,7 +287,6 @@ class Simulator:
         flash instead (a 2 MiB GD25Q16; flash_size and flash_timing do not apply):
         spi_flash_args, more of its arguments (program_cycles, sector_erase_cycles,
         stuck_busy: sim/modules/spi_nor_flash); spi_flash_attached=False: no chip on the pads."""
-        from litedav.soc.build import DEFAULT_FLASH_SIZE, PHY_RATES
         if phy not in PHY_RATES:
             raise ValueError(f"unknown PHY {phy!r}: one of {', '.join(PHY_RATES)}")
         self.phy = phy
@@ -338,8 +335,6 @@ class Simulator:
         return f"http://127.0.0.1:{self.port}/"
 
     def _prepare_run_dir(self):
-        from litedav.soc.build import sim_config
-
         gateware = os.path.join(self.build_dir, "gateware")
         vsim = os.path.join(gateware, "obj_dir", "Vsim")
         if not os.path.exists(vsim):
@@ -493,7 +488,6 @@ class Simulator:
 def run(build_dir, port, gap_cycles, flash=None, fresh_flash=False, flash_size=None, phy="gmii",
         pcap=None, faults=None, fault_seed=1, fault_mode="random", fault_stats=None,
         fault_spare_syn=False, slirp_clock_scale=None, lwip_clock_scale=1, inject=None):
-    from litedav.soc.build import describe_phy
     if not os.path.exists(os.path.join(build_dir, "gateware", "obj_dir", "Vsim")):
         sys.exit(f"litedav-sim: no simulator in {build_dir}: run `litedav-sim build` (same --nic) first")
     sys_clk_hz = Simulator._sys_clk_hz(os.path.join(build_dir, "gateware"))
@@ -550,7 +544,7 @@ def main(argv=None):
                              "-spiflash appended with --spi-flash)")
     parser.add_argument("--port", type=int, default=int(os.environ.get("LITEDAV_PORT", 8080)),
                         help="TCP port on 127.0.0.1 forwarded to the appliance's port 80 (env LITEDAV_PORT)")
-    parser.add_argument("--phy", default="gmii", choices=("model", "mii", "gmii"),
+    parser.add_argument("--phy", default=DEFAULT_PHY, choices=tuple(PHY_RATES),
                         help="Ethernet wire rate, both directions, with preamble, FCS and inter-frame "
                              "gap: gmii 1000 Mbit/s, mii 100 Mbit/s; model: one byte per sys_clk into "
                              "the SoC (--gap-cycles between frames), TX not paced")
@@ -593,7 +587,7 @@ def main(argv=None):
                              "fragments, bad TCP offsets and flags, odd UDP/ICMP; malformed.h), seeded by "
                              "--malformed-seed; counters printed at exit and kept in inject.json")
     parser.add_argument("--malformed-seed", type=int, default=1, help="seed of the malformed frames")
-    parser.add_argument("--gap-cycles", type=int, default=20,
+    parser.add_argument("--gap-cycles", type=int, default=DEFAULT_GAP_CYCLES,
                         help="--phy model: idle sys_clk cycles between frames into the SoC")
     parser.add_argument("--flash", default=None, metavar="FILE",
                         help="flash image holding the calendars (default: flash.bin in the run "
@@ -605,10 +599,10 @@ def main(argv=None):
     args = parser.parse_args(argv)
     flash_size = None
     if args.flash_size:
-        from litedav.soc.build import parse_size
-        flash_size = parse_size(args.flash_size)
-        if flash_size <= 0 or flash_size % (64 * 1024) or flash_size > 16 * 1024 * 1024:
-            parser.error("--flash-size must be a multiple of 64 KiB, at most 16 MiB")
+        try:
+            flash_size = check_flash_size(parse_size(args.flash_size))
+        except ValueError as e:
+            parser.error(f"--flash-size {e}")
     faults = None
     try:
         both = parse_faults(args.faults) if args.faults else {}

@@ -1,10 +1,10 @@
-"""litedav-soc: build the LiteDAV SoC for a platform.
+"""litedav-soc: build the LiteDAV SoC for a platform (platforms/<name>.py).
 
-Typical sim flow (what `make sim` does):
+The simulator (platforms/sim.py, what `make sim` does through litedav-sim):
   litedav-soc --platform sim                      # headers only, for the firmware build
   litedav-soc --platform sim --firmware FW.bin --compile
 
-Boards (platforms/<board>.py):
+Boards:
   litedav-soc --platform colorlight_i5 --build    # bitstream, timing checked, build/<board>/
   litedav-soc --platform colorlight_i5 --load     # into the FPGA's SRAM (openFPGALoader)
   litedav-soc --platform colorlight_i5 --flash --firmware FW.bin
@@ -21,14 +21,11 @@ import subprocess
 import sys
 import time
 
-from litex.build.sim.config import SimConfig
 from litex.soc.integration.builder import Builder
-from litex.soc.integration.soc_core import get_mem_data
 
-from litedav.soc.litedav_soc import LiteDAVSoC
+from litedav.soc.sizes import parse_size
 
 PLATFORMS = ("sim", "colorlight_i5", "arty_a7", "tang_nano_4k")
-BOARDS = tuple(p for p in PLATFORMS if p != "sim")
 
 LOAD_HELP = """\
 Loading a board (--load, --flash): litedav-soc runs openFPGALoader (Debian package openfpgaloader)
@@ -48,79 +45,9 @@ EMCU firmware: make -C firmware/ports/gowin_emcu), that image into the EMCU's us
 openFPGALoader's --mcufw (which erases the whole user flash first)."""
 
 
-def parse_size(text):
-    units = {"k": 1024, "K": 1024, "m": 1024**2, "M": 1024**2}
-    text = text.strip().rstrip("iB").rstrip("B")
-    if text and text[-1] in units:
-        return int(float(text[:-1]) * units[text[-1]])
-    return int(text, 0)
-
-
-DEFAULT_FLASH_FILE = "flash.bin"
-DEFAULT_FLASH_SIZE = 16 * 1024 * 1024
-SPI_FLASH_SIZE = 2 * 1024 * 1024  # --spi-flash: the GD25Q16 of soc/litedav_soc.py add_sim_spi_flash
-
-
-# The sim PHY's wire rates in bit/s (sim/modules/slirp_ethernet): None = LiteEth's model
-# behaviour, one byte per sys_clk into the SoC and TX never throttled.
-PHY_RATES = {"model": None, "mii": 100_000_000, "gmii": 1_000_000_000}
-DEFAULT_PHY = "gmii"
-
-
-def check_phy(phy, sys_clk_freq):
-    """The PHY's wire rate in bit/s (None for `model`). ValueError for an unknown PHY or one
-    faster than the PHY interface's one byte per sys_clk."""
-    if phy not in PHY_RATES:
-        raise ValueError(f"unknown PHY {phy!r}: one of {', '.join(PHY_RATES)}")
-    rate = PHY_RATES[phy]
-    if rate and rate > 8 * sys_clk_freq:
-        raise ValueError(f"PHY {phy} ({rate // 10**6} Mbit/s) needs sys_clk >= {rate / 8e6:g} MHz "
-                         f"(the PHY interface moves one byte per cycle at most); "
-                         f"sys_clk is {sys_clk_freq / 1e6:g} MHz")
-    return rate
-
-
-def describe_phy(phy, sys_clk_freq):
-    """e.g. 'mii (100 Mbit/s, 10 sys_clk cycles per byte)'."""
-    rate = check_phy(phy, sys_clk_freq)
-    if rate is None:
-        return f"{phy} (one byte per sys_clk into the SoC, TX not paced)"
-    cycles = 8 * sys_clk_freq / rate
-    return f"{phy} ({rate // 10**6} Mbit/s, {cycles:g} sys_clk cycle{'' if cycles == 1 else 's'} per byte)"
-
-
-def sim_config(sys_clk_freq, host_port, gap_cycles, flash_file=DEFAULT_FLASH_FILE,
-               flash_size=DEFAULT_FLASH_SIZE, flash_timing=None, phy=DEFAULT_PHY, pcap=None,
-               spi_flash=False, spi_flash_args=None):
-    """flash_file: the NOR image (relative paths: from the simulator's run directory),
-    created erased when missing; flash_timing: optional busy cycles for the flash_file
-    module ({"program_cycles", "sector_erase_cycles", "block_erase_cycles"});
-    spi_flash: the SoC has LiteSPI (--spi-flash) instead of the sim flash: flash_file is
-    then the image of the spi_nor_flash module (a GD25Q16, 2 MiB: flash_size is not used),
-    spi_flash_args more of its arguments (busy cycles, stuck_busy), or None for no chip on
-    the pads at all (an absent flash);
-    phy: the Ethernet wire rate (PHY_RATES; gap_cycles applies to `model` only);
-    pcap: file for a trace of every frame (relative: from the run directory), None for none."""
-    check_phy(phy, sys_clk_freq)
-    config = SimConfig()
-    config.add_clocker("sys_clk", freq_hz=int(sys_clk_freq))
-    config.add_module("serial2console", "serial")
-    config.add_module("slirp_ethernet", "eth", args={
-        "host_port": host_port, "guest_port": 80, "guest_ip": "10.0.2.15",
-        "gap_cycles": gap_cycles, "phy": phy, "sys_clk_hz": int(sys_clk_freq), "pcap": pcap or "",
-    })
-    if not spi_flash:
-        config.add_module("flash_file", "flash", args={
-            "path": flash_file, "size": flash_size, **(flash_timing or {}),
-        })
-    elif spi_flash_args is not None:
-        config.add_module("spi_nor_flash", "spiflash", args={
-            "path": flash_file, "size": SPI_FLASH_SIZE, **spi_flash_args,
-        })
-    return config
-
-
-def build_parser():
+def build_parser(platform=None):
+    """litedav-soc's arguments, with those of the platform module's add_arguments() when it has
+    one (the simulator's)."""
     parser = argparse.ArgumentParser(
         prog="litedav-soc",
         description="Build the LiteDAV SoC (VexRiscv + LiteEth + timer/cycle counter + UART).",
@@ -177,93 +104,26 @@ def build_parser():
     board.add_argument("--designstart-dir", default=None,
                        help="folder holding Arm's DesignStart archives (default: $LITEDAV_DESIGNSTART or "
                             "third_party/arm-designstart)")
-    parser.add_argument("--host-port", type=int, default=8080,
-                        help="sim: default host TCP port on 127.0.0.1 forwarded to the SoC's port 80")
-    parser.add_argument("--phy", default=DEFAULT_PHY, choices=tuple(PHY_RATES),
-                        help="sim: Ethernet wire rate of the default sim_config.js: gmii (1000 Mbit/s), "
-                             "mii (100 Mbit/s), or model (one byte per sys_clk, TX not paced)")
-    parser.add_argument("--gap-cycles", type=int, default=20,
-                        help="sim, --phy model: idle cycles between frames into the SoC (IFG + preamble)")
-    parser.add_argument("--flash-file", default=DEFAULT_FLASH_FILE,
-                        help="sim: host file holding the SPI NOR flash (relative: from where Vsim runs); "
-                             "created erased when missing")
-    parser.add_argument("--flash-size", type=parse_size, default=DEFAULT_FLASH_SIZE,
-                        help="sim: flash size (64 KiB multiple, at most 16 MiB)")
-    parser.add_argument("--spi-flash", action="store_true",
-                        help="sim: the boards' flash path instead of the sim flash: LiteSPI with its 1x "
-                             "SDR PHY and a SPI NOR chip model (sim module spi_nor_flash, a 2 MiB "
-                             "GD25Q16 in --flash-file) on its pads; the store sits where it does on the "
-                             "Colorlight i5 (docs/sim_flash.md)")
+    target = board_module(platform) if platform else None
+    if hasattr(target, "add_arguments"):
+        target.add_arguments(parser.add_argument_group(f"--platform {platform}"))
     return parser
 
 
+def parse_args(argv=None):
+    """--platform first: its module may add arguments of its own."""
+    first = argparse.ArgumentParser(add_help=False)
+    first.add_argument("--platform", default="sim")
+    platform = first.parse_known_args(argv)[0].platform
+    return build_parser(platform if platform in PLATFORMS else None).parse_args(argv)
+
+
 def main(argv=None):
-    args = build_parser().parse_args(argv)
-    if args.platform != "sim":
-        return board_main(args)
-    if args.build or args.load or args.flash:
-        sys.exit("litedav-soc: --build/--load/--flash are for boards; the simulator uses --compile")
-    args.sys_clk_freq = args.sys_clk_freq or 125e6
-    args.nic = args.nic or "liteeth"
-    args.eth_rx_slots = args.eth_rx_slots or 32
-    args.eth_tx_slots = args.eth_tx_slots or 4
-    if args.flash_size <= 0 or args.flash_size % (64 * 1024) or args.flash_size > 16 * 1024 * 1024:
-        sys.exit(f"litedav-soc: --flash-size {args.flash_size}: must be a multiple of 64 KiB, at most 16 MiB")
-    output_dir = args.output_dir or os.path.join("build", args.platform)
-    try:
-        check_phy(args.phy, args.sys_clk_freq)
-    except ValueError as e:
-        sys.exit(f"litedav-soc: --phy {args.phy}: {e}")
-
-    firmware_words = None
-    if args.firmware:
-        if not os.path.isfile(args.firmware):
-            sys.exit(f"litedav-soc: firmware image {args.firmware!r} not found (build it with `make firmware`)")
-        firmware_words = get_mem_data(args.firmware, endianness="little")
-        if len(firmware_words) * 4 > args.main_ram_size:
-            sys.exit(f"litedav-soc: firmware ({len(firmware_words) * 4} bytes) does not fit main RAM")
-
-    if args.platform == "sim":
-        from litedav.platforms.sim import Platform
-        platform = Platform()
-
-    soc = LiteDAVSoC(platform,
-        sys_clk_freq   = args.sys_clk_freq,
-        main_ram_size  = args.main_ram_size,
-        firmware_words = firmware_words,
-        eth_rx_slots   = args.eth_rx_slots,
-        eth_tx_slots   = args.eth_tx_slots,
-        bus_bursting   = args.bus_bursting,
-        cpu_variant    = args.cpu_variant or "standard",
-        nic            = args.nic,
-        spi_flash      = args.spi_flash)
-
-    builder = Builder(soc, output_dir=output_dir, compile_software=False, compile_gateware=False)
-    extra_mods_path = os.path.abspath(os.path.join(output_dir, "sim_modules"))
-    if args.platform == "sim":
-        _stage_sim_modules(extra_mods_path)
-        builder.build(
-            sim_config      = sim_config(args.sys_clk_freq, args.host_port, args.gap_cycles,
-                                         args.flash_file, args.flash_size, phy=args.phy,
-                                         spi_flash=args.spi_flash, spi_flash_args={}),
-            opt_level       = "O3",
-            # LiteX's Makefile runs `make -j$(JOBS)`: unset, that is an unbounded -j (dozens of
-            # cc1plus at once); one job per core, LITEDAV_SIM_JOBS to choose.
-            jobs            = os.environ.get("LITEDAV_SIM_JOBS") or str(os.cpu_count() or 2),
-            interactive     = False,
-            extra_mods      = ["slirp_ethernet", "spi_nor_flash" if args.spi_flash else "flash_file"],
-            extra_mods_path = extra_mods_path,
-            run             = False,
-        )
-        if args.compile:
-            if firmware_words is None:
-                sys.exit("litedav-soc: --compile needs --firmware (the image is part of the sim model)")
-            print(f"[litedav-soc] compiling the simulator with Verilator in {builder.gateware_dir}", flush=True)
-            # LiteX's make does not track module sources outside its tree: rebuild them.
-            shutil.rmtree(os.path.join(builder.gateware_dir, "modules"), ignore_errors=True)
-            subprocess.run(["bash", "build_sim.sh"], cwd=builder.gateware_dir, check=True,
-                           stdout=None if os.environ.get("V") else subprocess.DEVNULL)
-    print(f"[litedav-soc] {args.platform}: headers in {builder.generated_dir}, gateware in {builder.gateware_dir}")
+    args = parse_args(argv)
+    board = board_module(args.platform)
+    if hasattr(board, "build"):   # A flow of its own: the simulator's Verilator model.
+        return board.build(args)
+    return board_main(args, board)
 
 
 # Boards -------------------------------------------------------------------------------------------
@@ -272,9 +132,8 @@ def board_module(name):
     return importlib.import_module(f"litedav.platforms.{name}")
 
 
-def board_main(args):
+def board_main(args, board):
     """--platform <board>: generate (always), --build, --load, --flash."""
-    board = board_module(args.platform)
     sys_clk_freq = args.sys_clk_freq or board.DEFAULT_SYS_CLK_FREQ
     output_dir = os.path.abspath(args.output_dir or os.path.join("build", args.platform))
     if args.load and args.flash:
@@ -304,16 +163,14 @@ def board_main(args):
     from litedav.soc.litedav_soc import LiteDAVSoC
     # LiteX's DesignStart wrappers add the RTL by a path relative to the working directory.
     with contextlib.chdir(rtl_cwd or os.getcwd()):
-        soc = LiteDAVSoC(platform,
+        soc = LiteDAVSoC(platform, board,
             sys_clk_freq   = sys_clk_freq,
-            main_ram_size  = 0,
             eth_rx_slots   = args.eth_rx_slots or getattr(board, "ETH_RX_SLOTS", 32),
             eth_tx_slots   = args.eth_tx_slots or getattr(board, "ETH_TX_SLOTS", 4),
             bus_bursting   = args.bus_bursting,
             cpu_type       = cpu_type,
             cpu_variant    = args.cpu_variant or (board.CPU_VARIANT if cpu_type == "vexriscv" else "standard"),
-            nic            = nic,
-            board          = board)
+            nic            = nic)
     # A vendor tool's project (Vivado) is the deliverable here: it gets the BIOS in its ROM. A hard
     # CPU with its own flash (Tang Nano 4K's EMCU) runs the firmware port instead: no BIOS.
     with_bios = cpu_type != "gowin_emcu"
@@ -490,23 +347,6 @@ def flash_boot_image(firmware, board, output_dir):
     image = os.path.join(output_dir, "firmware.fbi")
     insert_crc(firmware, fbi_mode=True, o_filename=image, little_endian=True)
     return image
-
-
-# Top-level folders of C the sim modules build from with other programs (slirp/: the libslirp
-# glue, also in the host port), staged beside the modules under the same names.
-SIM_MODULE_SHARED_DIRS = ("slirp",)
-
-
-def _stage_sim_modules(dest):
-    """Copy sim/modules/* into the build tree (LiteX writes its variables.mak there), and the
-    folders of SIM_MODULE_SHARED_DIRS beside them."""
-    top = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-    src = os.path.join(top, "sim", "modules")
-    os.makedirs(dest, exist_ok=True)
-    for name in os.listdir(src):
-        shutil.copytree(os.path.join(src, name), os.path.join(dest, name), dirs_exist_ok=True)
-    for name in SIM_MODULE_SHARED_DIRS:
-        shutil.copytree(os.path.join(top, name), os.path.join(dest, name), dirs_exist_ok=True)
 
 
 if __name__ == "__main__":

@@ -1,4 +1,4 @@
-"""The simulator's Ethernet runs at a wire rate (soc/sim_phy.py, sim/modules/slirp_ethernet):
+"""The simulator's Ethernet runs at a wire rate (sim/phy.py, sim/modules/slirp_ethernet):
 booted with phy="mii", no frame may start before the previous frame of its direction has had
 its preamble+SFD (8 bytes), body padded to 60 bytes, FCS (4) and inter-frame gap (12) on a
 100 Mbit/s wire.

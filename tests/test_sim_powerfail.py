@@ -1,6 +1,6 @@
 """Power cuts on the simulated appliance: nothing acknowledged is ever lost.
 
-The SoC keeps its calendars on the sim flash (soc/sim_flash.py), a NOR image
+The SoC keeps its calendars on the sim flash (sim/flash.py), a NOR image
 that the flash_file sim module maps MAP_SHARED: every program or erase the SoC
 completed is in the host file at once, whatever happens to the simulator. The
 module cuts the power at an exact sys_clk cycle when asked (its power_cut_file:
@@ -204,7 +204,7 @@ def listed_etags(conn):
 @pytest.fixture
 def simulator(sim_build, tmp_path):
     from litedav.sim.run import Simulator, free_port
-    from litedav.soc.build import parse_size
+    from litedav.soc.sizes import parse_size
     # flash module arguments ride on flash_timing (passed through to the module as they are)
     sim = Simulator(sim_build, port=free_port(), echo=False, flash=str(tmp_path / "flash.bin"),
                     fresh_flash=True, flash_size=parse_size(FLASH_SIZE),

@@ -102,10 +102,10 @@ def test_uncached_regions_are_uncached_for_the_cpu_variant(tmp_path, platform, a
 def test_uncached_region_the_cpu_caches_is_an_error(monkeypatch):
     """A region LiteX maps uncached where VexRiscv linux+no-dsp would cache it stops the build
     (0x90000000: the simulator's flash window before it moved, read through the data cache)."""
-    from litedav.soc import litedav_soc
-    from litedav.platforms.sim import Platform
-    monkeypatch.setattr(litedav_soc, "SIM_FLASH_BASE", 0x90000000)
+    from litedav.platforms import sim
+    from litedav.soc.litedav_soc import LiteDAVSoC
+    monkeypatch.setattr(sim, "SIM_FLASH_BASE", 0x90000000)
     with pytest.raises(ValueError, match="sim_flash at 0x90000000.*caches it"):
-        litedav_soc.LiteDAVSoC(Platform(), sys_clk_freq=125e6, main_ram_size=16 << 20,
-                               cpu_variant="linux+no-dsp")
-    litedav_soc.LiteDAVSoC(Platform(), sys_clk_freq=125e6, main_ram_size=16 << 20, cpu_variant="standard")
+        LiteDAVSoC(sim.Platform(), sim.SimBoard(main_ram_size=16 << 20), sys_clk_freq=125e6,
+                   cpu_variant="linux+no-dsp")
+    LiteDAVSoC(sim.Platform(), sim.SimBoard(main_ram_size=16 << 20), sys_clk_freq=125e6, cpu_variant="standard")
