@@ -201,13 +201,13 @@ def measure(counts, requests, concurrency, nic="liteeth", phy="gmii", build_dir=
             on_row=None):
     """on_row(partial result): called after every step (a 4,000-connection step takes half an
     hour of wall time; the rows before it are kept if it is cut short)."""
-    from litedav.sim.run import Simulator, build, default_build_dir, free_port
+    from litedav.sim.run import SimOptions, Simulator, build, default_build_dir, free_port
     build_dir = build_dir or default_build_dir(nic)
     build(build_dir, nic=nic)
     rows = []
     socks = []
     t0 = time.time()
-    with Simulator(build_dir, port=free_port(), echo=False, fresh_flash=True, phy=phy) as sim:
+    with Simulator(build_dir, SimOptions(port=free_port(), echo=False, fresh_flash=True, phy=phy)) as sim:
         sim.wait_ready()
         st = read_status(sim.port)
         hz = st["sys_clk_hz"]

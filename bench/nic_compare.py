@@ -32,7 +32,7 @@ import time
 import urllib.request
 
 from litedav.bench.pcap_flows import latencies_ns, tcp_flows
-from litedav.sim.run import NICS, Simulator, build, default_build_dir, free_port
+from litedav.sim.run import NICS, SimOptions, Simulator, build, default_build_dir, free_port
 
 TOP = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 NIC_LABELS = {"liteeth": "LiteEth", "offload": "offload NIC"}
@@ -139,7 +139,8 @@ def measure(nic, phy, requests, new_requests, out_dir, keep_pcap=False, new_conc
     pcap = os.path.join(out_dir, f"{nic}-{phy}.pcap")
     payload = os.urandom(BULK_SIZE)
     t0 = time.time()
-    with Simulator(build_dir, port=free_port(), echo=False, fresh_flash=True, phy=phy, pcap=pcap) as sim:
+    with Simulator(build_dir, SimOptions(port=free_port(), echo=False, fresh_flash=True, phy=phy,
+                                         pcap=pcap)) as sim:
         sim.wait_ready()
         hz = read_status(sim.port)["sys_clk_hz"]
         overhead = status_cost(sim.port)

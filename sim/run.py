@@ -43,6 +43,8 @@ import subprocess
 import sys
 import threading
 import time
+from dataclasses import dataclass
+from typing import Optional
 
 from litedav.sim.config import (DEFAULT_FLASH_SIZE, DEFAULT_GAP_CYCLES, DEFAULT_PHY, MODULE_SHARED_DIRS, MODULES_DIR,
                                 PHY_RATES, check_flash_size, describe_phy, sim_config)
@@ -251,76 +253,101 @@ def die_with_parent():
     ctypes.CDLL(None, use_errno=True).prctl(PR_SET_PDEATHSIG, signal.SIGTERM)
 
 
+@dataclass
+class SimOptions:
+    """How a Simulator runs the built SoC. The defaults are `litedav-sim run`'s."""
+
+    # TCP port on 127.0.0.1 forwarded to the SoC's port 80; the run directory is build_dir/run-PORT.
+    port: int = 8080
+    # Print the firmware's console as it comes (Simulator.console keeps it either way).
+    echo: bool = True
+
+    # Ethernet wire rate, both directions (PHY_RATES): gmii (1000 Mbit/s), mii (100 Mbit/s) or
+    # model (one byte per sys_clk into the SoC, gap_cycles between frames, TX not paced).
+    phy: str = DEFAULT_PHY
+    gap_cycles: int = DEFAULT_GAP_CYCLES
+    # File to trace every frame to (nanosecond pcap, simulated-time timestamps), None for none.
+    pcap: Optional[str] = None
+
+    # The NOR image file (default: flash.bin in the run directory, kept across runs of the same
+    # port); fresh_flash: erase it before booting.
+    flash: Optional[str] = None
+    fresh_flash: bool = False
+    # The sim flash's size for a new image (a 64 KiB multiple, at most 16 MiB) and more arguments
+    # of its flash_file module: busy cycles, power_cut_file (sim/modules/flash_file/flash_file.c).
+    flash_size: int = DEFAULT_FLASH_SIZE
+    flash_timing: Optional[dict] = None
+    # A build with LiteSPI (litedav-soc --spi-flash) runs the spi_nor_flash chip model on `flash`
+    # instead (a 2 MiB GD25Q16; flash_size and flash_timing do not apply): spi_flash_args, more
+    # of its arguments (program_cycles, sector_erase_cycles, stuck_busy: sim/modules/spi_nor_flash);
+    # spi_flash_attached=False: no chip on the pads.
+    spi_flash_args: Optional[dict] = None
+    spi_flash_attached: bool = True
+
+    # A lossy link: FAULT_KINDS -> probability per frame for both directions, or {"to_soc": {...},
+    # "from_soc": {...}}; None for a clean one. fault_mode (FAULT_MODES) random: independent per
+    # frame; spread: one fault of a kind in every 1/rate frames. fault_spare_syn: SYN segments pass
+    # untouched (a lost SYN costs seconds of simulated time). fault_stats: JSON file of the
+    # counters (default faults.json in the run directory; rewritten as they change and at exit:
+    # Simulator.fault_counters()).
+    faults: Optional[dict] = None
+    fault_seed: int = 1
+    fault_mode: str = "random"
+    fault_spare_syn: bool = False
+    fault_stats: Optional[str] = None
+
+    # libslirp's clock runs this many times faster than simulated time (1: simulated time itself).
+    slirp_clock_scale: int = SLIRP_CLOCK_SCALE
+    # The firmware's lwIP clock (sys_now) runs this many times faster than simulated time (1, as on
+    # a board; patched into the run's copy of the image: patch_lwip_clock_scale()). Given
+    # slirp_clock_scale's value, both TCP ends keep their timers' ratio while each lost frame costs
+    # 1/N of its simulated time.
+    lwip_clock_scale: int = 1
+
+    # The slirp module plays spoofed TCP peers on command (SYN floods, half-open connections:
+    # Simulator.flood_command(), sim/modules/slirp_ethernet/flood.h).
+    flood: bool = False
+    # Malformed frames into the SoC among the good ones ({"interval_cycles": N, "seed": N,
+    # "kinds": [...]}: sim/modules/slirp_ethernet/malformed.h), None for none; counters in
+    # inject.json in the run directory (Simulator.inject_counters()).
+    inject: Optional[dict] = None
+
+    def __post_init__(self):
+        if self.phy not in PHY_RATES:
+            raise ValueError(f"unknown PHY {self.phy!r}: one of {', '.join(PHY_RATES)}")
+        for name in ("slirp_clock_scale", "lwip_clock_scale"):
+            value = getattr(self, name)
+            if not 1 <= int(value) <= 1000:
+                raise ValueError(f"{name} {value}: expected 1..1000")
+            setattr(self, name, int(value))
+        if self.inject:
+            unknown = set(self.inject) - {"interval_cycles", "seed", "kinds"}
+            if unknown or int(self.inject.get("interval_cycles", 0)) < 1:
+                raise ValueError(f"inject {self.inject}: expected interval_cycles >= 1, seed, kinds")
+
+
 class Simulator:
     """One running simulated appliance, in its own run directory."""
 
-    def __init__(self, build_dir=DEFAULT_BUILD, port=8080, echo=True, gap_cycles=20,
-                 flash=None, fresh_flash=False, flash_size=None, flash_timing=None,
-                 phy="gmii", pcap=None, faults=None, fault_seed=1, fault_mode="random",
-                 fault_stats=None, fault_spare_syn=False, slirp_clock_scale=None,
-                 lwip_clock_scale=1, flood=False, inject=None, spi_flash_args=None,
-                 spi_flash_attached=True):
-        """flash: the NOR image file (default: flash.bin in the run directory, kept across
-        runs of the same port); fresh_flash: erase it before booting; flash_timing: busy
-        cycles for the flash_file module (sim/modules/flash_file/flash_file.c);
-        phy: Ethernet wire rate, gmii (1000 Mbit/s), mii (100 Mbit/s) or model (one byte
-        per sys_clk, TX not paced; gap_cycles between frames into the SoC);
-        pcap: file to trace every frame to (simulated-time timestamps), None for none;
-        faults: a lossy link (FAULT_KINDS -> probability per frame, for both directions, or
-        {"to_soc": {...}, "from_soc": {...}}), None for a clean one; fault_seed, fault_mode
-        (random: independent per frame; spread: one fault of a kind in every 1/rate frames);
-        fault_spare_syn: SYN segments pass untouched (a lost SYN costs seconds of simulated time);
-        slirp_clock_scale: libslirp's clock runs this many times faster than simulated time
-        (SLIRP_CLOCK_SCALE by default; 1: simulated time itself);
-        lwip_clock_scale: the firmware's lwIP clock (sys_now) runs this many times faster than
-        simulated time (1 by default, as on a board; patched into this run's copy of the image:
-        patch_lwip_clock_scale()); give it slirp_clock_scale's value so that both TCP ends keep
-        their timers' ratio while each lost frame costs 1/N of its simulated time;
-        inject: malformed frames into the SoC among the good ones ({"interval_cycles": N,
-        "seed": N, "kinds": [...]}: sim/modules/slirp_ethernet/malformed.h), None for none;
-        their counters are kept in inject.json in the run directory (inject_counters());
-        fault_stats: JSON file of the fault counters (default faults.json in the run
-        directory when faults are on; rewritten as they change and at exit: fault_counters());
-        flood: the slirp module plays spoofed TCP peers on command (SYN floods, half-open
-        connections: flood_command(), sim/modules/slirp_ethernet/flood.h).
-        A build with LiteSPI (litedav-soc --spi-flash) runs the spi_nor_flash chip model on
-        flash instead (a 2 MiB GD25Q16; flash_size and flash_timing do not apply):
-        spi_flash_args, more of its arguments (program_cycles, sector_erase_cycles,
-        stuck_busy: sim/modules/spi_nor_flash); spi_flash_attached=False: no chip on the pads."""
-        if phy not in PHY_RATES:
-            raise ValueError(f"unknown PHY {phy!r}: one of {', '.join(PHY_RATES)}")
-        self.phy = phy
-        self.pcap = os.path.abspath(pcap) if pcap else None
+    def __init__(self, build_dir=DEFAULT_BUILD, options=None):
+        """build_dir: a `build()`'s folder; options: SimOptions (None: the defaults)."""
         self.build_dir = build_dir
-        self.port = port
-        self.echo = echo
-        self.gap_cycles = gap_cycles
-        self.flash = os.path.abspath(flash) if flash else os.path.join(self.run_dir, "flash.bin")
-        self.fresh_flash = fresh_flash
-        self.flash_size = flash_size or DEFAULT_FLASH_SIZE
-        self.flash_timing = flash_timing
+        self.options = options = options or SimOptions()
+        self.port = options.port
+        self.pcap = os.path.abspath(options.pcap) if options.pcap else None
+        self.flash = os.path.abspath(options.flash) if options.flash else os.path.join(self.run_dir, "flash.bin")
+        self.fresh_flash = options.fresh_flash
         self.spi_flash = self.has_spi_flash(build_dir)
-        self.spi_flash_args = dict(spi_flash_args or {}) if spi_flash_attached else None
-        if slirp_clock_scale is None:
-            slirp_clock_scale = SLIRP_CLOCK_SCALE
-        if not 1 <= int(slirp_clock_scale) <= 1000:
-            raise ValueError(f"slirp_clock_scale {slirp_clock_scale}: expected 1..1000")
-        self.slirp_clock_scale = int(slirp_clock_scale)
-        if not 1 <= int(lwip_clock_scale) <= 1000:
-            raise ValueError(f"lwip_clock_scale {lwip_clock_scale}: expected 1..1000")
-        self.lwip_clock_scale = int(lwip_clock_scale)
-        self.flood = bool(flood)
+        self.spi_flash_args = dict(options.spi_flash_args or {}) if options.spi_flash_attached else None
         self.faults = None
-        if faults:
-            self.fault_stats = os.path.abspath(fault_stats) if fault_stats else os.path.join(
+        if options.faults:
+            self.fault_stats = os.path.abspath(options.fault_stats) if options.fault_stats else os.path.join(
                 self.run_dir, "faults.json")
-            self.faults = fault_config(faults, fault_seed, fault_mode, self.fault_stats, fault_spare_syn)
+            self.faults = fault_config(options.faults, options.fault_seed, options.fault_mode, self.fault_stats,
+                                       options.fault_spare_syn)
         self.inject = None
-        if inject:
-            unknown = set(inject) - {"interval_cycles", "seed", "kinds"}
-            if unknown or int(inject.get("interval_cycles", 0)) < 1:
-                raise ValueError(f"inject {inject}: expected interval_cycles >= 1, seed, kinds")
-            self.inject = {**inject, "stats": os.path.join(self.run_dir, "inject.json")}
+        if options.inject:
+            self.inject = {**options.inject, "stats": os.path.join(self.run_dir, "inject.json")}
         self.proc = None
         self.console = []
         self.ready = threading.Event()
@@ -350,14 +377,15 @@ class Simulator:
                 if os.path.lexists(link):
                     os.remove(link)
                 os.symlink(os.path.join(gateware, name), link)
-        if self.lwip_clock_scale != 1:
+        options = self.options
+        if options.lwip_clock_scale != 1:
             main_ram = os.path.join(run_dir, MAIN_RAM_INIT)
             os.remove(main_ram)
             patch_lwip_clock_scale(self.build_dir, os.path.join(gateware, MAIN_RAM_INIT), main_ram,
-                                   self.lwip_clock_scale)
-        config = sim_config(self._sys_clk_hz(gateware), self.port, self.gap_cycles,
-                            flash_file=self.flash, flash_size=self.flash_size,
-                            flash_timing=self.flash_timing, phy=self.phy, pcap=self.pcap,
+                                   options.lwip_clock_scale)
+        config = sim_config(self._sys_clk_hz(gateware), self.port, options.gap_cycles,
+                            flash_file=self.flash, flash_size=options.flash_size,
+                            flash_timing=options.flash_timing, phy=options.phy, pcap=self.pcap,
                             spi_flash=self.spi_flash, spi_flash_args=self.spi_flash_args)
         if self.faults and os.path.exists(self.fault_stats):
             os.remove(self.fault_stats)  # counters of this run only
@@ -365,8 +393,8 @@ class Simulator:
             os.remove(self.inject["stats"])
         for module in config.modules:
             if module["module"] == "slirp_ethernet":
-                module["args"]["clock_scale"] = self.slirp_clock_scale
-                if self.flood:  # relative to the run directory, the simulator's cwd
+                module["args"]["clock_scale"] = options.slirp_clock_scale
+                if options.flood:  # relative to the run directory, the simulator's cwd
                     module["args"]["flood_control"] = FLOOD_CONTROL
                 if self.faults:
                     module["args"]["faults"] = self.faults
@@ -419,7 +447,7 @@ class Simulator:
                 if not text:
                     continue
                 self.console.append(text)
-                if self.echo:
+                if self.options.echo:
                     print(f"  | {text}", flush=True)
                 if READY_MARK in text:
                     self.ready.set()
@@ -449,8 +477,8 @@ class Simulator:
         """Send one command to the spoofed peers ('syn|half_open|idle|stale_fin COUNT
         INTERVAL_CYCLES', 'stop', 'stats'; flood.h) and return their counters (a dict)."""
         import json
-        if not self.flood:
-            raise RuntimeError("this Simulator was started without flood=True")
+        if not self.options.flood:
+            raise RuntimeError("this Simulator was started without SimOptions(flood=True)")
         with socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM) as s:
             s.bind(f"\0litedav-flood-{os.getpid()}-{id(s)}")  # abstract: an address to answer to
             s.settimeout(timeout)
@@ -485,26 +513,21 @@ class Simulator:
         self.stop()
 
 
-def run(build_dir, port, gap_cycles, flash=None, fresh_flash=False, flash_size=None, phy="gmii",
-        pcap=None, faults=None, fault_seed=1, fault_mode="random", fault_stats=None,
-        fault_spare_syn=False, slirp_clock_scale=None, lwip_clock_scale=1, inject=None):
+def run(build_dir, options):
+    """litedav-sim run: boot the simulator on this terminal until it exits or Ctrl-C."""
     if not os.path.exists(os.path.join(build_dir, "gateware", "obj_dir", "Vsim")):
         sys.exit(f"litedav-sim: no simulator in {build_dir}: run `litedav-sim build` (same --nic) first")
     sys_clk_hz = Simulator._sys_clk_hz(os.path.join(build_dir, "gateware"))
     try:
-        phy_text = describe_phy(phy, sys_clk_hz)
+        phy_text = describe_phy(options.phy, sys_clk_hz)
     except ValueError as e:
-        sys.exit(f"litedav-sim: --phy {phy}: {e}")
+        sys.exit(f"litedav-sim: --phy {options.phy}: {e}")
     saved_tty = None
     if sys.stdin.isatty():
         import termios
         saved_tty = termios.tcgetattr(sys.stdin.fileno())
-    sim = Simulator(build_dir, port, echo=True, gap_cycles=gap_cycles, flash=flash,
-                    fresh_flash=fresh_flash, flash_size=flash_size, phy=phy, pcap=pcap, faults=faults,
-                    fault_seed=fault_seed, fault_mode=fault_mode, fault_stats=fault_stats,
-                    fault_spare_syn=fault_spare_syn, slirp_clock_scale=slirp_clock_scale,
-                    lwip_clock_scale=lwip_clock_scale, inject=inject)
-    log(f"flash image: {sim.flash}{' (erased first)' if fresh_flash else ''}")
+    sim = Simulator(build_dir, options)
+    log(f"flash image: {sim.flash}{' (erased first)' if options.fresh_flash else ''}")
     if sim.pcap:
         log(f"pcap trace: {sim.pcap} (timestamps in simulated time)")
     if sim.faults:
@@ -597,7 +620,7 @@ def main(argv=None):
     parser.add_argument("--flash-size", default=None,
                         help="flash size for a new image (64 KiB multiple, at most 16 MiB; default 16MiB)")
     args = parser.parse_args(argv)
-    flash_size = None
+    flash_size = DEFAULT_FLASH_SIZE
     if args.flash_size:
         try:
             flash_size = check_flash_size(parse_size(args.flash_size))
@@ -624,11 +647,13 @@ def main(argv=None):
     inject = ({"interval_cycles": args.malformed_every, "seed": args.malformed_seed}
               if args.malformed_every else None)
     if args.command in ("run", "demo"):
-        sys.exit(run(build_dir, args.port, args.gap_cycles, args.flash, args.fresh_flash, flash_size,
-                     phy=args.phy, pcap=args.pcap, faults=faults, fault_seed=args.fault_seed,
-                     fault_mode=args.fault_mode, fault_stats=args.fault_stats,
-                     fault_spare_syn=args.fault_spare_syn, slirp_clock_scale=args.slirp_clock_scale,
-                     lwip_clock_scale=args.lwip_clock_scale, inject=inject))
+        sys.exit(run(build_dir, SimOptions(
+            port=args.port, echo=True, phy=args.phy, gap_cycles=args.gap_cycles, pcap=args.pcap,
+            flash=args.flash, fresh_flash=args.fresh_flash, flash_size=flash_size,
+            faults=faults, fault_seed=args.fault_seed, fault_mode=args.fault_mode,
+            fault_spare_syn=args.fault_spare_syn, fault_stats=args.fault_stats,
+            slirp_clock_scale=args.slirp_clock_scale, lwip_clock_scale=args.lwip_clock_scale,
+            inject=inject)))
 
 
 if __name__ == "__main__":

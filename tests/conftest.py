@@ -21,8 +21,8 @@ def sim_build():
 @pytest.fixture(scope="session")
 def appliance(sim_build):
     """The simulated SoC, booted, with its HTTP port forwarded to 127.0.0.1."""
-    from litedav.sim.run import Simulator, free_port
-    sim = Simulator(sim_build, port=free_port(), echo=False)
+    from litedav.sim.run import SimOptions, Simulator, free_port
+    sim = Simulator(sim_build, SimOptions(port=free_port(), echo=False))
     sim.start()
     try:
         sim.wait_ready(timeout=300)

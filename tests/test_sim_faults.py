@@ -402,16 +402,16 @@ def summary_md(figures):
 
 
 def test_caldav_transactions_survive_a_lossy_link(sim_build, tmp_path):
-    from litedav.sim.run import Simulator, free_port
+    from litedav.sim.run import SimOptions, Simulator, free_port
     transactions = int(os.environ.get("LITEDAV_FAULT_TRANSACTIONS", FAST_TRANSACTIONS))
     clients = int(os.environ.get("LITEDAV_FAULT_CLIENTS", FAST_CLIENTS))
     seed = int(os.environ.get("LITEDAV_FAULT_SEED", 1))
     spare_syn = os.environ.get("LITEDAV_FAULT_SPARE_SYN") == "1"
     # spread: every kind is certain to happen within 1/rate frames of each direction
-    sim = Simulator(sim_build, port=free_port(), echo=False, fresh_flash=True, faults=RATES,
-                    fault_seed=seed, fault_mode="spread", fault_spare_syn=spare_syn,
-                    fault_stats=str(tmp_path / "faults.json"),
-                    slirp_clock_scale=TIMER_SCALE, lwip_clock_scale=TIMER_SCALE)
+    sim = Simulator(sim_build, SimOptions(port=free_port(), echo=False, fresh_flash=True, faults=RATES,
+                                          fault_seed=seed, fault_mode="spread", fault_spare_syn=spare_syn,
+                                          fault_stats=str(tmp_path / "faults.json"),
+                                          slirp_clock_scale=TIMER_SCALE, lwip_clock_scale=TIMER_SCALE))
     sim.start()
     try:
         sim.wait_ready(timeout=300)

@@ -5,7 +5,7 @@ server's pools (lwIP heap, pbuf pool, TCP PCBs by state, HTTP connection records
 back to their idle level: nothing leaks.
 
 Spoofed peers need raw frames, which a host socket cannot send without root: the simulator's
-slirp module plays them (sim/modules/slirp_ethernet/flood.h, Simulator(flood=True)). Their
+slirp module plays them (sim/modules/slirp_ethernet/flood.h, SimOptions(flood=True)). Their
 addresses (198.18.0.0/15) never answer, so the SoC's SYN-ACKs go nowhere, as in a real SYN
 flood. The idle connections are real host sockets through slirp that connect and never send.
 
@@ -84,12 +84,13 @@ IDLE_LEVELS = ("conns_open", "conns_waiting", "conns_idle", "syn_held", "tcp_syn
 def booted(sim_build, clock_scale, slirp_clock_scale=None, **kwargs):
     """A fresh simulated appliance with both TCP clocks at clock_scale x simulated time
     (slirp_clock_scale: slirp's at another scale)."""
-    from litedav.sim.run import Simulator, free_port
+    from litedav.sim.run import SimOptions, Simulator, free_port
     if os.environ.get("LITEDAV_FLOODS_PCAP"):  # a folder: each simulator's frames, for a diagnosis
         os.makedirs(os.environ["LITEDAV_FLOODS_PCAP"], exist_ok=True)
         kwargs["pcap"] = os.path.join(os.environ["LITEDAV_FLOODS_PCAP"], f"floods-{time.strftime('%H%M%S')}.pcap")
-    sim = Simulator(sim_build, port=free_port(), echo=False, fresh_flash=True,
-                    slirp_clock_scale=slirp_clock_scale or clock_scale, lwip_clock_scale=clock_scale, **kwargs)
+    sim = Simulator(sim_build, SimOptions(port=free_port(), echo=False, fresh_flash=True,
+                                          slirp_clock_scale=slirp_clock_scale or clock_scale,
+                                          lwip_clock_scale=clock_scale, **kwargs))
     sim.start()
     try:
         sim.wait_ready(timeout=600)

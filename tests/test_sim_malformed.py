@@ -186,14 +186,14 @@ def soc_build(request):
 @pytest.mark.skipif(not (os.environ.get("LITEDAV_MALFORMED") == "1" or os.environ.get("LITEDAV_SOAK") == "1"),
                     reason="opt-in (LITEDAV_MALFORMED=1, or make soak): minutes of wall time")
 def test_good_traffic_flows_through_malformed_frames(soc_build, tmp_path):
-    from litedav.sim.run import Simulator, free_port
+    from litedav.sim.run import SimOptions, Simulator, free_port
     nic, build_dir = soc_build
     soak = os.environ.get("LITEDAV_SOAK") == "1"
     transactions, clients = (SOAK_TRANSACTIONS, SOAK_CLIENTS) if soak else (FAST_TRANSACTIONS, FAST_CLIENTS)
     seed = int(os.environ.get("LITEDAV_MALFORMED_SEED", 1))
-    sim = Simulator(build_dir, port=free_port(), echo=False, fresh_flash=True,
-                    inject={"interval_cycles": INTERVAL_CYCLES, "seed": seed},
-                    slirp_clock_scale=TIMER_SCALE, lwip_clock_scale=TIMER_SCALE)
+    sim = Simulator(build_dir, SimOptions(port=free_port(), echo=False, fresh_flash=True,
+                                          inject={"interval_cycles": INTERVAL_CYCLES, "seed": seed},
+                                          slirp_clock_scale=TIMER_SCALE, lwip_clock_scale=TIMER_SCALE))
     sim.start()
     try:
         sim.wait_ready(timeout=300)

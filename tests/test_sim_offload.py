@@ -41,11 +41,11 @@ ROUND_TRIP_MAX_SIZE = 60 * 1024 if FUZZ else 8 * 1024  # PUTs cost flash program
 @pytest.fixture(scope="module")
 def offload_appliance():
     """The simulated SoC with the offload NIC, built in build/sim-offload and booted."""
-    from litedav.sim.run import Simulator, build, default_build_dir, free_port
+    from litedav.sim.run import SimOptions, Simulator, build, default_build_dir, free_port
     build_dir = build(default_build_dir("offload"), nic="offload")
     with open(os.path.join(build_dir, "software", "include", "generated", "soc.h")) as f:
         assert "LITEDAV_NIC_OFFLOAD" in f.read(), "build/sim-offload is not the offload SoC"
-    sim = Simulator(build_dir, port=free_port(), echo=False, fresh_flash=True)
+    sim = Simulator(build_dir, SimOptions(port=free_port(), echo=False, fresh_flash=True))
     sim.start()
     try:
         sim.wait_ready(timeout=300)

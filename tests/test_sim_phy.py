@@ -51,11 +51,11 @@ def read_pcap(path):
 def mii_run(sim_build, tmp_path_factory):
     """Boot the LiteEth SoC at MII rate with a pcap, drive HTTP through it, stop it (SIGINT).
     Returns what the clients got back, the trace and the simulator's console."""
-    from litedav.sim.run import Simulator, free_port
+    from litedav.sim.run import SimOptions, Simulator, free_port
     pcap = str(tmp_path_factory.mktemp("phy") / "wire.pcap")
     sys_clk_hz = Simulator._sys_clk_hz(os.path.join(sim_build, "gateware"))
-    sim = Simulator(sim_build, port=free_port(), echo=False, phy="mii", pcap=pcap,
-                    fresh_flash=True, flash_size=256 * 1024)  # a small flash boots sooner
+    sim = Simulator(sim_build, SimOptions(port=free_port(), echo=False, phy="mii", pcap=pcap,
+                                          fresh_flash=True, flash_size=256 * 1024))  # a small flash boots sooner
     got = {}
     sim.start()
     try:

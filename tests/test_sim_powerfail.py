@@ -156,7 +156,7 @@ def store_check_line(lines):
 
 def arm_power_cut(sim, delay_cycles):
     """The flash module cuts the power delay_cycles after it next looks (every 65,536 cycles)."""
-    path = sim.flash_timing["power_cut_file"]
+    path = sim.options.flash_timing["power_cut_file"]
     with open(path + ".tmp", "w") as f:
         f.write(f"{delay_cycles}\n")
     os.replace(path + ".tmp", path)
@@ -203,12 +203,12 @@ def listed_etags(conn):
 
 @pytest.fixture
 def simulator(sim_build, tmp_path):
-    from litedav.sim.run import Simulator, free_port
+    from litedav.sim.run import SimOptions, Simulator, free_port
     from litedav.soc.sizes import parse_size
     # flash module arguments ride on flash_timing (passed through to the module as they are)
-    sim = Simulator(sim_build, port=free_port(), echo=False, flash=str(tmp_path / "flash.bin"),
-                    fresh_flash=True, flash_size=parse_size(FLASH_SIZE),
-                    flash_timing={"power_cut_file": str(tmp_path / "power_cut")})
+    sim = Simulator(sim_build, SimOptions(port=free_port(), echo=False, flash=str(tmp_path / "flash.bin"),
+                                          fresh_flash=True, flash_size=parse_size(FLASH_SIZE),
+                                          flash_timing={"power_cut_file": str(tmp_path / "power_cut")}))
     yield sim
     sim.stop()
     print("\n--- simulator console (last lines) ---\n" + "\n".join(sim.console[-15:]))

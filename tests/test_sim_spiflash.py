@@ -50,9 +50,9 @@ def spiflash_build():
 
 
 def simulator(build_dir, tmp_path, **kwargs):
-    from litedav.sim.run import Simulator, free_port
-    return Simulator(build_dir, port=free_port(), echo=False, flash=str(tmp_path / "spi-flash.bin"),
-                     **kwargs)
+    from litedav.sim.run import SimOptions, Simulator, free_port
+    return Simulator(build_dir, SimOptions(port=free_port(), echo=False, flash=str(tmp_path / "spi-flash.bin"),
+                                           **kwargs))
 
 
 def boot(sim):
