@@ -312,7 +312,7 @@ def write_reports(results, out, write_json=True):
         if os.path.exists(json_path):
             with open(json_path) as f:
                 data = json.load(f)
-        # a list is the file before it had sections: the SoC rows alone, replaced here
+        # a latest.json without sections is a list, the SoC rows alone: replaced here
         data = data if isinstance(data, dict) else {}
         data["soc"] = results
         with open(json_path, "w") as f:

@@ -95,9 +95,10 @@ class Dav:
     again after a short pause and counted, as a client honouring Retry-After would."""
 
     def __init__(self, port, user, timeout=14400, connect=True):
-        # wall-clock seconds: 8 clients at once on a loaded machine ran past 600 (one response
-        # of a listing takes millions of cycles, and the simulator ~200 k cycles a wall second);
-        # of 100 clients, those beyond the 64 connection states wait for 64 syncs (1.5 G cycles)
+        # wall-clock seconds, far above 600: one response of a listing takes millions of cycles
+        # and the simulator runs ~200 k cycles a wall second, so a few clients at once on a loaded
+        # machine take longer; of 100 clients, those beyond the 64 connection states wait for 64
+        # syncs (1.5 G cycles)
         self.port, self.user, self.timeout = port, user, timeout
         self.auth = "Basic " + base64.b64encode(f"{user}:{password(user)}".encode()).decode()
         self.conn = http.client.HTTPConnection("127.0.0.1", port, timeout=timeout)

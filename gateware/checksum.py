@@ -231,7 +231,7 @@ class ChecksumParser(LiteXModule):
     With `pipelined_sums` (RX and TX) each beat's masked words are registered before they are added: the
     sums (and the clear on beat 2) run one cycle behind the beats, so every figure above about
     `header_sum` and `l4_sum` is one cycle later. The path from the beat's acceptance through the
-    lane selection no longer continues into the two adders in the same cycle.
+    lane selection does not continue into the two adders in the same cycle.
 
     Outputs describe the last frame: they are valid from the cycle after its last beat until the
     first beat of the next frame (flags) or its third beat (sums, fields; one cycle more with

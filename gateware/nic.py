@@ -82,11 +82,11 @@ class OffloadNIC(LiteXModule):
             if phy.dw == 8:
                 phy = MarkLastByte(phy)
                 self.phy_last_byte = phy
-            # With the sys datapath the clock-domain FIFOs' outputs are registered (buffered): the
-            # TX FIFO's read side fed the 125 MHz RGMII domain's worst path (123 MHz on an ECP5-6).
-            # The TX FIFO is 16 words deep (one 16x4 distributed RAM per 4 bits, no read mux; it
-            # still was the RGMII worst path at 32, 122 MHz): TxChecksum sends whole stored frames
-            # at 4 bytes per sys cycle, twice what the 125 MHz side drains.
+            # With the sys datapath the clock-domain FIFOs' outputs are registered (buffered) and the
+            # TX FIFO is 16 words deep (one 16x4 distributed RAM per 4 bits, no read mux): an
+            # unregistered or deeper TX FIFO's read side is the 125 MHz RGMII domain's slowest path
+            # on an ECP5-6 (docs/colorlight_i5.md). 16 words are enough: TxChecksum sends whole
+            # stored frames at 4 bytes per sys cycle, twice what the 125 MHz side drains.
             self.mac = LiteEthMACCore(phy, dw=32, with_preamble_crc=with_preamble_crc,
                 with_sys_datapath=with_sys_datapath,
                 tx_cdc_depth=16 if with_sys_datapath else 32,

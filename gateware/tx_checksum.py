@@ -190,7 +190,7 @@ class TxChecksum(LiteXModule):
         ]
 
         # Zero is tested on ~l4_sum, not on l4_checksum itself: Migen's combinational blocks use
-        # non-blocking assignments, so reading l4_checksum there was a combinational loop
+        # non-blocking assignments, so reading l4_checksum there would be a combinational loop
         # (simulators settle it; nextpnr's timing analysis refuses it).
         l4_inverted = Signal(16)
         l4_checksum = Signal(16)

@@ -57,49 +57,13 @@ from . import boot_flash
 
 NAME = "colorlight_i5"
 
-# Clocks and CPU.
-# Measured with nextpnr (seed 1), sys_clk constrained to 75 MHz: VexRiscv standard 62.4 MHz (worst
-# path: the RX DMA's request from a block RAM through the bus arbiter into the ROM, since cut by
-# soc/bus_slice.py); VexRiscv lite 48.1 MHz. Then every build's worst sys path was LiteX's L2 cache
-# hit (litex.soc.interconnect.wishbone.Cache, 8 KiB): its tag block RAM (5.6 ns clock-to-out, no
-# output register) -> tag compare -> ack -> bus arbiter -> the next request's address into the data
-# RAM, all in one cycle, about 16 ns (61.6-62.3 MHz). LiteDAV's own L2 (gateware/l2_cache.py, same
-# size and line) registers the compare (a hit takes one cycle more) and that path is gone. At 75 MHz
-# the worst path is then inside VexRiscv standard: its pipeline stall chain (writeBack valid -> data
-# cache haltIt -> memory/execute isStuck -> the instruction fetch PC's clock enable, 13 LUT levels,
-# 15.5 ns: 64.5 MHz). VexRiscv `linux+no-dsp` (relaxed PC calculation, no branch prediction,
-# iterative multiplier, plus an MMU) reached 71.7 MHz at 75, its worst path then the offload NIC's
-# TX checksum (data FIFO level -> handshake -> beat sum -> accumulator carry chain, 13.9 ns), and
-# took 14,794 LUT4 (39% free, below the 40% goal). The TX checksum now registers each beat's masked
-# words before its adders (ChecksumParser pipelined_sums): TxChecksum alone, placed on this FPGA
-# (nextpnr seed 1), went from 80.6 MHz (beat sum -> accumulator carry, 12.4 ns) to 100.3 MHz and
-# from 1,175 to 1,069 LUT4 (before it also padded short frames). With it, linux+no-dsp at 75 MHz
-# synthesized to 14,926 LUT4 with the default Yosys flow (38.5% free) and 14,199 with LiteX's
-# ABC9 flow3 script (`litedav-soc --yosys-flow flow3`, 41.5% free). The flow3 netlist placed and
-# routed (seed 1, before TxChecksum padded short frames): sys_clk 70.2 MHz (fails 75), RGMII 164.6
-# MHz; its worst path is now the RX checksum: the MAC's RX clock-domain FIFO (distributed RAM) ->
-# the parser's header tracking -> beat sum -> accumulator carry chain, 14.3 ns. Next step: the
-# same pipelined sums in RxChecksum, and VexRiscv linux* caches 0x80000000-0xAFFFFFFF, which LiteX
-# calls IO: the simulator's flash window was read through its data cache. Both done: RxChecksum's
-# sums are pipelined (alone on this FPGA: 92.4 -> 149.9 MHz) and every uncached region (LiteEth's
-# SRAM, the SPI flash, the sim's flash window) sits at 0xB0000000-0xBFFFFFFF, uncached for every
-# variant (soc/litedav_soc.py VEXRISCV_UNCACHED; the sim with linux+no-dsp opens its store on
-# flash). Then at 75 MHz, flow3: 14,038 LUT4 (42.2% free), 6,586 FF, 37 DP16KD, no DSP; nextpnr
-# seed 1: sys_clk 74.3 MHz (fails), RGMII 189.5 MHz; seed 2: 73.1 MHz (fails), 166.3 MHz; seed 3:
-# 75.3 MHz and 159.5 MHz, every clock met. The worst sys path of seeds 1 and 2 is the L2 cache's
-# eviction: its data block RAM (5.6-5.8 ns clock-to-out) -> LiteDRAM's 128-to-32-bit converter ->
-# the SDRAM PHY's DQ output register in the IO cell, 13.5-13.7 ns. Registering the victim line
-# alone (taken in DECIDE, no extra cycle) moved the worst path, not the margin: seed 3 71.8 MHz
-# (the bus arbiter's grant -> address decode -> the L2's tag RAM write data, 13.9 ns), seed 1
-# 72.5 MHz (VexRiscv's fetch stall chain). With the tag, the write data and the byte enables of
-# the L2's RAM writes also taken from registers (gateware/l2_cache.py), seed 3: sys_clk 75.7 MHz,
-# RGMII 172.8 MHz, 14,177 LUT4 (41.6% free), 6,752 FF, 37 DP16KD; the worst sys path is then the
-# arbiter's grant -> address decode -> LiteDRAM's bridge -> the data RAM's write data select,
-# 13.2 ns. Seed 1 on the same netlist (nextpnr alone): sys_clk 76.8 MHz, RGMII 165.0 MHz, more
-# margin, but seed 3 is the one a whole `make bitstreams` has reported (bench/results).
-# So the default is linux+no-dsp, flow3, 75 MHz, nextpnr seed 3 (litedav-soc --seed
-# overrides it; Yosys and nextpnr are deterministic for the same sources and tool versions, so
-# `make bitstreams` repeats this placement: a fresh clone did).
+# Clocks and CPU: VexRiscv linux+no-dsp at 75 MHz, Yosys flow3, nextpnr seed 3. linux+no-dsp
+# (relaxed PC calculation, no branch prediction, iterative multiplier, plus an MMU) has a shorter
+# pipeline stall chain than `standard`, whose own stall chain keeps it below 75 MHz; LiteX's ABC9
+# flow3 script maps the SoC into fewer LUTs than the default flow, enough for 40% of them free;
+# seed 3 is the placement `make bitstreams` measures (Yosys and nextpnr are deterministic for the
+# same sources and tool versions, so it repeats). What limits each clock and the measurements
+# behind these choices: docs/colorlight_i5.md; the current build: bench/results/fpga-colorlight_i5.md.
 DEFAULT_SYS_CLK_FREQ = 75e6
 L2_CACHE_SIZE        = 8192
 CPU_VARIANT          = "linux+no-dsp"

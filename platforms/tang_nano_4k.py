@@ -76,8 +76,8 @@ EMCU_SRAM_SIZE  = 8 * 1024    # 4 x SDPB (2048 x 8 bits each) as LiteX's gowin_e
 # (timers, UARTs, GPIO) sit at 0x40000000, so the buffers go 1 MiB above the CSRs (0xa0000000,
 # LiteX's window for the EMCU's AHB expansion port TARGEXP0), in the same 256 MiB. The MAC's datapath (preamble, CRC at 8 bits) runs
 # in the RMII clock; its clock-domain FIFOs to sys_clk carry 32-bit words, ETH_CDC_DEPTH entries
-# each, small enough for flip-flops (LiteEth's default, 32 entries, took 2 BSRAMs each; LiteEth's
-# sys-clock datapath computes the CRC 32 bits at a time and doubled the SoC's logic).
+# each, small enough for flip-flops (LiteEth's default, 32 entries, takes 2 BSRAMs each; LiteEth's
+# sys-clock datapath computes the CRC 32 bits at a time and doubles the SoC's logic).
 ETHMAC_BASE   = 0xa0100000
 ETH_CDC_DEPTH = 4
 ETH_RX_SLOTS = 1
@@ -131,13 +131,12 @@ class Platform(board.Platform):
         self.add_extension(_rmii_io)
         toolchain = self.toolchain
         toolchain._pnr_opts += f" --sdc {NAME}.sdc"
-        # Placement is the limit on this device: with 2 RX slots and LiteX's timer (77% of the LUT4
-        # slots) nextpnr's heap placer spent 20+ minutes in its legaliser without output; its
-        # simulated-annealing placer failed to legalize a BSRAM's input-register chain and, with
-        # one RX slot, a MUX2_LUT8 cluster of the CSR read mux. Hence the smaller SoC below.
+        # Placement is the limit on this device: nextpnr's placers do not place the SoC with
+        # LiteX's timer, at 74-77% of the LUT4 slots (docs/tang_nano_4k.md, What fits); hence the
+        # smaller SoC below.
         toolchain.build_timing_constraints = lambda vns: write_sdc(toolchain, vns)
         # nextpnr-himbaechel does not carry the RMII pad's constraint through its input buffer:
-        # the buffered net (Yosys names it after one of its aliases, `sdrio_clk`) got nextpnr's
+        # the buffered net (Yosys names it after one of its aliases, `sdrio_clk`) gets nextpnr's
         # 12 MHz default. --freq makes the default the RMII clock's 50 MHz, the only clock here
         # without a constraint of its own.
         toolchain._pnr_opts += f" --freq {ETH_CLK_FREQ / 1e6:g}"
