@@ -2,12 +2,10 @@
 a time or together, and each must replace only its own section and say what it was measured on."""
 import json
 import os
-import sys
 
 import pytest
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import reliability_report  # noqa: E402
+import reliability_report
 
 
 def test_a_rerun_replaces_only_its_own_section(tmp_path, monkeypatch):
