@@ -1,4 +1,4 @@
-/* The simulated SoC's NOR flash (soc/sim_flash.py, sim/modules/flash_file,
+/* The simulated SoC's NOR flash (sim/flash.py, sim/modules/flash_file,
  * docs/sim_flash.md) as a struct flash for the store. */
 #ifndef LITEDAV_FLASH_SIM_H
 #define LITEDAV_FLASH_SIM_H

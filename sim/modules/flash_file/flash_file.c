@@ -1,5 +1,5 @@
 /*
- * LiteX simulation module: the SoC's SimFlash window (soc/sim_flash.py)
+ * LiteX simulation module: the SoC's SimFlash window (sim/flash.py)
  * backed by a host file, behaving like SPI NOR flash (docs/sim_flash.md).
  *
  * The file is mapped MAP_SHARED, so every completed store is in the kernel's

@@ -1,5 +1,5 @@
 /*
- * LiteX simulation module: the SoC's Ethernet PHY (soc/sim_phy.py) wired to
+ * LiteX simulation module: the SoC's Ethernet PHY (sim/phy.py) wired to
  * libslirp, the user-mode network stack QEMU uses for "-nic user". A host TCP
  * port on 127.0.0.1 is forwarded to the simulated appliance, so no root, TAP
  * or bridge is needed.
@@ -673,7 +673,7 @@ static int slirp_ethernet_add_pads(void *sess, struct pad_list_s *plist)
         (!s->to_soc_data || !s->to_soc_valid || !s->to_soc_last || !s->to_soc_error || !s->from_soc_data ||
          !s->from_soc_valid || !s->from_soc_ready || !s->from_soc_last)) {
         fprintf(stderr, "[slirp_ethernet] the SoC's eth pads lack source_last/sink_last/sink_error/"
-                "source_ready (soc/sim_phy.py): rebuild the simulator\n");
+                "source_ready (sim/phy.py): rebuild the simulator\n");
         return RC_INVARG;
     }
     return RC_OK;
