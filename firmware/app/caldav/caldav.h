@@ -1,4 +1,4 @@
-/* CalDAV (RFC 4791) on top of dav.c: calendar properties, MKCALENDAR,
+/* CalDAV (RFC 4791) on top of the WebDAV layer: calendar properties, MKCALENDAR,
  * validated calendar object PUTs and the calendar-multiget, calendar-query
  * and free-busy-query REPORTs. */
 #ifndef LITEDAV_CALDAV_H

@@ -25,6 +25,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 #include "http/auth.h"
 #include "platform/flash.h"
@@ -166,14 +167,39 @@ extern const struct http_handler dav_handler;
 /* ---- shared with caldav.c and sync.c ----------------------------------- */
 
 /* Multistatus framing and pieces. */
-void dav_out_raw(struct dav_ctx *c, const char *s);
-void dav_writer(struct dav_ctx *c, struct xml_writer *w);
-void dav_writer_done(struct dav_ctx *c, struct xml_writer *w);
+static inline void dav_out_raw(struct dav_ctx *c, const char *s)
+{
+    size_t n = strlen(s);
+    if (c->out_len + n <= sizeof(c->out)) {
+        memcpy(c->out + c->out_len, s, n);
+        c->out_len += n;
+    }
+}
+
+/* An XML writer on the free part of c->out; dav_writer_done keeps what it
+ * wrote, unless it overflowed. */
+static inline void dav_writer(struct dav_ctx *c, struct xml_writer *w)
+{
+    xml_writer_init(w, c->out + c->out_len, sizeof(c->out) - c->out_len);
+}
+
+static inline void dav_writer_done(struct dav_ctx *c, struct xml_writer *w)
+{
+    if (w->status == XMLW_OK)
+        c->out_len += w->len;
+}
+
 void dav_write_href(struct xml_writer *w, const char *path, size_t len);
 void dav_write_status(struct xml_writer *w, int status);
 /* Escaped character data straight into c->out (calendar-data); returns how
  * many bytes of s fitted. */
-size_t dav_out_escaped(struct dav_ctx *c, const char *s, size_t n);
+static inline size_t dav_out_escaped(struct dav_ctx *c, const char *s, size_t n)
+{
+    size_t written, taken = xml_escape_content(c->out + c->out_len, sizeof(c->out) - c->out_len, s, n,
+                                               &written);
+    c->out_len += written;
+    return taken;
+}
 void dav_multistatus_open(struct dav_ctx *c);
 void dav_multistatus_close(struct dav_ctx *c);
 
@@ -224,7 +250,6 @@ long dav_read_object(uint32_t coll, const char *name, size_t len);
 
 /* Store status to HTTP status (docs/store.md "Limits and errors"). */
 int dav_store_http_status(int rc);
-void dav_etag_format(uint32_t etag, char *out, size_t size);
 
 /* Percent-decode a request path into out; 0 or an HTTP status. */
 int dav_decode_path(const char *in, size_t len, char *out, size_t cap, size_t *out_len);

@@ -1,0 +1,85 @@
+/* What the files of the WebDAV layer share among themselves. dav/dav.h is
+ * the interface of the layer for the layers above. */
+#ifndef LITEDAV_DAV_PRIVATE_H
+#define LITEDAV_DAV_PRIVATE_H
+
+#include "dav/dav.h"
+
+#include <string.h>
+
+/* By hand, not snprintf: picolibc formats with 64-bit divisions, and a
+ * listing formats an ETag and a status line per member. */
+static inline void dav_etag_format(uint32_t etag, char *out, size_t size)
+{
+    static const char hex[] = "0123456789abcdef";
+    char tag[11];
+    tag[0] = tag[9] = '"';
+    for (int i = 8; i >= 1; i--, etag >>= 4)
+        tag[i] = hex[etag & 15];
+    tag[10] = '\0';
+    if (size) {
+        size_t n = size - 1 < 10 ? size - 1 : 10;
+        memcpy(out, tag, n);
+        out[n] = '\0';
+    }
+}
+
+/* ---- dav_context.c: contexts, the writer lock, request bodies ----------- */
+
+/* A context for x's request: 0 with *out set, HTTPD_BEGIN_WAIT (queued), or
+ * 503 (answered). */
+int dav_ctx_acquire(struct http_exchange *x, struct dav_ctx **out);
+void dav_ctx_free(struct dav_ctx *c);
+/* x ended while it waited for a context. */
+void dav_ctx_wait_remove(struct http_exchange *x);
+/* Take the writer lock now, or return false (the caller queues itself with
+ * dav_lock_wait; dav_poll() runs it once the lock is free). */
+bool dav_lock_try(struct dav_ctx *c);
+void dav_lock_wait(struct dav_ctx *c, enum dav_wait why);
+/* The XML body into c->doc: 0 (an empty body leaves doc.root NULL) or 400. */
+int dav_parse_body(struct dav_ctx *c);
+
+/* ---- dav_paths.c --------------------------------------------------------- */
+
+/* Resolve the request path into c->target: 0 or an HTTP status. */
+int dav_resolve(struct dav_ctx *c);
+/* Length of the parent's path (with its '/'), for a path that is not the root. */
+size_t dav_parent_len(const char *path, size_t len);
+/* Can the collection at path[0..len) (ending in '/') be created there: is
+ * its parent the user's home or an existing collection? */
+bool dav_coll_parent_exists(const char *path, size_t len, uint32_t *parent, bool *calendar);
+
+/* ---- dav_response.c ------------------------------------------------------ */
+
+/* A response without a body. */
+void dav_respond_empty(struct dav_ctx *c, int status, const char *headers);
+/* 413 naming this build's limit: "<what> <limit> bytes." */
+void dav_respond_too_large(struct http_exchange *x, const char *what, unsigned long limit);
+
+/* ---- dav_props.c --------------------------------------------------------- */
+
+const char *dav_content_type(const struct dav_resource *r);
+/* An empty element named like the requested property n, in its namespace. */
+void dav_write_prop_name(struct xml_writer *w, const struct xml_node *n);
+
+/* ---- the methods (dav_propfind.c, dav_proppatch.c, dav_collections.c,
+ * dav_content.c): each answers the request ---------------------------------- */
+
+void dav_do_propfind(struct dav_ctx *c);
+void dav_do_proppatch(struct dav_ctx *c);
+void dav_do_mkcol(struct dav_ctx *c);
+void dav_do_delete(struct dav_ctx *c);
+void dav_do_get(struct dav_ctx *c);
+void dav_do_put(struct dav_ctx *c);
+/* Body bytes of a PUT, with the writer lock held: HTTPD_BODY_OK or the
+ * status answered. */
+int dav_put_take(struct dav_ctx *c, const uint8_t *data, size_t len);
+/* The PUT body is over the resource size limit: answers, returns the status. */
+int dav_put_too_large(struct dav_ctx *c);
+
+/* ---- dav_handler.c ------------------------------------------------------- */
+
+/* Run the request; the response is started unless it waits for the lock. */
+void dav_end_request(struct dav_ctx *c);
+
+#endif
