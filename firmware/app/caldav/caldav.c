@@ -1,15 +1,31 @@
-/* CalDAV (RFC 4791) on the WebDAV layer: the calendar properties and
- * MKCALENDAR. Calendar object PUTs are checked in caldav_put.c, the REPORTs
- * are caldav_report.c and caldav_freebusy.c, their filters caldav_filter.c. */
+/* CalDAV (RFC 4791) on the WebDAV layer: what it registers there (the
+ * calendar collection type, its properties, MKCALENDAR and the REPORTs), the
+ * properties and MKCALENDAR themselves. Calendar object PUTs are checked in
+ * caldav_put.c, the REPORTs are caldav_report.c and caldav_freebusy.c, their
+ * filters caldav_filter.c, calendar objects caldav_object.c. */
 #include "caldav/caldav_private.h"
 
+#include <inttypes.h>
 #include <stdio.h>
 #include <string.h>
 
 /* ---- properties ------------------------------------------------------------ */
 
+/* calendarserver.org CTag: changes whenever a member does */
+static bool p_getctag(struct dav_ctx *c, const struct dav_resource *r, struct xml_writer *w)
+{
+    char tag[32];
+    if (r->kind != DAV_RES_COLL)
+        return false;
+    if (w) {
+        snprintf(tag, sizeof(tag), "\"%" PRIu32 "-%" PRIu32 "\"", r->coll, r->info.sync_seq);
+        xml_write_text_element(w, "CS", "getctag", tag, strlen(tag));
+    }
+    return true;
+}
+
 /* RFC 4791 section 6.2.1: the home is the principal's own collection. */
-bool caldav_prop_calendar_home_set(struct dav_ctx *c, const struct dav_resource *r, struct xml_writer *w)
+static bool p_calendar_home_set(struct dav_ctx *c, const struct dav_resource *r, struct xml_writer *w)
 {
     char path[DAV_PATH_MAX + 1];
     int n;
@@ -27,11 +43,11 @@ bool caldav_prop_calendar_home_set(struct dav_ctx *c, const struct dav_resource 
 static const char *const components[] = {"VEVENT", "VTODO", "VJOURNAL"};
 
 /* Section 5.2.3 */
-bool caldav_prop_supported_components(struct dav_ctx *c, const struct dav_resource *r,
-                                      struct xml_writer *w)
+static bool p_supported_components(struct dav_ctx *c, const struct dav_resource *r,
+                                   struct xml_writer *w)
 {
     unsigned i;
-    if (r->kind != DAV_RES_COLL || !r->calendar)
+    if (r->kind != DAV_RES_COLL || r->type != &caldav_calendar)
         return false;
     if (w) {
         xml_write_start(w, "C", "supported-calendar-component-set");
@@ -46,9 +62,9 @@ bool caldav_prop_supported_components(struct dav_ctx *c, const struct dav_resour
 }
 
 /* Section 5.2.4 */
-bool caldav_prop_supported_data(struct dav_ctx *c, const struct dav_resource *r, struct xml_writer *w)
+static bool p_supported_data(struct dav_ctx *c, const struct dav_resource *r, struct xml_writer *w)
 {
-    if (r->kind != DAV_RES_COLL || !r->calendar)
+    if (r->kind != DAV_RES_COLL || r->type != &caldav_calendar)
         return false;
     if (w) {
         xml_write_start(w, "C", "supported-calendar-data");
@@ -62,10 +78,10 @@ bool caldav_prop_supported_data(struct dav_ctx *c, const struct dav_resource *r,
 }
 
 /* Section 5.2.5 */
-bool caldav_prop_max_resource_size(struct dav_ctx *c, const struct dav_resource *r, struct xml_writer *w)
+static bool p_max_resource_size(struct dav_ctx *c, const struct dav_resource *r, struct xml_writer *w)
 {
     char n[16];
-    if (r->kind != DAV_RES_COLL || !r->calendar)
+    if (r->kind != DAV_RES_COLL || r->type != &caldav_calendar)
         return false;
     if (w) {
         snprintf(n, sizeof(n), "%u", (unsigned)DAV_MAX_RESOURCE_SIZE);
@@ -76,7 +92,7 @@ bool caldav_prop_max_resource_size(struct dav_ctx *c, const struct dav_resource 
 
 /* ---- MKCALENDAR (section 5.3.1) --------------------------------------------- */
 
-void caldav_mkcalendar(struct dav_ctx *c)
+static void mkcalendar(struct dav_ctx *c)
 {
     const struct xml_node *root = c->doc.root;
     uint32_t id;
@@ -93,21 +109,21 @@ void caldav_mkcalendar(struct dav_ctx *c)
     }
     if (root) {
         enum dav_kind kind = c->target.kind;
-        bool calendar = c->target.calendar;
+        const struct dav_coll_type *type = c->target.type;
         c->target.kind = DAV_RES_COLL;
-        c->target.calendar = true;
+        c->target.type = &caldav_calendar;
         rc = dav_apply_props(c, 0, root, true);
         c->target.kind = kind;
-        c->target.calendar = calendar;
+        c->target.type = type;
         if (rc != STORE_OK) {
             dav_respond_status(c, 403, "A property cannot be set.");
             return;
         }
     }
-    if (dav_create_collection(c, 'c', &id) != 0)
+    if (dav_create_collection(c, &caldav_calendar, &id) != 0)
         return;
     c->target.coll = id;
-    c->target.calendar = true;
+    c->target.type = &caldav_calendar;
     if (root && (rc = dav_apply_props(c, id, root, false)) != STORE_OK) {
         store_coll_delete(&dav_store, id);
         dav_respond_status(c, dav_store_http_status(rc), store_strerror(rc));
@@ -120,3 +136,50 @@ void caldav_mkcalendar(struct dav_ctx *c)
         httpd_respond(c->x, &resp);
     }
 }
+
+/* ---- what CalDAV registers on the WebDAV layer ------------------------------ */
+
+static const struct dav_prop props[] = {
+    {XML_NS_CALSERVER, "CS", "getctag", p_getctag, 0, 0, NULL},
+    {XML_NS_CALDAV, "C", "calendar-home-set", p_calendar_home_set, 0, 0, NULL},
+    {XML_NS_CALDAV, "C", "supported-calendar-component-set", p_supported_components, 0, 0, NULL},
+    {XML_NS_CALDAV, "C", "supported-calendar-data", p_supported_data, 0, 0, NULL},
+    {XML_NS_CALDAV, "C", "max-resource-size", p_max_resource_size, 0, 0, NULL},
+    /* sections 5.2.1, 5.2.2 and Apple's color: kept by the store, set by PROPPATCH */
+    {XML_NS_CALDAV, "C", "calendar-description", NULL, STORE_PROP_DESCRIPTION, 0, &caldav_calendar},
+    {XML_NS_CALDAV, "C", "calendar-timezone", NULL, STORE_PROP_TIMEZONE, DAV_PROP_VERBATIM,
+     &caldav_calendar},
+    {XML_NS_APPLE_ICAL, "A", "calendar-color", NULL, STORE_PROP_COLOR, 0, &caldav_calendar},
+};
+
+/* Section 7 */
+static const struct dav_report reports[] = {
+    {XML_NS_CALDAV, "C", "calendar-multiget", caldav_multiget, &caldav_calendar},
+    {XML_NS_CALDAV, "C", "calendar-query", caldav_query, &caldav_calendar},
+    {XML_NS_CALDAV, "C", "free-busy-query", caldav_freebusy, &caldav_calendar},
+};
+
+static const struct dav_method methods[] = {
+    {HTTP_MKCALENDAR, mkcalendar, DAV_METHOD_WRITES | DAV_METHOD_XML},
+};
+
+/* Calendar collections (section 4.2): their store paths start with 'c'. */
+const struct dav_coll_type caldav_calendar = {
+    'c',
+    {"C", "calendar"},
+    "text/calendar; charset=utf-8",
+    caldav_put_begin,
+    caldav_put_check,
+    {"C", "max-resource-size"},                  /* section 5.3.2.1 */
+    {"C", "calendar-collection-location-ok"},    /* section 5.3.1.1 */
+    "Calendar collections hold no collections.", /* section 4.2 */
+};
+
+const struct dav_extension caldav_extension = {
+    props, sizeof(props) / sizeof(props[0]),
+    reports, sizeof(reports) / sizeof(reports[0]),
+    methods, sizeof(methods) / sizeof(methods[0]),
+    &caldav_calendar,
+    " xmlns:C=\"" XML_NS_CALDAV "\" xmlns:CS=\"" XML_NS_CALSERVER "\" xmlns:A=\"" XML_NS_APPLE_ICAL "\"",
+    " xmlns:C=\"" XML_NS_CALDAV "\"",
+};

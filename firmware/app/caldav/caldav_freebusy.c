@@ -28,6 +28,22 @@ static bool overlaps(const struct ical_object *obj, int64_t s, int64_t e)
     return ical_time_range(obj, s, e, 0, 0) != ICAL_NO_MATCH;
 }
 
+/* By bisection in [day, we): with first, the smallest t with an instance in
+ * [day, t); else the largest t with an instance in [t, we). */
+static int64_t busy_edge(const struct ical_object *obj, int64_t day, int64_t we, bool first)
+{
+    int64_t lo = day, hi = we;
+    while (hi - lo > 1) {
+        int64_t mid = lo + (hi - lo) / 2;
+        bool busy = first ? overlaps(obj, day, mid) : overlaps(obj, mid, we);
+        if (busy == first)
+            hi = mid;
+        else
+            lo = mid;
+    }
+    return first ? lo : hi;
+}
+
 /* The busy time of one event inside [s, e): exact for a single instance; for
  * recurring events one period per day from the first to the last busy
  * second of that day, found by bisection with ical_time_range. */
@@ -65,32 +81,12 @@ static void event_periods(struct dav_ctx *c, const struct ical_object *obj, int6
         }
     }
     for (day = s; day < e && days < 366; day += 86400, days++) {
-        int64_t we = day + 86400 < e ? day + 86400 : e, lo, hi;
+        int64_t we = day + 86400 < e ? day + 86400 : e;
         int64_t first, last;
         if (!overlaps(obj, day, we))
             continue;
-        /* first: the smallest t with an instance in [day, t) */
-        lo = day;
-        hi = we;
-        while (hi - lo > 1) {
-            int64_t mid = lo + (hi - lo) / 2;
-            if (overlaps(obj, day, mid))
-                hi = mid;
-            else
-                lo = mid;
-        }
-        first = lo;
-        /* last: the largest t with an instance in [t, we) */
-        lo = day;
-        hi = we;
-        while (hi - lo > 1) {
-            int64_t mid = lo + (hi - lo) / 2;
-            if (overlaps(obj, mid, we))
-                lo = mid;
-            else
-                hi = mid;
-        }
-        last = hi;
+        first = busy_edge(obj, day, we, true);
+        last = busy_edge(obj, day, we, false);
         if (last > first)
             out_period(c, first, last, tentative);
     }
@@ -98,12 +94,13 @@ static void event_periods(struct dav_ctx *c, const struct ical_object *obj, int6
 
 static int freebusy_render(struct dav_ctx *c)
 {
+    const struct caldav_report *report = caldav_report_of(c);
     char a[24], b[24], line[224];
     int rc;
     switch (c->phase) {
     case R_OPEN:
-        format_utc(c->range_start, a, sizeof(a));
-        format_utc(c->range_end, b, sizeof(b));
+        format_utc(report->range_start, a, sizeof(a));
+        format_utc(report->range_end, b, sizeof(b));
         /* no wall clock on the appliance: DTSTAMP is the range start */
         snprintf(line, sizeof(line),
                  "BEGIN:VCALENDAR\r\nVERSION:2.0\r\nPRODID:-//LiteDAV//CalDAV//EN\r\n"
@@ -115,7 +112,6 @@ static int freebusy_render(struct dav_ctx *c)
     case R_NEXT: {
         struct ical_object obj;
         const struct ical_prop *p;
-        long len;
         rc = dav_enum_next(c, c->target.coll);
         if (rc < 0)
             return -1;
@@ -123,10 +119,8 @@ static int freebusy_render(struct dav_ctx *c)
             c->phase = R_CLOSE;
             return 0;
         }
-        len = dav_read_object(c->target.coll, c->member.name, c->member.len);
-        if (len <= 0 || ical_parse(&obj, dav_work, (size_t)len, dav_ical_arena, dav_ical_arena_size,
-                                   NULL, NULL) != ICAL_OK ||
-            obj.kind != ICAL_VEVENT || !obj.master || !overlaps(&obj, c->range_start, c->range_end))
+        if (!caldav_read_member(c, &obj) || obj.kind != ICAL_VEVENT || !obj.master ||
+            !overlaps(&obj, report->range_start, report->range_end))
             return 0;
         /* section 7.10: transparent and cancelled events are not busy time */
         if ((p = ical_find_prop(obj.master, "TRANSP")) && ical_str_eq_nocase(p->value, "TRANSPARENT"))
@@ -134,7 +128,7 @@ static int freebusy_render(struct dav_ctx *c)
         p = ical_find_prop(obj.master, "STATUS");
         if (p && ical_str_eq_nocase(p->value, "CANCELLED"))
             return 0;
-        event_periods(c, &obj, c->range_start, c->range_end,
+        event_periods(c, &obj, report->range_start, report->range_end,
                       p && ical_str_eq_nocase(p->value, "TENTATIVE"));
         return 0;
     }
@@ -145,11 +139,15 @@ static int freebusy_render(struct dav_ctx *c)
     }
 }
 
-void caldav_freebusy_query(struct dav_ctx *c, const struct xml_node *root)
+void caldav_freebusy(struct dav_ctx *c)
 {
-    const struct xml_node *tr = xml_child(root, XML_NS_CALDAV, "time-range");
-    if (!tr || !caldav_time_range_bounds(tr, &c->range_start, &c->range_end) ||
-        c->range_start == INT64_MIN || c->range_end == INT64_MAX) {
+    struct caldav_report *report = caldav_report_of(c);
+    const struct xml_node *tr;
+    if (!caldav_report_begin(c))
+        return;
+    tr = xml_child(c->doc.root, XML_NS_CALDAV, "time-range");
+    if (!tr || !caldav_time_range_bounds(tr, &report->range_start, &report->range_end) ||
+        report->range_start == INT64_MIN || report->range_end == INT64_MAX) {
         dav_respond_status(c, 400, "free-busy-query needs a time-range with start and end.");
         return;
     }

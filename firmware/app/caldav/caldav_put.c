@@ -114,7 +114,7 @@ int caldav_put_check(struct dav_ctx *c, const char *body, size_t len)
 
     /* section 5.3.2.1 CALDAV:valid-calendar-data */
     if (!xml_safe_utf8((const unsigned char *)body, len) ||
-        ical_parse(&obj, body, len, dav_ical_arena, dav_ical_arena_size, NULL, NULL) != ICAL_OK) {
+        caldav_parse(&obj, body, len) != ICAL_OK) {
         dav_respond_precondition(c, 403, "C", "valid-calendar-data");
         return 403;
     }

@@ -1,14 +1,47 @@
-/* The CalDAV REPORTs (RFC 4791 section 7): calendar-query and
- * calendar-multiget; free-busy-query is caldav_freebusy.c. */
+/* The CalDAV REPORTs (RFC 4791 section 7): what they share, calendar-query
+ * and calendar-multiget; free-busy-query is caldav_freebusy.c. */
 #include "caldav/caldav_private.h"
 
 #include <string.h>
 
-static void object_from_member(struct dav_ctx *c)
+/* Section 7.1: on a calendar collection; a DAV:prop, allprop or propname
+ * (RFC 4918 section 9.1) chooses the properties of each object. */
+bool caldav_report_begin(struct dav_ctx *c)
 {
-    dav_object_resource(c, &c->member, c->obj_path, &c->obj);
-    c->obj_name_off = c->target.path_len;
-    c->obj_phase = 0;
+    const struct xml_node *root = c->doc.root;
+    if (!c->target.exists) {
+        dav_respond_status(c, 404, NULL);
+        return false;
+    }
+    if (c->target.kind != DAV_RES_COLL || c->target.type != &caldav_calendar) {
+        /* RFC 3253 section 3.6 DAV:supported-report */
+        dav_respond_precondition(c, 403, "D", "supported-report");
+        return false;
+    }
+    c->mode = DAV_PROP;
+    if ((c->props = xml_child(root, XML_NS_DAV, "prop")) == NULL) {
+        if (xml_child(root, XML_NS_DAV, "allprop"))
+            c->mode = DAV_ALLPROP;
+        else if (xml_child(root, XML_NS_DAV, "propname"))
+            c->mode = DAV_PROPNAME;
+    }
+    caldav_report_of(c)->want_data = dav_prop_requested(c, XML_NS_CALDAV, "calendar-data");
+    c->phase = R_OPEN;
+    return true;
+}
+
+/* How a listing of objects ends: R_OBJECT renders c->obj, then the next
+ * one is looked for (R_NEXT); R_CLOSE closes the multistatus. */
+static int render_object_or_close(struct dav_ctx *c)
+{
+    if (c->phase == R_OBJECT) {
+        if (caldav_render_object(c, caldav_report_of(c)->want_data))
+            c->phase = R_NEXT;
+        return 0;
+    }
+    dav_multistatus_close(c);
+    c->done = true;
+    return 0;
 }
 
 /* calendar-query (section 7.8): every object is read, parsed and tested. */
@@ -24,7 +57,6 @@ static int query_render(struct dav_ctx *c)
             return 0;
         case R_NEXT: {
             struct ical_object obj;
-            long len;
             rc = dav_enum_next(c, c->target.coll);
             if (rc < 0)
                 return -1;
@@ -32,23 +64,14 @@ static int query_render(struct dav_ctx *c)
                 c->phase = R_CLOSE;
                 continue;
             }
-            len = dav_read_object(c->target.coll, c->member.name, c->member.len);
-            if (len <= 0 || ical_parse(&obj, dav_work, (size_t)len, dav_ical_arena,
-                                       dav_ical_arena_size, NULL, NULL) != ICAL_OK ||
-                !caldav_filter_matches(&obj, c->filter))
+            if (!caldav_read_member(c, &obj) || !caldav_filter_matches(&obj, caldav_report_of(c)->filter))
                 return 0; /* one object per turn: other connections get theirs */
-            object_from_member(c);
+            caldav_object_from_member(c);
             c->phase = R_OBJECT;
         }
             /* fall through */
-        case R_OBJECT:
-            if (dav_render_object(c))
-                c->phase = R_NEXT;
-            return 0;
         default:
-            dav_multistatus_close(c);
-            c->done = true;
-            return 0;
+            return render_object_or_close(c);
         }
     }
 }
@@ -88,7 +111,7 @@ static void multiget_target(struct dav_ctx *c, struct xml_str href)
     c->obj_name_off = name_off;
     if (len < own_len || memcmp(c->obj_path, own, own_len) != 0 || name_off == len ||
         name_off <= own_len ||
-        dav_find_collection(c->obj_path, name_off, &r->coll, &r->calendar) != STORE_OK)
+        dav_find_collection(c->obj_path, name_off, &r->coll, &r->type) != STORE_OK)
         return;
     r->exists = store_get_object(&dav_store, r->coll, c->obj_path + name_off, len - name_off, 0,
                                  &dummy, 0, &got, &r->obj) == STORE_OK;
@@ -96,77 +119,51 @@ static void multiget_target(struct dav_ctx *c, struct xml_str href)
 
 static int multiget_render(struct dav_ctx *c)
 {
+    struct caldav_report *report = caldav_report_of(c);
     switch (c->phase) {
     case R_OPEN:
         dav_multistatus_open(c);
         c->phase = R_NEXT;
         return 0;
     case R_NEXT:
-        if (!c->next_href) {
+        if (!report->next_href) {
             c->phase = R_CLOSE;
             return 0;
         }
-        multiget_target(c, xml_text_trimmed(c->next_href));
-        c->next_href = xml_next(c->next_href, XML_NS_DAV, "href");
+        multiget_target(c, xml_text_trimmed(report->next_href));
+        report->next_href = xml_next(report->next_href, XML_NS_DAV, "href");
         c->obj_phase = 0;
         c->phase = R_OBJECT;
         /* fall through */
-    case R_OBJECT:
-        if (dav_render_object(c))
-            c->phase = R_NEXT;
-        return 0;
     default:
-        dav_multistatus_close(c);
-        c->done = true;
-        return 0;
+        return render_object_or_close(c);
     }
 }
 
-void caldav_report(struct dav_ctx *c)
+/* Section 7.9 */
+void caldav_multiget(struct dav_ctx *c)
 {
-    const struct xml_node *root = c->doc.root;
-    const char *bad;
-    bool multiget = xml_is(root, XML_NS_CALDAV, "calendar-multiget");
-    bool query = xml_is(root, XML_NS_CALDAV, "calendar-query");
-    bool freebusy = xml_is(root, XML_NS_CALDAV, "free-busy-query");
+    if (!caldav_report_begin(c))
+        return;
+    caldav_report_of(c)->next_href = xml_child(c->doc.root, XML_NS_DAV, "href");
+    dav_respond_multistatus(c, multiget_render);
+}
 
-    if (!multiget && !query && !freebusy) {
-        /* RFC 3253 section 3.6 DAV:supported-report */
-        dav_respond_precondition(c, 403, "D", "supported-report");
+/* Section 7.8 */
+void caldav_query(struct dav_ctx *c)
+{
+    struct caldav_report *report = caldav_report_of(c);
+    const char *bad;
+    if (!caldav_report_begin(c))
+        return;
+    report->filter = xml_child(c->doc.root, XML_NS_CALDAV, "filter");
+    if (!report->filter) {
+        dav_respond_precondition(c, 403, "C", "valid-filter");
         return;
     }
-    if (!c->target.exists) {
-        dav_respond_status(c, 404, NULL);
+    if ((bad = caldav_filter_check(report->filter)) != NULL) {
+        dav_respond_precondition(c, 403, "C", bad);
         return;
     }
-    if (c->target.kind != DAV_RES_COLL || !c->target.calendar) {
-        dav_respond_precondition(c, 403, "D", "supported-report");
-        return;
-    }
-    c->mode = DAV_PROP;
-    if ((c->props = xml_child(root, XML_NS_DAV, "prop")) == NULL) {
-        if (xml_child(root, XML_NS_DAV, "allprop"))
-            c->mode = DAV_ALLPROP;
-        else if (xml_child(root, XML_NS_DAV, "propname"))
-            c->mode = DAV_PROPNAME;
-    }
-    c->want_data = dav_prop_requested(c, XML_NS_CALDAV, "calendar-data");
-    c->phase = R_OPEN;
-    if (multiget) {
-        c->next_href = xml_child(root, XML_NS_DAV, "href");
-        dav_respond_multistatus(c, multiget_render);
-    } else if (query) {
-        c->filter = xml_child(root, XML_NS_CALDAV, "filter");
-        if (!c->filter) {
-            dav_respond_precondition(c, 403, "C", "valid-filter");
-            return;
-        }
-        if ((bad = caldav_filter_check(c->filter)) != NULL) {
-            dav_respond_precondition(c, 403, "C", bad);
-            return;
-        }
-        dav_respond_multistatus(c, query_render);
-    } else {
-        caldav_freebusy_query(c, root);
-    }
+    dav_respond_multistatus(c, query_render);
 }

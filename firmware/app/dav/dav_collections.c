@@ -7,13 +7,14 @@
 
 /* ---- MKCOL (RFC 4918 section 9.3) -------------------------------------------- */
 
-/* Shared with MKCALENDAR: a new collection at the target. Returns 0 or the
- * HTTP status already answered. */
-int dav_create_collection(struct dav_ctx *c, char kind, uint32_t *id)
+/* Also for the methods of the layers above that create collections of their
+ * type: a new collection at the target. Returns 0 or the HTTP status already
+ * answered. */
+int dav_create_collection(struct dav_ctx *c, const struct dav_coll_type *type, uint32_t *id)
 {
     char key[STORE_PATH_MAX + 1];
     uint32_t parent;
-    bool parent_calendar;
+    const struct dav_coll_type *parent_type;
     size_t len = c->target.path_len;
     int rc;
 
@@ -31,7 +32,7 @@ int dav_create_collection(struct dav_ctx *c, char kind, uint32_t *id)
         dav_respond_status(c, 405, "The collection exists.");
         return 405;
     }
-    if (!dav_coll_parent_exists(c->path, len, &parent, &parent_calendar)) {
+    if (!dav_coll_parent_exists(c->path, len, &parent, &parent_type)) {
         dav_respond_status(c, 409, "The parent collection does not exist.");
         return 409;
     }
@@ -47,15 +48,14 @@ int dav_create_collection(struct dav_ctx *c, char kind, uint32_t *id)
             return 405;
         }
     }
-    if (parent_calendar) {
-        /* RFC 4791 section 4.2: no collections inside calendars */
-        if (kind == 'c')
-            dav_respond_precondition(c, 403, "C", "calendar-collection-location-ok");
+    if (parent_type && parent_type->no_collections) {
+        if (type && type->location.name)
+            dav_respond_precondition(c, 403, type->location.prefix, type->location.name);
         else
-            dav_respond_status(c, 403, "Calendar collections hold no collections.");
+            dav_respond_status(c, 403, parent_type->no_collections);
         return 403;
     }
-    if (dav_coll_key(c->path, len, kind, key)) {
+    if (dav_coll_key(c->path, len, type ? type->key : DAV_PLAIN_KEY, key)) {
         dav_respond_status(c, 414, NULL);
         return 414;
     }
@@ -75,7 +75,7 @@ void dav_do_mkcol(struct dav_ctx *c)
         dav_respond_status(c, 415, "MKCOL takes no body.");
         return;
     }
-    if (dav_create_collection(c, 'w', &id) == 0)
+    if (dav_create_collection(c, NULL, &id) == 0)
         dav_respond_empty(c, 201, NULL);
 }
 

@@ -5,7 +5,6 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "caldav/caldav.h"
 #include "http/http_cond.h"
 
 /* ---- GET / HEAD (RFC 9110 sections 9.3.1, 9.3.2) ---------------------------- */
@@ -81,17 +80,17 @@ void dav_do_get(struct dav_ctx *c)
 
 /* ---- PUT (RFC 9110 section 9.3.4) --------------------------------------------- */
 
-/* PUT bodies are collected here (calendar objects are validated whole before
- * they are stored, RFC 4791 section 5.3.2.1) by the request holding the
- * writer lock. */
+/* PUT bodies are collected here, by the request holding the writer lock,
+ * when the collection's type checks them whole before they are stored (or
+ * their length is not known): the others are streamed into the store. */
 static char upload[DAV_MAX_RESOURCE_SIZE] LITEDAV_NOINIT;
 static size_t upload_len;
 
 int dav_put_too_large(struct dav_ctx *c)
 {
-    if (c->target.calendar) {
-        /* RFC 4791 section 5.3.2.1 */
-        dav_respond_precondition(c, 403, "C", "max-resource-size");
+    const struct dav_coll_type *type = c->target.type;
+    if (type && type->too_large.name) {
+        dav_respond_precondition(c, 403, type->too_large.prefix, type->too_large.name);
         return 403;
     }
     dav_respond_too_large(c->x, "The limit is", DAV_MAX_RESOURCE_SIZE);
@@ -99,7 +98,8 @@ int dav_put_too_large(struct dav_ctx *c)
 }
 
 /* The writer lock is held: check the preconditions against the store as it
- * is now, and start streaming plain resources of known length. */
+ * is now, and start streaming a body of known length that is not checked
+ * whole. */
 static int put_start(struct dav_ctx *c)
 {
     char etag[16];
@@ -117,7 +117,7 @@ static int put_start(struct dav_ctx *c)
         return rc;
     }
     upload_len = 0;
-    if (!c->target.calendar && !c->x->req->chunked) {
+    if (!(c->target.type && c->target.type->put_check) && !c->x->req->chunked) {
         rc = store_put_begin(&dav_store, c->target.coll, c->path + c->name_off, c->name_len,
                              c->x->req->content_length, NULL, 0);
         if (rc != STORE_OK) {
@@ -169,7 +169,8 @@ void dav_do_put(struct dav_ctx *c)
         rc = store_put_commit(&dav_store, &tag);
         c->streaming_put = false;
     } else {
-        if (c->target.calendar && caldav_put_check(c, upload, upload_len) != 0)
+        const struct dav_coll_type *type = c->target.type;
+        if (type && type->put_check && type->put_check(c, upload, upload_len) != 0)
             return;
         rc = store_put_object(&dav_store, c->target.coll, c->path + c->name_off, c->name_len,
                               upload, (uint32_t)upload_len, NULL, 0, &tag);

@@ -15,8 +15,6 @@ static struct dav_ctx ctx_pool[DAV_CTX_MAX];
 static unsigned char xml_arenas[DAV_CTX_MAX][DAV_XML_ARENA] LITEDAV_NOINIT;
 
 char dav_work[DAV_MAX_RESOURCE_SIZE] LITEDAV_NOINIT;
-unsigned char dav_ical_arena[DAV_ICAL_ARENA] LITEDAV_NOINIT;
-const size_t dav_ical_arena_size = sizeof(dav_ical_arena);
 
 /* The writer lock: one request at a time writes the store (a streamed put
  * keeps the store busy across callbacks). The others wait in FIFO order,

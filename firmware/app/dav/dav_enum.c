@@ -1,5 +1,5 @@
 /* A collection's members, listed in batches in a stable order while they
- * change, and the object responses of REPORTs. */
+ * change, and reading one of them whole. */
 #include "dav/dav_private.h"
 
 #include <string.h>
@@ -167,7 +167,7 @@ void dav_object_resource(struct dav_ctx *c, const struct dav_member *m, char *pa
     r->path = pathbuf;
     r->path_len = plen;
     r->coll = c->target.coll;
-    r->calendar = c->target.calendar;
+    r->type = c->target.type;
     r->exists = !m->deleted;
     r->obj.etag = m->etag;
     r->obj.size = m->size;
@@ -187,60 +187,4 @@ long dav_read_object(uint32_t coll, const char *name, size_t len)
         total += got;
     } while (got && total < info.size && total < sizeof(dav_work));
     return (long)total;
-}
-
-/* One object's DAV:response in a REPORT, calendar-data streamed from the
- * store in pieces (RFC 4791 section 9.6). c->obj must be set and
- * c->obj_phase zero to start. Returns 1 once the response is complete. */
-int dav_render_object(struct dav_ctx *c)
-{
-    struct xml_writer w;
-    const struct dav_resource *r = &c->obj;
-    char data[1024];
-    uint32_t got = 0;
-    struct store_object_info info;
-
-    switch (c->obj_phase) {
-    case 0:
-        dav_writer(c, &w);
-        xml_write_start(&w, "D", "response");
-        dav_write_href(&w, r->path, r->path_len);
-        if (!r->exists) {
-            dav_write_status(&w, 404);
-            xml_write_end(&w);
-            dav_writer_done(c, &w);
-            return 1;
-        }
-        dav_write_propstats(c, &w, r, true);
-        dav_writer_done(c, &w);
-        c->offset = 0;
-        c->obj_phase = 2;
-        if (c->want_data && r->calendar) {
-            dav_out_raw(c, "<C:calendar-data>");
-            c->obj_phase = 1;
-        }
-        return 0;
-    case 1:
-        if (store_get_object(&dav_store, r->coll, r->path + c->obj_name_off, r->path_len - c->obj_name_off,
-                             c->offset, data, sizeof(data), &got, &info) != STORE_OK || got == 0 ||
-            info.etag != r->obj.etag) {
-            /* gone or replaced meanwhile: what was sent stands, the rest is cut */
-            dav_out_raw(c, "</C:calendar-data>");
-            c->obj_phase = 2;
-            return 0;
-        }
-        c->offset += dav_out_escaped(c, data, got); /* the rest, if any, in the next piece */
-        if (c->offset >= info.size) {
-            dav_out_raw(c, "</C:calendar-data>");
-            c->obj_phase = 2;
-        }
-        return 0;
-    default:
-        dav_writer(c, &w);
-        dav_write_propstats_tail(c, &w, r);
-        xml_write_raw(&w, "</D:response>", 13);
-        dav_writer_done(c, &w);
-        c->obj_phase = 0;
-        return 1;
-    }
 }

@@ -4,20 +4,25 @@
 
 #include <string.h>
 
-#include "caldav/caldav.h"
-#include "caldav/sync.h"
 #include "http/http_cond.h"
+
+/* Does a registered method have the flag? */
+static bool method_has(enum http_method m, uint8_t flag)
+{
+    const struct dav_method *d = dav_method_find(m);
+    return d && (d->flags & flag);
+}
 
 static bool writes_store(enum http_method m)
 {
-    return m == HTTP_PUT || m == HTTP_DELETE || m == HTTP_MKCOL || m == HTTP_MKCALENDAR ||
-           m == HTTP_PROPPATCH;
+    return m == HTTP_PUT || m == HTTP_DELETE || m == HTTP_MKCOL || m == HTTP_PROPPATCH ||
+           method_has(m, DAV_METHOD_WRITES);
 }
 
 static bool takes_xml(enum http_method m)
 {
-    return m == HTTP_PROPFIND || m == HTTP_PROPPATCH || m == HTTP_REPORT || m == HTTP_MKCALENDAR ||
-           m == HTTP_MKCOL;
+    return m == HTTP_PROPFIND || m == HTTP_PROPPATCH || m == HTTP_REPORT || m == HTTP_MKCOL ||
+           method_has(m, DAV_METHOD_XML);
 }
 
 static int dav_begin(struct http_exchange *x)
@@ -84,7 +89,7 @@ static int dav_begin(struct http_exchange *x)
             dav_ctx_free(c);
             return rc;
         }
-        if (c->target.calendar && (rc = caldav_put_begin(c)) != 0) {
+        if (c->target.type && c->target.type->put_begin && (rc = c->target.type->put_begin(c)) != 0) {
             dav_ctx_free(c);
             return rc;
         }
@@ -128,6 +133,31 @@ static int dav_body(struct http_exchange *x, const uint8_t *data, size_t len)
     return HTTPD_BODY_OK;
 }
 
+/* RFC 3253 section 3.6: the REPORT its body's root element names, if one is
+ * registered. */
+static void report(struct dav_ctx *c)
+{
+    const struct dav_report *r;
+    if (dav_parse_body(c) || !c->doc.root)
+        dav_respond_status(c, 400, "The body is not well-formed XML.");
+    else if ((r = dav_report_find(c->doc.root)) != NULL)
+        r->run(c);
+    else
+        dav_respond_precondition(c, 403, "D", "supported-report");
+}
+
+/* A method a layer above registered, or 405. */
+static void registered_method(struct dav_ctx *c)
+{
+    const struct dav_method *m = dav_method_find(c->x->req->method);
+    if (!m)
+        dav_respond_status(c, 405, NULL);
+    else if ((m->flags & DAV_METHOD_XML) && dav_parse_body(c))
+        dav_respond_status(c, 400, "The body is not well-formed XML.");
+    else
+        m->run(c);
+}
+
 /* Run the request; the response is started unless it waits for the lock. */
 void dav_end_request(struct dav_ctx *c)
 {
@@ -137,24 +167,10 @@ void dav_end_request(struct dav_ctx *c)
     case HTTP_PUT: dav_do_put(c); break;
     case HTTP_DELETE: dav_do_delete(c); break;
     case HTTP_MKCOL: dav_do_mkcol(c); break;
-    case HTTP_MKCALENDAR:
-        if (dav_parse_body(c)) {
-            dav_respond_status(c, 400, "The body is not well-formed XML.");
-            break;
-        }
-        caldav_mkcalendar(c);
-        break;
     case HTTP_PROPFIND: dav_do_propfind(c); break;
     case HTTP_PROPPATCH: dav_do_proppatch(c); break;
-    case HTTP_REPORT:
-        if (dav_parse_body(c) || !c->doc.root)
-            dav_respond_status(c, 400, "The body is not well-formed XML.");
-        else if (xml_is(c->doc.root, XML_NS_DAV, "sync-collection"))
-            sync_report(c);
-        else
-            caldav_report(c);
-        break;
-    default: dav_respond_status(c, 405, NULL); break;
+    case HTTP_REPORT: report(c); break;
+    default: registered_method(c); break;
     }
     /* answered from scratch or headers only, unless a producer owns c now */
     if (!c->producing)

@@ -86,28 +86,36 @@ int dav_decode_path(const char *in, size_t len, char *out, size_t cap, size_t *o
     return 0;
 }
 
-int dav_coll_key(const char *path, size_t len, char kind, char *key)
+int dav_coll_key(const char *path, size_t len, char key, char *out)
 {
     if (len + 1 > STORE_PATH_MAX)
         return -1;
-    key[0] = kind;
-    memcpy(key + 1, path, len);
-    key[len + 1] = '\0';
+    out[0] = key;
+    memcpy(out + 1, path, len);
+    out[len + 1] = '\0';
     return 0;
 }
 
-int dav_find_collection(const char *path, size_t len, uint32_t *id, bool *calendar)
+/* The registered types' keys first, then the plain one. */
+int dav_find_collection(const char *path, size_t len, uint32_t *id, const struct dav_coll_type **type)
 {
     char key[STORE_PATH_MAX + 1];
-    if (dav_coll_key(path, len, 'c', key))
+    const struct dav_extension *ext;
+    unsigned i;
+    if (dav_coll_key(path, len, DAV_PLAIN_KEY, key))
         return STORE_ERR_NOT_FOUND;
-    if (store_coll_find(&dav_store, key, len + 1, id) == STORE_OK) {
-        *calendar = true;
-        return STORE_OK;
+    for (i = 0; (ext = dav_extension(i)) != NULL; i++) {
+        if (!ext->coll_type)
+            continue;
+        key[0] = ext->coll_type->key;
+        if (store_coll_find(&dav_store, key, len + 1, id) == STORE_OK) {
+            *type = ext->coll_type;
+            return STORE_OK;
+        }
     }
-    key[0] = 'w';
+    key[0] = DAV_PLAIN_KEY;
     if (store_coll_find(&dav_store, key, len + 1, id) == STORE_OK) {
-        *calendar = false;
+        *type = NULL;
         return STORE_OK;
     }
     return STORE_ERR_NOT_FOUND;
@@ -125,7 +133,6 @@ static bool is_home(const char *path, size_t len)
     return slash && slash == rest + n - 1 && n > 1;
 }
 
-/* Length of the parent's path (with its '/'), for a path that is not the root. */
 size_t dav_parent_len(const char *path, size_t len)
 {
     size_t i = len - 1; /* skip a trailing '/' */
@@ -134,16 +141,15 @@ size_t dav_parent_len(const char *path, size_t len)
     return i;
 }
 
-/* Does the collection at path[0..len) (ending in '/') have a parent that can
- * hold it: the user's home or an existing collection? */
-bool dav_coll_parent_exists(const char *path, size_t len, uint32_t *parent, bool *calendar)
+bool dav_coll_parent_exists(const char *path, size_t len, uint32_t *parent,
+                            const struct dav_coll_type **parent_type)
 {
     size_t p = dav_parent_len(path, len);
     *parent = 0;
-    *calendar = false;
+    *parent_type = NULL;
     if (is_home(path, p))
         return true;
-    return p > sizeof(DAV_ROOT_PATH) && dav_find_collection(path, p, parent, calendar) == STORE_OK;
+    return p > sizeof(DAV_ROOT_PATH) && dav_find_collection(path, p, parent, parent_type) == STORE_OK;
 }
 
 /* Resolve c->path into c->target. Returns 0 or an HTTP status. */
@@ -191,16 +197,16 @@ int dav_resolve(struct dav_ctx *c)
     }
     if (c->path[len - 1] == '/') {
         t->kind = DAV_RES_COLL;
-        if (dav_find_collection(c->path, len, &t->coll, &t->calendar) == STORE_OK)
+        if (dav_find_collection(c->path, len, &t->coll, &t->type) == STORE_OK)
             return store_coll_info(&dav_store, t->coll, &t->info) == STORE_OK ? 0 : 500;
         t->exists = false;
-        c->parent_exists = dav_coll_parent_exists(c->path, len, &t->coll, &t->calendar);
+        c->parent_exists = dav_coll_parent_exists(c->path, len, &t->coll, &t->type);
         return 0;
     }
     /* no trailing slash: a collection if there is one, else an object */
     if (len + 1 < sizeof(c->path) - 1) {
         c->path[len] = '/';
-        if (dav_find_collection(c->path, len + 1, &t->coll, &t->calendar) == STORE_OK) {
+        if (dav_find_collection(c->path, len + 1, &t->coll, &t->type) == STORE_OK) {
             c->path[++len] = '\0';
             t->path_len = len;
             t->kind = DAV_RES_COLL;
@@ -214,7 +220,7 @@ int dav_resolve(struct dav_ctx *c)
     if (c->name_len > STORE_NAME_MAX)
         return 414;
     if (is_home(c->path, c->name_off) ||
-        dav_find_collection(c->path, c->name_off, &t->coll, &t->calendar) != STORE_OK) {
+        dav_find_collection(c->path, c->name_off, &t->coll, &t->type) != STORE_OK) {
         c->parent_exists = false;
         t->exists = false;
         return 0;

@@ -39,7 +39,23 @@ void dav_lock_wait(struct dav_ctx *c, enum dav_wait why);
 /* The XML body into c->doc: 0 (an empty body leaves doc.root NULL) or 400. */
 int dav_parse_body(struct dav_ctx *c);
 
+/* ---- dav_extensions.c: what the layers above registered ----------------- */
+
+/* The i-th extension registered, NULL past the last. */
+const struct dav_extension *dav_extension(unsigned i);
+/* The REPORT whose body has this root element, or NULL. */
+const struct dav_report *dav_report_find(const struct xml_node *root);
+const struct dav_method *dav_method_find(enum http_method method);
+/* The type whose collections' store paths start with key, or NULL. */
+const struct dav_coll_type *dav_coll_type_of(char key);
+
 /* ---- dav_paths.c --------------------------------------------------------- */
+
+/* The key of plain WebDAV collections (dav_coll_type.key for the others). */
+#define DAV_PLAIN_KEY 'w'
+
+/* A collection's store path: key, then its URL path. 0, or -1 when too long. */
+int dav_coll_key(const char *path, size_t len, char key, char *out);
 
 /* Resolve the request path into c->target: 0 or an HTTP status. */
 int dav_resolve(struct dav_ctx *c);
@@ -47,7 +63,8 @@ int dav_resolve(struct dav_ctx *c);
 size_t dav_parent_len(const char *path, size_t len);
 /* Can the collection at path[0..len) (ending in '/') be created there: is
  * its parent the user's home or an existing collection? */
-bool dav_coll_parent_exists(const char *path, size_t len, uint32_t *parent, bool *calendar);
+bool dav_coll_parent_exists(const char *path, size_t len, uint32_t *parent,
+                            const struct dav_coll_type **parent_type);
 
 /* ---- dav_response.c ------------------------------------------------------ */
 
@@ -58,7 +75,10 @@ void dav_respond_too_large(struct http_exchange *x, const char *what, unsigned l
 
 /* ---- dav_props.c --------------------------------------------------------- */
 
+/* The media type of an object: its collection type's, or application/octet-stream. */
 const char *dav_content_type(const struct dav_resource *r);
+/* The live property named like n (WebDAV's or an extension's), or NULL. */
+const struct dav_prop *dav_prop_find(const struct xml_node *n);
 /* An empty element named like the requested property n, in its namespace. */
 void dav_write_prop_name(struct xml_writer *w, const struct xml_node *n);
 

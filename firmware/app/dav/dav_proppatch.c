@@ -3,21 +3,14 @@
 
 #include <string.h>
 
-static int patchable(const struct dav_ctx *c, const struct xml_node *n)
+/* The property n names if PROPPATCH may set it on the target, else NULL. */
+static const struct dav_prop *patchable(const struct dav_ctx *c, const struct xml_node *n)
 {
+    const struct dav_prop *d;
     if (c->target.kind != DAV_RES_COLL)
-        return 0;
-    if (xml_is(n, XML_NS_DAV, "displayname"))
-        return STORE_PROP_DISPLAYNAME;
-    if (!c->target.calendar)
-        return 0;
-    if (xml_is(n, XML_NS_CALDAV, "calendar-description"))
-        return STORE_PROP_DESCRIPTION;
-    if (xml_is(n, XML_NS_APPLE_ICAL, "calendar-color"))
-        return STORE_PROP_COLOR;
-    if (xml_is(n, XML_NS_CALDAV, "calendar-timezone"))
-        return STORE_PROP_TIMEZONE;
-    return 0;
+        return NULL;
+    d = dav_prop_find(n);
+    return d && d->stored && (!d->type || d->type == c->target.type) ? d : NULL;
 }
 
 /* Apply every set/remove instruction in document order, all or none
@@ -38,26 +31,26 @@ int dav_apply_props(struct dav_ctx *c, uint32_t coll, const struct xml_node *upd
         if (!(prop = xml_child(op, XML_NS_DAV, "prop")))
             continue;
         XML_FOR_EACH_CHILD(p, prop) {
-            int id = patchable(c, p);
+            const struct dav_prop *d = patchable(c, p);
             struct xml_str v;
             size_t old = 0;
-            if (!id)
+            if (!d)
                 return STORE_ERR_INVALID;
-            v = xml_is(p, XML_NS_CALDAV, "calendar-timezone") ? p->text : xml_text_trimmed(p);
+            v = d->flags & DAV_PROP_VERBATIM ? p->text : xml_text_trimmed(p);
             if (set && (v.len == 0 || v.len > STORE_COLL_RECORD_MAX / 2))
                 return STORE_ERR_INVALID;
             if (check_only)
                 continue;
             if (nsaved < 4 * sizeof(saved[0]) / sizeof(saved[0]) &&
                 (size_t)(nsaved + 1) * sizeof(saved[0]) <= sizeof(dav_work)) {
-                saved[nsaved].prop = (uint8_t)id;
-                if (store_coll_get_prop(&dav_store, coll, (enum store_prop)id, saved[nsaved].value,
+                saved[nsaved].prop = d->stored;
+                if (store_coll_get_prop(&dav_store, coll, (enum store_prop)d->stored, saved[nsaved].value,
                                         sizeof(saved[nsaved].value), &old) != STORE_OK)
                     old = 0;
                 saved[nsaved].len = (uint16_t)old;
                 nsaved++;
             }
-            rc = store_coll_set_prop(&dav_store, coll, (enum store_prop)id, set ? v.ptr : NULL,
+            rc = store_coll_set_prop(&dav_store, coll, (enum store_prop)d->stored, set ? v.ptr : NULL,
                                      set ? v.len : 0);
             if (rc != STORE_OK && !(rc == STORE_ERR_NOT_FOUND && !set))
                 goto undo;

@@ -1,13 +1,11 @@
-/* Live properties (RFC 4918 section 15, RFC 5397, RFC 3744, RFC 4791,
- * RFC 6578) and their propstat elements in a multistatus. */
+/* Live properties (RFC 4918 section 15, RFC 5397, RFC 3744, RFC 3253) and
+ * those the layers above register, and their propstat elements in a
+ * multistatus. */
 #include "dav/dav_private.h"
 
 #include <inttypes.h>
 #include <stdio.h>
 #include <string.h>
-
-#include "caldav/caldav.h"
-#include "caldav/sync.h"
 
 static void write_user_href(struct xml_writer *w, const char *user)
 {
@@ -26,8 +24,8 @@ static bool p_resourcetype(struct dav_ctx *c, const struct dav_resource *r, stru
             xml_write_start(w, "D", "principal");
             xml_write_end(w);
         }
-        if (r->kind == DAV_RES_COLL && r->calendar) {
-            xml_write_start(w, "C", "calendar");
+        if (r->kind == DAV_RES_COLL && r->type && r->type->resourcetype.name) {
+            xml_write_start(w, r->type->resourcetype.prefix, r->type->resourcetype.name);
             xml_write_end(w);
         }
         xml_write_end(w);
@@ -75,7 +73,7 @@ static bool p_getetag(struct dav_ctx *c, const struct dav_resource *r, struct xm
 
 const char *dav_content_type(const struct dav_resource *r)
 {
-    return r->calendar ? "text/calendar; charset=utf-8" : "application/octet-stream";
+    return r->type && r->type->content_type ? r->type->content_type : "application/octet-stream";
 }
 
 static bool p_getcontenttype(struct dav_ctx *c, const struct dav_resource *r, struct xml_writer *w)
@@ -159,123 +157,81 @@ static bool p_current_user_privilege_set(struct dav_ctx *c, const struct dav_res
     return true;
 }
 
-/* RFC 3253 section 3.1.5 */
+/* The REPORTs registered for collections of this type (NULL: of every
+ * collection), in the order registered. */
+static void write_reports(struct xml_writer *w, const struct dav_coll_type *type)
+{
+    const struct dav_extension *ext;
+    unsigned e, i;
+    for (e = 0; (ext = dav_extension(e)) != NULL; e++) {
+        for (i = 0; i < ext->n_reports; i++) {
+            if (ext->reports[i].type != type)
+                continue;
+            xml_write_start(w, "D", "supported-report");
+            xml_write_start(w, "D", "report");
+            xml_write_start(w, ext->reports[i].prefix, ext->reports[i].name);
+            xml_write_end(w);
+            xml_write_end(w);
+            xml_write_end(w);
+        }
+    }
+}
+
+/* RFC 3253 section 3.1.5: those of the collection's type, then those of
+ * every collection */
 static bool p_supported_report_set(struct dav_ctx *c, const struct dav_resource *r,
                                    struct xml_writer *w)
 {
-    static const char *const calendar_reports[] = {"calendar-multiget", "calendar-query",
-                                                   "free-busy-query"};
-    unsigned i;
     if (r->kind != DAV_RES_COLL)
         return false;
     if (!w)
         return true;
     xml_write_start(w, "D", "supported-report-set");
-    for (i = 0; r->calendar && i < 3; i++) {
-        xml_write_start(w, "D", "supported-report");
-        xml_write_start(w, "D", "report");
-        xml_write_start(w, "C", calendar_reports[i]);
-        xml_write_end(w);
-        xml_write_end(w);
-        xml_write_end(w);
-    }
-    xml_write_start(w, "D", "supported-report");
-    xml_write_start(w, "D", "report");
-    xml_write_start(w, "D", "sync-collection");
-    xml_write_end(w);
-    xml_write_end(w);
-    xml_write_end(w);
+    if (r->type)
+        write_reports(w, r->type);
+    write_reports(w, NULL);
     xml_write_end(w);
     return true;
 }
 
-static bool p_sync_token(struct dav_ctx *c, const struct dav_resource *r, struct xml_writer *w)
-{
-    char token[64];
-    if (r->kind != DAV_RES_COLL)
-        return false;
-    if (w) {
-        sync_token_format(r->coll, r->info.sync_seq, token, sizeof(token));
-        xml_write_text_element(w, "D", "sync-token", token, strlen(token));
-    }
-    return true;
-}
-
-/* calendarserver.org CTag: changes whenever a member does */
-static bool p_getctag(struct dav_ctx *c, const struct dav_resource *r, struct xml_writer *w)
-{
-    char tag[32];
-    if (r->kind != DAV_RES_COLL)
-        return false;
-    if (w) {
-        snprintf(tag, sizeof(tag), "\"%" PRIu32 "-%" PRIu32 "\"", r->coll, r->info.sync_seq);
-        xml_write_text_element(w, "CS", "getctag", tag, strlen(tag));
-    }
-    return true;
-}
-
-static bool p_calendar_description(struct dav_ctx *c, const struct dav_resource *r,
-                                   struct xml_writer *w)
-{
-    return coll_prop(r, STORE_PROP_DESCRIPTION, w, "C", "calendar-description");
-}
-
-static bool p_calendar_color(struct dav_ctx *c, const struct dav_resource *r, struct xml_writer *w)
-{
-    return coll_prop(r, STORE_PROP_COLOR, w, "A", "calendar-color");
-}
-
-static bool p_calendar_timezone(struct dav_ctx *c, const struct dav_resource *r, struct xml_writer *w)
-{
-    return coll_prop(r, STORE_PROP_TIMEZONE, w, "C", "calendar-timezone");
-}
-
-struct prop_def {
-    const char *ns, *prefix, *name;
-    bool (*get)(struct dav_ctx *c, const struct dav_resource *r, struct xml_writer *w);
-    bool allprop;   /* RFC 4918 section 14.2: the live properties of this spec */
-};
-
-static const struct prop_def props[] = {
-    {XML_NS_DAV, "D", "resourcetype", p_resourcetype, true},
-    {XML_NS_DAV, "D", "displayname", p_displayname, true},
-    {XML_NS_DAV, "D", "getetag", p_getetag, true},
-    {XML_NS_DAV, "D", "getcontenttype", p_getcontenttype, true},
-    {XML_NS_DAV, "D", "getcontentlength", p_getcontentlength, true},
-    {XML_NS_DAV, "D", "current-user-principal", p_current_user_principal, false},
-    {XML_NS_DAV, "D", "principal-URL", p_principal_url, false},
-    {XML_NS_DAV, "D", "owner", p_owner, false},
-    {XML_NS_DAV, "D", "current-user-privilege-set", p_current_user_privilege_set, false},
-    {XML_NS_DAV, "D", "supported-report-set", p_supported_report_set, false},
-    {XML_NS_DAV, "D", "sync-token", p_sync_token, false},
-    {XML_NS_CALSERVER, "CS", "getctag", p_getctag, false},
-    {XML_NS_CALDAV, "C", "calendar-home-set", caldav_prop_calendar_home_set, false},
-    {XML_NS_CALDAV, "C", "supported-calendar-component-set", caldav_prop_supported_components, false},
-    {XML_NS_CALDAV, "C", "supported-calendar-data", caldav_prop_supported_data, false},
-    {XML_NS_CALDAV, "C", "max-resource-size", caldav_prop_max_resource_size, false},
-    {XML_NS_CALDAV, "C", "calendar-description", p_calendar_description, false},
-    {XML_NS_CALDAV, "C", "calendar-timezone", p_calendar_timezone, false},
-    {XML_NS_APPLE_ICAL, "A", "calendar-color", p_calendar_color, false},
+static const struct dav_prop props[] = {
+    {XML_NS_DAV, "D", "resourcetype", p_resourcetype, 0, DAV_PROP_ALLPROP, NULL},
+    {XML_NS_DAV, "D", "displayname", p_displayname, STORE_PROP_DISPLAYNAME, DAV_PROP_ALLPROP, NULL},
+    {XML_NS_DAV, "D", "getetag", p_getetag, 0, DAV_PROP_ALLPROP, NULL},
+    {XML_NS_DAV, "D", "getcontenttype", p_getcontenttype, 0, DAV_PROP_ALLPROP, NULL},
+    {XML_NS_DAV, "D", "getcontentlength", p_getcontentlength, 0, DAV_PROP_ALLPROP, NULL},
+    {XML_NS_DAV, "D", "current-user-principal", p_current_user_principal, 0, 0, NULL},
+    {XML_NS_DAV, "D", "principal-URL", p_principal_url, 0, 0, NULL},
+    {XML_NS_DAV, "D", "owner", p_owner, 0, 0, NULL},
+    {XML_NS_DAV, "D", "current-user-privilege-set", p_current_user_privilege_set, 0, 0, NULL},
+    {XML_NS_DAV, "D", "supported-report-set", p_supported_report_set, 0, 0, NULL},
 };
 #define PROPS_COUNT (sizeof(props) / sizeof(props[0]))
 
-static const struct prop_def *prop_lookup(const struct xml_node *n)
+/* WebDAV's own first, then each extension's in the order registered. */
+const struct dav_prop *dav_prop_find(const struct xml_node *n)
 {
-    size_t i;
+    const struct dav_extension *ext;
+    unsigned e, i;
     for (i = 0; i < PROPS_COUNT; i++)
         if (xml_is(n, props[i].ns, props[i].name))
             return &props[i];
+    for (e = 0; (ext = dav_extension(e)) != NULL; e++)
+        for (i = 0; i < ext->n_props; i++)
+            if (xml_is(n, ext->props[i].ns, ext->props[i].name))
+                return &ext->props[i];
     return NULL;
+}
+
+static bool prop_get(const struct dav_prop *d, struct dav_ctx *c, const struct dav_resource *r,
+                     struct xml_writer *w)
+{
+    return d->get ? d->get(c, r, w) : coll_prop(r, (enum store_prop)d->stored, w, d->prefix, d->name);
 }
 
 bool dav_prop_requested(const struct dav_ctx *c, const char *ns, const char *name)
 {
     return c->props && xml_child(c->props, ns, name) != NULL;
-}
-
-static bool is_calendar_data(const struct xml_node *n)
-{
-    return xml_is(n, XML_NS_CALDAV, "calendar-data");
 }
 
 /* An element named like a requested one, empty, in its own namespace. */
@@ -309,64 +265,93 @@ void dav_write_prop_name(struct xml_writer *w, const struct xml_node *n)
     xml_write_raw(w, buf, len);
 }
 
-unsigned dav_write_propstats(struct dav_ctx *c, struct xml_writer *w, const struct dav_resource *r,
-                             bool skip_data)
+/* allprop or propname: each of the table's properties that r has. */
+static unsigned write_all(struct dav_ctx *c, struct xml_writer *w, const struct dav_resource *r,
+                          const struct dav_prop *table, unsigned n)
 {
-    unsigned found = 0, missing = 0;
-    size_t i;
+    unsigned found = 0, i;
+    for (i = 0; i < n; i++) {
+        if (c->mode == DAV_ALLPROP && !(table[i].flags & DAV_PROP_ALLPROP))
+            continue;
+        if (c->mode == DAV_PROPNAME) {
+            if (prop_get(&table[i], c, r, NULL)) {
+                xml_write_start(w, table[i].prefix, table[i].name);
+                xml_write_end(w);
+                found++;
+            }
+        } else if (prop_get(&table[i], c, r, w)) {
+            found++;
+        }
+    }
+    return found;
+}
+
+static bool is_streamed(const struct xml_node *n, const struct dav_prop *streamed)
+{
+    return streamed && xml_is(n, streamed->ns, streamed->name);
+}
+
+/* A requested property r does not have (the streamed one it has). */
+static bool missing_from(struct dav_ctx *c, const struct dav_resource *r, const struct xml_node *n,
+                         const struct dav_prop *streamed)
+{
+    const struct dav_prop *d = dav_prop_find(n);
+    return !is_streamed(n, streamed) && !(d && prop_get(d, c, r, NULL));
+}
+
+/* RFC 4918 section 9.1: 404 for each property that does not exist */
+static void write_missing(struct dav_ctx *c, struct xml_writer *w, const struct dav_resource *r,
+                          const struct dav_prop *streamed)
+{
+    xml_write_start(w, "D", "propstat");
+    xml_write_start(w, "D", "prop");
+    XML_FOR_EACH_CHILD(n, c->props) {
+        if (missing_from(c, r, n, streamed))
+            dav_write_prop_name(w, n);
+    }
+    xml_write_end(w);
+    dav_write_status(w, 404);
+    xml_write_end(w);
+}
+
+unsigned dav_write_propstats(struct dav_ctx *c, struct xml_writer *w, const struct dav_resource *r,
+                             const struct dav_prop *streamed)
+{
+    const struct dav_extension *ext;
+    unsigned found = 0, missing = 0, e;
 
     xml_write_start(w, "D", "propstat");
     xml_write_start(w, "D", "prop");
     if (c->mode == DAV_PROP && c->props) {
         XML_FOR_EACH_CHILD(n, c->props) {
-            const struct prop_def *d = prop_lookup(n);
-            if (is_calendar_data(n) && skip_data) {
+            const struct dav_prop *d;
+            if (is_streamed(n, streamed)) {
                 found++;
                 continue;
             }
-            if (d && d->get(c, r, w))
+            d = dav_prop_find(n);
+            if (d && prop_get(d, c, r, w))
                 found++;
             else
                 missing++;
         }
     } else {
-        for (i = 0; i < PROPS_COUNT; i++) {
-            if (c->mode == DAV_ALLPROP && !props[i].allprop)
-                continue;
-            if (c->mode == DAV_PROPNAME) {
-                if (props[i].get(c, r, NULL)) {
-                    xml_write_start(w, props[i].prefix, props[i].name);
-                    xml_write_end(w);
-                    found++;
-                }
-            } else if (props[i].get(c, r, w)) {
-                found++;
-            }
-        }
+        found = write_all(c, w, r, props, PROPS_COUNT);
+        for (e = 0; (ext = dav_extension(e)) != NULL; e++)
+            found += write_all(c, w, r, ext->props, ext->n_props);
     }
-    if (skip_data)
-        return found; /* the caller closes prop and propstat after the data */
+    if (streamed)
+        return found; /* the caller closes prop and propstat after its property */
     xml_write_end(w);
     dav_write_status(w, 200);
     xml_write_end(w);
-    if (missing) {
-        /* RFC 4918 section 9.1: 404 for each property that does not exist */
-        xml_write_start(w, "D", "propstat");
-        xml_write_start(w, "D", "prop");
-        XML_FOR_EACH_CHILD(n, c->props) {
-            const struct prop_def *d = prop_lookup(n);
-            if (!(d && d->get(c, r, NULL)))
-                dav_write_prop_name(w, n);
-        }
-        xml_write_end(w);
-        dav_write_status(w, 404);
-        xml_write_end(w);
-    }
+    if (missing)
+        write_missing(c, w, r, NULL);
     return found;
 }
 
-/* After a skip_data dav_write_propstats and the streamed calendar-data. */
-void dav_write_propstats_tail(struct dav_ctx *c, struct xml_writer *w, const struct dav_resource *r)
+void dav_write_propstats_tail(struct dav_ctx *c, struct xml_writer *w, const struct dav_resource *r,
+                              const struct dav_prop *streamed)
 {
     unsigned missing = 0;
     xml_write_raw(w, "</D:prop>", 9);
@@ -374,21 +359,10 @@ void dav_write_propstats_tail(struct dav_ctx *c, struct xml_writer *w, const str
     xml_write_raw(w, "</D:propstat>", 13);
     if (c->props) {
         XML_FOR_EACH_CHILD(n, c->props) {
-            const struct prop_def *d = prop_lookup(n);
-            if (!is_calendar_data(n) && !(d && d->get(c, r, NULL)))
+            if (missing_from(c, r, n, streamed))
                 missing++;
         }
     }
-    if (!missing)
-        return;
-    xml_write_start(w, "D", "propstat");
-    xml_write_start(w, "D", "prop");
-    XML_FOR_EACH_CHILD(n, c->props) {
-        const struct prop_def *d = prop_lookup(n);
-        if (!is_calendar_data(n) && !(d && d->get(c, r, NULL)))
-            dav_write_prop_name(w, n);
-    }
-    xml_write_end(w);
-    dav_write_status(w, 404);
-    xml_write_end(w);
+    if (missing)
+        write_missing(c, w, r, streamed);
 }

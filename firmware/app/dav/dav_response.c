@@ -43,19 +43,37 @@ void dav_respond_status(struct dav_ctx *c, int status, const char *detail)
     httpd_respond_error(x, status, detail, headers);
 }
 
+/* Appends s to buf[0..*n) if it fits in cap; false when it does not. */
+static bool append(char *buf, size_t cap, size_t *n, const char *s)
+{
+    size_t len = strlen(s);
+    if (*n + len >= cap)
+        return false;
+    memcpy(buf + *n, s, len);
+    *n += len;
+    return true;
+}
+
 void dav_respond_precondition(struct dav_ctx *c, int status, const char *prefix, const char *name)
 {
     struct http_exchange *x = c->x;
+    const char *const tail[] = {"><", prefix, ":", name, "/></D:error>\n"};
+    const struct dav_extension *ext;
     struct http_response resp;
-    int n = snprintf(x->scratch, x->scratch_size,
-                     "<?xml version=\"1.0\" encoding=\"utf-8\"?>\n"
-                     "<D:error xmlns:D=\"DAV:\" xmlns:C=\"" XML_NS_CALDAV "\"><%s:%s/></D:error>\n",
-                     prefix, name);
+    size_t n = 0;
+    unsigned i;
+    bool fits = append(x->scratch, x->scratch_size, &n,
+                       "<?xml version=\"1.0\" encoding=\"utf-8\"?>\n<D:error xmlns:D=\"DAV:\"");
+    for (i = 0; (ext = dav_extension(i)) != NULL; i++)
+        if (ext->error_xmlns)
+            fits = fits && append(x->scratch, x->scratch_size, &n, ext->error_xmlns);
+    for (i = 0; i < sizeof(tail) / sizeof(tail[0]); i++)
+        fits = fits && append(x->scratch, x->scratch_size, &n, tail[i]);
     memset(&resp, 0, sizeof(resp));
     resp.status = status;
     resp.content_type = "application/xml; charset=utf-8";
     resp.body = (const uint8_t *)x->scratch;
-    resp.body_len = n > 0 && (size_t)n < x->scratch_size ? (uint32_t)n : 0;
+    resp.body_len = fits ? (uint32_t)n : 0;
     httpd_respond(x, &resp);
 }
 
@@ -120,9 +138,13 @@ void dav_write_status(struct xml_writer *w, int status)
 
 void dav_multistatus_open(struct dav_ctx *c)
 {
-    dav_out_raw(c, "<?xml version=\"1.0\" encoding=\"utf-8\"?>\n"
-                   "<D:multistatus xmlns:D=\"DAV:\" xmlns:C=\"" XML_NS_CALDAV "\" xmlns:CS=\""
-                   XML_NS_CALSERVER "\" xmlns:A=\"" XML_NS_APPLE_ICAL "\">\n");
+    const struct dav_extension *ext;
+    unsigned e;
+    dav_out_raw(c, "<?xml version=\"1.0\" encoding=\"utf-8\"?>\n<D:multistatus xmlns:D=\"DAV:\"");
+    for (e = 0; (ext = dav_extension(e)) != NULL; e++)
+        if (ext->xmlns)
+            dav_out_raw(c, ext->xmlns);
+    dav_out_raw(c, ">\n");
 }
 
 void dav_multistatus_close(struct dav_ctx *c) { dav_out_raw(c, "</D:multistatus>\n"); }
