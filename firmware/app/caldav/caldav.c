@@ -125,7 +125,7 @@ static void mkcalendar(struct dav_ctx *c)
     c->target.coll = id;
     c->target.type = &caldav_calendar;
     if (root && (rc = dav_apply_props(c, id, root, false)) != STORE_OK) {
-        store_coll_delete(&dav_store, id);
+        store_coll_delete(c->store, id);
         dav_respond_status(c, dav_store_http_status(rc), store_strerror(rc));
         return;
     }

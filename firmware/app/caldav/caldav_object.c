@@ -14,8 +14,9 @@ enum ical_status caldav_parse(struct ical_object *obj, const char *text, size_t 
 
 bool caldav_read_member(struct dav_ctx *c, struct ical_object *obj)
 {
-    long len = dav_read_object(c->target.coll, c->member.name, c->member.len);
-    return len > 0 && caldav_parse(obj, dav_work, (size_t)len) == ICAL_OK;
+    const char *text;
+    long len = dav_read_object(c, c->target.coll, c->member.name, c->member.len, &text);
+    return len > 0 && caldav_parse(obj, text, (size_t)len) == ICAL_OK;
 }
 
 void caldav_object_from_member(struct dav_ctx *c)
@@ -60,7 +61,7 @@ int caldav_render_object(struct dav_ctx *c, bool with_data)
         }
         return 0;
     case 1:
-        if (store_get_object(&dav_store, r->coll, r->path + c->obj_name_off, r->path_len - c->obj_name_off,
+        if (store_get_object(c->store, r->coll, r->path + c->obj_name_off, r->path_len - c->obj_name_off,
                              c->offset, data, sizeof(data), &got, &info) != STORE_OK || got == 0 ||
             info.etag != r->obj.etag) {
             /* gone or replaced meanwhile: what was sent stands, the rest is cut */

@@ -88,18 +88,19 @@ static bool uid_conflict(struct dav_ctx *c, const char *uid, size_t uid_len)
     uint32_t pos = STORE_TAG_START;
     size_t name_len;
     int known;
-    while (store_tag_next(&dav_store, c->target.coll, store_name_hash(uid, uid_len), &pos, name,
+    while (store_tag_next(c->store, c->target.coll, store_name_hash(uid, uid_len), &pos, name,
                           sizeof(name), &name_len, &known) == 1) {
+        const char *text;
         long len;
         size_t other_len;
         if (name_len == c->name_len && memcmp(name, c->path + c->name_off, c->name_len) == 0)
             continue;
-        len = dav_read_object(c->target.coll, name, name_len);
+        len = dav_read_object(c, c->target.coll, name, name_len, &text);
         if (len <= 0)
             continue;
-        other_len = find_uid(dav_work, (size_t)len, other, sizeof(other));
+        other_len = find_uid(text, (size_t)len, other, sizeof(other));
         if (!known)
-            store_tag_set(&dav_store, c->target.coll, name, name_len, store_name_hash(other, other_len));
+            store_tag_set(c->store, c->target.coll, name, name_len, store_name_hash(other, other_len));
         if (other_len == uid_len && memcmp(other, uid, uid_len) == 0)
             return true;
     }

@@ -111,9 +111,9 @@ static void multiget_target(struct dav_ctx *c, struct xml_str href)
     c->obj_name_off = name_off;
     if (len < own_len || memcmp(c->obj_path, own, own_len) != 0 || name_off == len ||
         name_off <= own_len ||
-        dav_find_collection(c->obj_path, name_off, &r->coll, &r->type) != STORE_OK)
+        dav_find_collection(c, c->obj_path, name_off, &r->coll, &r->type) != STORE_OK)
         return;
-    r->exists = store_get_object(&dav_store, r->coll, c->obj_path + name_off, len - name_off, 0,
+    r->exists = store_get_object(c->store, r->coll, c->obj_path + name_off, len - name_off, 0,
                                  &dummy, 0, &got, &r->obj) == STORE_OK;
 }
 

@@ -165,7 +165,7 @@ static void sync_collection(struct dav_ctx *c)
         return;
     }
     /* the store knows how far back its history goes (docs/store.md) */
-    rc = store_changes_since(&dav_store, c->target.coll, from, stop_at_first, NULL);
+    rc = store_changes_since(c->store, c->target.coll, from, stop_at_first, NULL);
     if (rc == STORE_ERR_SYNC_TOKEN) {
         dav_respond_precondition(c, 403, "D", "valid-sync-token");
         return;

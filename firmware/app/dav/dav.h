@@ -85,6 +85,7 @@ typedef int (*dav_render_fn)(struct dav_ctx *c);
 struct dav_ctx {
     bool in_use;
     struct http_exchange *x;
+    struct store *store;                /* what the request reads and writes */
     char user[AUTH_USER_MAX + 1];       /* authenticated */
 
     /* the target (dav_resolve) */
@@ -143,12 +144,13 @@ struct dav_ctx {
     int obj_phase;
 };
 
-extern struct store dav_store;
-
 /* Mount the store on f (an empty flash becomes an empty store), provision
  * the users of firmware/users.conf. Returns a store status. */
 int dav_mount(const struct flash *f, struct store_mount_stats *stats);
-bool dav_mounted(void);
+/* The store dav_mount() mounted, NULL before: for what checks or adds users
+ * beside /dav/ (.well-known, /bulk, a port's --user). Requests under /dav/
+ * reach it through their context (c->store). */
+struct store *dav_mounted_store(void);
 /* store_check() of the store as dav_mount() found it (problems == 0: consistent) */
 const struct store_check *dav_mount_check(void);
 /* Main-loop hook: hands free contexts and the store to requests waiting for
@@ -317,7 +319,8 @@ bool dav_prop_requested(const struct dav_ctx *c, const char *ns, const char *nam
 void dav_object_resource(struct dav_ctx *c, const struct dav_member *m, char *pathbuf,
                          struct dav_resource *r);
 /* The collection at path[0..len) (ending in '/'): STORE_OK with its id and type. */
-int dav_find_collection(const char *path, size_t len, uint32_t *id, const struct dav_coll_type **type);
+int dav_find_collection(struct dav_ctx *c, const char *path, size_t len, uint32_t *id,
+                        const struct dav_coll_type **type);
 
 /* Stable-order enumeration of a collection's members in batches. */
 enum dav_source { DAV_SRC_OBJECTS, DAV_SRC_CHANGES, DAV_SRC_COLLECTIONS };
@@ -325,10 +328,10 @@ void dav_enum_start(struct dav_ctx *c, int source);
 /* Next member into c->member: 1, or 0 at the end, or a negative store status. */
 int dav_enum_next(struct dav_ctx *c, uint32_t coll);
 
-/* The shared work buffer (a whole object), for use inside one callback only. */
-extern char dav_work[DAV_MAX_RESOURCE_SIZE];
-/* Read the object into dav_work; returns its length or a negative status. */
-long dav_read_object(uint32_t coll, const char *name, size_t len);
+/* Read the object whole into the work buffer, one for every context, *data
+ * pointing at it until the callback returns. Returns its length or a
+ * negative store status. */
+long dav_read_object(struct dav_ctx *c, uint32_t coll, const char *name, size_t len, const char **data);
 
 /* Store status to HTTP status (docs/store.md "Limits and errors"). */
 int dav_store_http_status(int rc);

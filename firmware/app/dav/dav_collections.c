@@ -32,7 +32,7 @@ int dav_create_collection(struct dav_ctx *c, const struct dav_coll_type *type, u
         dav_respond_status(c, 405, "The collection exists.");
         return 405;
     }
-    if (!dav_coll_parent_exists(c->path, len, &parent, &parent_type)) {
+    if (!dav_coll_parent_exists(c, c->path, len, &parent, &parent_type)) {
         dav_respond_status(c, 409, "The parent collection does not exist.");
         return 409;
     }
@@ -42,7 +42,7 @@ int dav_create_collection(struct dav_ctx *c, const struct dav_coll_type *type, u
         struct store_object_info info;
         uint32_t got;
         char dummy;
-        if (store_get_object(&dav_store, parent, c->path + p, len - 1 - p, 0, &dummy, 0, &got,
+        if (store_get_object(c->store, parent, c->path + p, len - 1 - p, 0, &dummy, 0, &got,
                              &info) == STORE_OK) {
             dav_respond_status(c, 405, "A resource exists there.");
             return 405;
@@ -59,7 +59,7 @@ int dav_create_collection(struct dav_ctx *c, const struct dav_coll_type *type, u
         dav_respond_status(c, 414, NULL);
         return 414;
     }
-    rc = store_coll_create(&dav_store, c->user, key, id);
+    rc = store_coll_create(c->store, c->user, key, id);
     if (rc != STORE_OK) {
         dav_respond_status(c, dav_store_http_status(rc), store_strerror(rc));
         return dav_store_http_status(rc);
@@ -115,10 +115,10 @@ void dav_do_delete(struct dav_ctx *c)
         /* the collection and every collection below it (section 9.6.1) */
         for (;;) {
             struct find_under f = {c->target.path, c->target.path_len, 0, false};
-            rc = store_coll_list(&dav_store, find_under_cb, &f);
+            rc = store_coll_list(c->store, find_under_cb, &f);
             if (rc != STORE_OK || !f.found)
                 break;
-            if ((rc = store_coll_delete(&dav_store, f.id)) != STORE_OK)
+            if ((rc = store_coll_delete(c->store, f.id)) != STORE_OK)
                 break;
         }
         if (rc != STORE_OK) {
@@ -134,7 +134,7 @@ void dav_do_delete(struct dav_ctx *c)
         dav_respond_status(c, rc, NULL);
         return;
     }
-    rc = store_delete_object(&dav_store, c->target.coll, c->path + c->name_off, c->name_len, NULL);
+    rc = store_delete_object(c->store, c->target.coll, c->path + c->name_off, c->name_len, NULL);
     if (rc != STORE_OK) {
         dav_respond_status(c, dav_store_http_status(rc), store_strerror(rc));
         return;

@@ -18,7 +18,7 @@ static int get_produce(struct http_exchange *x, char *buf, size_t room, size_t *
     *len = 0;
     if (!c)
         return -1;
-    rc = store_get_object(&dav_store, c->target.coll, c->path + c->name_off, c->name_len, c->offset,
+    rc = store_get_object(c->store, c->target.coll, c->path + c->name_off, c->name_len, c->offset,
                           buf, (uint32_t)room, &got, &info);
     /* replaced while being sent: the length sent no longer holds */
     if (rc != STORE_OK || info.etag != c->target.obj.etag || got == 0) {
@@ -106,7 +106,7 @@ static int put_start(struct dav_ctx *c)
     struct store_object_info info;
     uint32_t got;
     char dummy;
-    int rc = store_get_object(&dav_store, c->target.coll, c->path + c->name_off, c->name_len, 0,
+    int rc = store_get_object(c->store, c->target.coll, c->path + c->name_off, c->name_len, 0,
                               &dummy, 0, &got, &info);
     c->put_existed = rc == STORE_OK;
     if (c->put_existed)
@@ -118,7 +118,7 @@ static int put_start(struct dav_ctx *c)
     }
     upload_len = 0;
     if (!(c->target.type && c->target.type->put_check) && !c->x->req->chunked) {
-        rc = store_put_begin(&dav_store, c->target.coll, c->path + c->name_off, c->name_len,
+        rc = store_put_begin(c->store, c->target.coll, c->path + c->name_off, c->name_len,
                              c->x->req->content_length, NULL, 0);
         if (rc != STORE_OK) {
             rc = dav_store_http_status(rc);
@@ -140,7 +140,7 @@ int dav_put_take(struct dav_ctx *c, const uint8_t *data, size_t len)
             return rc;
     }
     if (c->streaming_put) {
-        rc = store_put_write(&dav_store, data, (uint32_t)len);
+        rc = store_put_write(c->store, data, (uint32_t)len);
         if (rc != STORE_OK) {
             rc = dav_store_http_status(rc);
             dav_respond_status(c, rc, NULL);
@@ -166,13 +166,13 @@ void dav_do_put(struct dav_ctx *c)
             return;
     }
     if (c->streaming_put) {
-        rc = store_put_commit(&dav_store, &tag);
+        rc = store_put_commit(c->store, &tag);
         c->streaming_put = false;
     } else {
         const struct dav_coll_type *type = c->target.type;
         if (type && type->put_check && type->put_check(c, upload, upload_len) != 0)
             return;
-        rc = store_put_object(&dav_store, c->target.coll, c->path + c->name_off, c->name_len,
+        rc = store_put_object(c->store, c->target.coll, c->path + c->name_off, c->name_len,
                               upload, (uint32_t)upload_len, NULL, 0, &tag);
     }
     if (rc != STORE_OK) {

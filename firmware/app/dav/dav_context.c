@@ -1,20 +1,22 @@
 /* The WebDAV layer's state: the store it serves, the pool of request
- * contexts (and the requests waiting for one), the writer lock, and the XML
- * request bodies the contexts hold. */
+ * contexts (and the requests waiting for one), the writer lock, and the
+ * memory the contexts use besides their own: XML arenas, the work buffer. */
 #include "dav/dav_private.h"
 
 #include <string.h>
 
 #include "lwip/sys.h"
 
-struct store dav_store;
+/* The store /dav/ serves: requests reach it through their context. */
+static struct store store;
 STORE_MEMORY_DEFINE(dav_memory, DAV_STORE_INDEX_SLOTS, DAV_STORE_COLL_SLOTS, DAV_STORE_USER_SLOTS);
 
 static bool mounted;
 static struct dav_ctx ctx_pool[DAV_CTX_MAX];
 static unsigned char xml_arenas[DAV_CTX_MAX][DAV_XML_ARENA] LITEDAV_NOINIT;
 
-char dav_work[DAV_MAX_RESOURCE_SIZE] LITEDAV_NOINIT;
+/* A whole object, or PROPPATCH's old values: inside one callback only. */
+static char work[DAV_MAX_RESOURCE_SIZE] LITEDAV_NOINIT;
 
 /* The writer lock: one request at a time writes the store (a streamed put
  * keeps the store busy across callbacks). The others wait in FIFO order,
@@ -45,24 +47,30 @@ static struct store_check mount_check;
 int dav_mount(const struct flash *f, struct store_mount_stats *stats)
 {
     struct store_config cfg = {DAV_MAX_RESOURCE_SIZE, DAV_OBJECTS_PER_COLLECTION};
-    int rc = store_mount(&dav_store, f, &cfg, &dav_memory, stats);
+    int rc = store_mount(&store, f, &cfg, &dav_memory, stats);
     if (rc != STORE_OK)
         return rc;
     /* before anything is written: what the flash held at power-up. The
      * replay has just checked the CRC of every record outside sealed blocks
      * (and sealed blocks were checked when sealed): headers, names, lists and
      * counts are checked again here, payloads are not read a second time. */
-    rc = store_check_quick(&dav_store, &mount_check);
+    rc = store_check_quick(&store, &mount_check);
     if (rc != STORE_OK)
         return rc;
-    rc = auth_provision(&dav_store);
+    rc = auth_provision(&store);
     if (rc < 0)
         return rc;
     mounted = true;
     return STORE_OK;
 }
 
-bool dav_mounted(void) { return mounted; }
+struct store *dav_mounted_store(void) { return mounted ? &store : NULL; }
+
+char *dav_work_buffer(size_t *size)
+{
+    *size = sizeof(work);
+    return work;
+}
 
 const struct store_check *dav_mount_check(void) { return &mount_check; }
 
@@ -75,6 +83,7 @@ static struct dav_ctx *ctx_get(struct http_exchange *x)
             memset(c, 0, sizeof(*c));
             c->in_use = true;
             c->x = x;
+            c->store = &store;
             x->state = c;
             dav_stats.ctx_used++;
             return c;
@@ -135,7 +144,7 @@ static void writer_release(struct dav_ctx *c)
     if (!c->holds_writer)
         return;
     if (c->streaming_put)
-        store_put_abort(&dav_store);
+        store_put_abort(c->store);
     c->streaming_put = false;
     c->holds_writer = false;
     writer = NULL;

@@ -137,12 +137,12 @@ int dav_enum_next(struct dav_ctx *c, uint32_t coll)
         c->batch_n = c->batch_i = 0;
         /* resume at the cursor: the store skips what is before it in RAM */
         if (c->source == DAV_SRC_OBJECTS)
-            rc = store_list_from(&dav_store, coll, c->cursor_set ? c->cursor_hash : 0, offer_entry, &f);
+            rc = store_list_from(c->store, coll, c->cursor_set ? c->cursor_hash : 0, offer_entry, &f);
         else if (c->source == DAV_SRC_CHANGES)
-            rc = store_changes_after(&dav_store, coll, c->sync_from, c->cursor_set ? c->cursor_seq : 0,
+            rc = store_changes_after(c->store, coll, c->sync_from, c->cursor_set ? c->cursor_seq : 0,
                                      offer_entry, &f);
         else
-            rc = store_coll_list(&dav_store, offer_collection, &f);
+            rc = store_coll_list(c->store, offer_collection, &f);
         if (rc != STORE_OK)
             return rc;
         if (!f.stopped && f.candidates <= DAV_BATCH)
@@ -174,17 +174,20 @@ void dav_object_resource(struct dav_ctx *c, const struct dav_member *m, char *pa
     r->obj.sync_seq = m->sync_seq;
 }
 
-long dav_read_object(uint32_t coll, const char *name, size_t len)
+long dav_read_object(struct dav_ctx *c, uint32_t coll, const char *name, size_t len, const char **data)
 {
     struct store_object_info info;
     uint32_t got = 0, total = 0;
+    size_t size;
+    char *work = dav_work_buffer(&size);
     int rc;
     do {
-        rc = store_get_object(&dav_store, coll, name, len, total, dav_work + total,
-                              (uint32_t)sizeof(dav_work) - total, &got, &info);
+        rc = store_get_object(c->store, coll, name, len, total, work + total, (uint32_t)size - total,
+                              &got, &info);
         if (rc != STORE_OK)
             return rc;
         total += got;
-    } while (got && total < info.size && total < sizeof(dav_work));
+    } while (got && total < info.size && total < size);
+    *data = work;
     return (long)total;
 }

@@ -33,11 +33,11 @@ static int dav_begin(struct http_exchange *x)
     const char *v;
     int rc;
 
-    if (!dav_mounted())
+    if (!dav_mounted_store())
         return 503;
     if ((rc = dav_ctx_acquire(x, &c)) != 0)
         return rc;
-    switch (auth_check(&dav_store, req, c->user)) {
+    switch (auth_check(c->store, req, c->user)) {
     case AUTH_OK:
         break;
     default:

@@ -97,7 +97,8 @@ int dav_coll_key(const char *path, size_t len, char key, char *out)
 }
 
 /* The registered types' keys first, then the plain one. */
-int dav_find_collection(const char *path, size_t len, uint32_t *id, const struct dav_coll_type **type)
+int dav_find_collection(struct dav_ctx *c, const char *path, size_t len, uint32_t *id,
+                        const struct dav_coll_type **type)
 {
     char key[STORE_PATH_MAX + 1];
     const struct dav_extension *ext;
@@ -108,13 +109,13 @@ int dav_find_collection(const char *path, size_t len, uint32_t *id, const struct
         if (!ext->coll_type)
             continue;
         key[0] = ext->coll_type->key;
-        if (store_coll_find(&dav_store, key, len + 1, id) == STORE_OK) {
+        if (store_coll_find(c->store, key, len + 1, id) == STORE_OK) {
             *type = ext->coll_type;
             return STORE_OK;
         }
     }
     key[0] = DAV_PLAIN_KEY;
-    if (store_coll_find(&dav_store, key, len + 1, id) == STORE_OK) {
+    if (store_coll_find(c->store, key, len + 1, id) == STORE_OK) {
         *type = NULL;
         return STORE_OK;
     }
@@ -141,7 +142,7 @@ size_t dav_parent_len(const char *path, size_t len)
     return i;
 }
 
-bool dav_coll_parent_exists(const char *path, size_t len, uint32_t *parent,
+bool dav_coll_parent_exists(struct dav_ctx *c, const char *path, size_t len, uint32_t *parent,
                             const struct dav_coll_type **parent_type)
 {
     size_t p = dav_parent_len(path, len);
@@ -149,7 +150,7 @@ bool dav_coll_parent_exists(const char *path, size_t len, uint32_t *parent,
     *parent_type = NULL;
     if (is_home(path, p))
         return true;
-    return p > sizeof(DAV_ROOT_PATH) && dav_find_collection(path, p, parent, parent_type) == STORE_OK;
+    return p > sizeof(DAV_ROOT_PATH) && dav_find_collection(c, path, p, parent, parent_type) == STORE_OK;
 }
 
 /* Resolve c->path into c->target. Returns 0 or an HTTP status. */
@@ -197,20 +198,20 @@ int dav_resolve(struct dav_ctx *c)
     }
     if (c->path[len - 1] == '/') {
         t->kind = DAV_RES_COLL;
-        if (dav_find_collection(c->path, len, &t->coll, &t->type) == STORE_OK)
-            return store_coll_info(&dav_store, t->coll, &t->info) == STORE_OK ? 0 : 500;
+        if (dav_find_collection(c, c->path, len, &t->coll, &t->type) == STORE_OK)
+            return store_coll_info(c->store, t->coll, &t->info) == STORE_OK ? 0 : 500;
         t->exists = false;
-        c->parent_exists = dav_coll_parent_exists(c->path, len, &t->coll, &t->type);
+        c->parent_exists = dav_coll_parent_exists(c, c->path, len, &t->coll, &t->type);
         return 0;
     }
     /* no trailing slash: a collection if there is one, else an object */
     if (len + 1 < sizeof(c->path) - 1) {
         c->path[len] = '/';
-        if (dav_find_collection(c->path, len + 1, &t->coll, &t->type) == STORE_OK) {
+        if (dav_find_collection(c, c->path, len + 1, &t->coll, &t->type) == STORE_OK) {
             c->path[++len] = '\0';
             t->path_len = len;
             t->kind = DAV_RES_COLL;
-            return store_coll_info(&dav_store, t->coll, &t->info) == STORE_OK ? 0 : 500;
+            return store_coll_info(c->store, t->coll, &t->info) == STORE_OK ? 0 : 500;
         }
         c->path[len] = '\0';
     }
@@ -220,7 +221,7 @@ int dav_resolve(struct dav_ctx *c)
     if (c->name_len > STORE_NAME_MAX)
         return 414;
     if (is_home(c->path, c->name_off) ||
-        dav_find_collection(c->path, c->name_off, &t->coll, &t->type) != STORE_OK) {
+        dav_find_collection(c, c->path, c->name_off, &t->coll, &t->type) != STORE_OK) {
         c->parent_exists = false;
         t->exists = false;
         return 0;
@@ -229,7 +230,7 @@ int dav_resolve(struct dav_ctx *c)
     {
         uint32_t got;
         char dummy;
-        rc = store_get_object(&dav_store, t->coll, c->path + c->name_off, c->name_len, 0, &dummy, 0,
+        rc = store_get_object(c->store, t->coll, c->path + c->name_off, c->name_len, 0, &dummy, 0,
                               &got, &t->obj);
     }
     t->exists = rc == STORE_OK;

@@ -5,25 +5,6 @@
 
 #include "dav/dav.h"
 
-#include <string.h>
-
-/* By hand, not snprintf: picolibc formats with 64-bit divisions, and a
- * listing formats an ETag and a status line per member. */
-static inline void dav_etag_format(uint32_t etag, char *out, size_t size)
-{
-    static const char hex[] = "0123456789abcdef";
-    char tag[11];
-    tag[0] = tag[9] = '"';
-    for (int i = 8; i >= 1; i--, etag >>= 4)
-        tag[i] = hex[etag & 15];
-    tag[10] = '\0';
-    if (size) {
-        size_t n = size - 1 < 10 ? size - 1 : 10;
-        memcpy(out, tag, n);
-        out[n] = '\0';
-    }
-}
-
 /* ---- dav_context.c: contexts, the writer lock, request bodies ----------- */
 
 /* A context for x's request: 0 with *out set, HTTPD_BEGIN_WAIT (queued), or
@@ -38,6 +19,8 @@ bool dav_lock_try(struct dav_ctx *c);
 void dav_lock_wait(struct dav_ctx *c, enum dav_wait why);
 /* The XML body into c->doc: 0 (an empty body leaves doc.root NULL) or 400. */
 int dav_parse_body(struct dav_ctx *c);
+/* The work buffer, one for every context: for use inside one callback. */
+char *dav_work_buffer(size_t *size);
 
 /* ---- dav_extensions.c: what the layers above registered ----------------- */
 
@@ -63,7 +46,7 @@ int dav_resolve(struct dav_ctx *c);
 size_t dav_parent_len(const char *path, size_t len);
 /* Can the collection at path[0..len) (ending in '/') be created there: is
  * its parent the user's home or an existing collection? */
-bool dav_coll_parent_exists(const char *path, size_t len, uint32_t *parent,
+bool dav_coll_parent_exists(struct dav_ctx *c, const char *path, size_t len, uint32_t *parent,
                             const struct dav_coll_type **parent_type);
 
 /* ---- dav_response.c ------------------------------------------------------ */
@@ -75,6 +58,8 @@ void dav_respond_too_large(struct http_exchange *x, const char *what, unsigned l
 
 /* ---- dav_props.c --------------------------------------------------------- */
 
+/* An ETag as "0123abcd" (quotes included) into out. */
+void dav_etag_format(uint32_t etag, char *out, size_t size);
 /* The media type of an object: its collection type's, or application/octet-stream. */
 const char *dav_content_type(const struct dav_resource *r);
 /* The live property named like n (WebDAV's or an extension's), or NULL. */

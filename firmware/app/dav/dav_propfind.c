@@ -57,7 +57,7 @@ static int propfind_render(struct dav_ctx *c)
         r.path_len = c->member.len - 1;
         r.coll = c->member.coll;
         r.type = dav_coll_type_of(c->member.name[0]);
-        r.exists = store_coll_info(&dav_store, r.coll, &r.info) == STORE_OK;
+        r.exists = store_coll_info(c->store, r.coll, &r.info) == STORE_OK;
         if (r.exists)
             write_response(c, &r);
         return 0;

@@ -18,8 +18,9 @@ static const struct dav_prop *patchable(const struct dav_ctx *c, const struct xm
  * 0, or the store status of the failure. */
 int dav_apply_props(struct dav_ctx *c, uint32_t coll, const struct xml_node *update, bool check_only)
 {
+    size_t room;
     struct { uint8_t prop; uint16_t len; char value[STORE_COLL_RECORD_MAX]; } *saved =
-        (void *)dav_work; /* up to 4 properties' old values */
+        (void *)dav_work_buffer(&room); /* up to 4 properties' old values */
     unsigned nsaved = 0, i;
     int rc = STORE_OK;
 
@@ -42,15 +43,15 @@ int dav_apply_props(struct dav_ctx *c, uint32_t coll, const struct xml_node *upd
             if (check_only)
                 continue;
             if (nsaved < 4 * sizeof(saved[0]) / sizeof(saved[0]) &&
-                (size_t)(nsaved + 1) * sizeof(saved[0]) <= sizeof(dav_work)) {
+                (size_t)(nsaved + 1) * sizeof(saved[0]) <= room) {
                 saved[nsaved].prop = d->stored;
-                if (store_coll_get_prop(&dav_store, coll, (enum store_prop)d->stored, saved[nsaved].value,
+                if (store_coll_get_prop(c->store, coll, (enum store_prop)d->stored, saved[nsaved].value,
                                         sizeof(saved[nsaved].value), &old) != STORE_OK)
                     old = 0;
                 saved[nsaved].len = (uint16_t)old;
                 nsaved++;
             }
-            rc = store_coll_set_prop(&dav_store, coll, (enum store_prop)d->stored, set ? v.ptr : NULL,
+            rc = store_coll_set_prop(c->store, coll, (enum store_prop)d->stored, set ? v.ptr : NULL,
                                      set ? v.len : 0);
             if (rc != STORE_OK && !(rc == STORE_ERR_NOT_FOUND && !set))
                 goto undo;
@@ -60,7 +61,7 @@ int dav_apply_props(struct dav_ctx *c, uint32_t coll, const struct xml_node *upd
     return STORE_OK;
 undo:
     for (i = nsaved; i-- > 0;)
-        store_coll_set_prop(&dav_store, coll, (enum store_prop)saved[i].prop, saved[i].value,
+        store_coll_set_prop(c->store, coll, (enum store_prop)saved[i].prop, saved[i].value,
                             saved[i].len);
     return rc;
 }

@@ -36,13 +36,13 @@ static bool p_resourcetype(struct dav_ctx *c, const struct dav_resource *r, stru
     return true;
 }
 
-static bool coll_prop(const struct dav_resource *r, enum store_prop prop, struct xml_writer *w,
-                      const char *prefix, const char *name)
+static bool coll_prop(struct dav_ctx *c, const struct dav_resource *r, enum store_prop prop,
+                      struct xml_writer *w, const char *prefix, const char *name)
 {
     char value[STORE_COLL_RECORD_MAX];
     size_t len = 0;
     if (r->kind != DAV_RES_COLL ||
-        store_coll_get_prop(&dav_store, r->coll, prop, value, sizeof(value), &len) != STORE_OK)
+        store_coll_get_prop(c->store, r->coll, prop, value, sizeof(value), &len) != STORE_OK)
         return false;
     if (w)
         xml_write_text_element(w, prefix, name, value, len);
@@ -56,7 +56,24 @@ static bool p_displayname(struct dav_ctx *c, const struct dav_resource *r, struc
             xml_write_text_element(w, "D", "displayname", c->user, strlen(c->user));
         return true;
     }
-    return coll_prop(r, STORE_PROP_DISPLAYNAME, w, "D", "displayname");
+    return coll_prop(c, r, STORE_PROP_DISPLAYNAME, w, "D", "displayname");
+}
+
+/* By hand, not snprintf: picolibc formats with 64-bit divisions, and a
+ * listing formats an ETag and a status line per member. */
+void dav_etag_format(uint32_t etag, char *out, size_t size)
+{
+    static const char hex[] = "0123456789abcdef";
+    char tag[11];
+    tag[0] = tag[9] = '"';
+    for (int i = 8; i >= 1; i--, etag >>= 4)
+        tag[i] = hex[etag & 15];
+    tag[10] = '\0';
+    if (size) {
+        size_t n = size - 1 < 10 ? size - 1 : 10;
+        memcpy(out, tag, n);
+        out[n] = '\0';
+    }
 }
 
 static bool p_getetag(struct dav_ctx *c, const struct dav_resource *r, struct xml_writer *w)
@@ -226,7 +243,7 @@ const struct dav_prop *dav_prop_find(const struct xml_node *n)
 static bool prop_get(const struct dav_prop *d, struct dav_ctx *c, const struct dav_resource *r,
                      struct xml_writer *w)
 {
-    return d->get ? d->get(c, r, w) : coll_prop(r, (enum store_prop)d->stored, w, d->prefix, d->name);
+    return d->get ? d->get(c, r, w) : coll_prop(c, r, (enum store_prop)d->stored, w, d->prefix, d->name);
 }
 
 bool dav_prop_requested(const struct dav_ctx *c, const char *ns, const char *name)
