@@ -2,7 +2,7 @@
  * layout, multistatus rendering, store enumeration in stable order, and the
  * tables through which the layers above add to it (dav_register).
  *
- * URL layout (one principal per user, its home collection below it):
+ * URL layout (one principal per user, which is also its home collection):
  *   /dav/                     root collection
  *   /dav/<user>/              principal and home
  *   /dav/<user>/<c>/[...]/    collections (MKCOL, or a method a layer above
@@ -169,7 +169,7 @@ struct dav_stats {
 };
 extern struct dav_stats dav_stats;
 
-/* The route handler for /dav/ (routes.c). */
+/* The route handler for /dav/ (appliance/routes.c). */
 extern const struct http_handler dav_handler;
 
 /* ---- what the layers above register ----------------------------------- */
@@ -253,7 +253,8 @@ int dav_register(const struct dav_extension *ext);
 
 /* ---- for the layers above ------------------------------------------------ */
 
-/* Multistatus framing and pieces. */
+/* Pieces of a streamed body into c->out: raw text (left out if it does not
+ * fit), XML through a writer, escaped character data. */
 static inline void dav_out_raw(struct dav_ctx *c, const char *s)
 {
     size_t n = strlen(s);
@@ -276,10 +277,12 @@ static inline void dav_writer_done(struct dav_ctx *c, struct xml_writer *w)
         c->out_len += w->len;
 }
 
+/* DAV:href of a decoded path, percent-encoded again (RFC 3986 section 2). */
 void dav_write_href(struct xml_writer *w, const char *path, size_t len);
+/* DAV:status: "HTTP/1.1 <status> <reason>". */
 void dav_write_status(struct xml_writer *w, int status);
-/* Escaped character data straight into c->out (calendar-data); returns how
- * many bytes of s fitted. */
+/* Escaped character data straight into c->out (a member's data in a REPORT);
+ * returns how many bytes of s fitted. */
 static inline size_t dav_out_escaped(struct dav_ctx *c, const char *s, size_t n)
 {
     size_t written, taken = xml_escape_content(c->out + c->out_len, sizeof(c->out) - c->out_len, s, n,
@@ -298,6 +301,7 @@ void dav_respond_multistatus(struct dav_ctx *c, dav_render_fn render);
  * <D:error><prefix:name/></D:error>, prefix "D" or one an extension declares
  * in its error_xmlns. */
 void dav_respond_precondition(struct dav_ctx *c, int status, const char *prefix, const char *name);
+/* A plain-text error response, with the fields 401 and 405 need. */
 void dav_respond_status(struct dav_ctx *c, int status, const char *detail);
 
 /* Property rendering (RFC 4918 section 9.1): the propstat elements of one
@@ -313,9 +317,11 @@ void dav_write_propstats_tail(struct dav_ctx *c, struct xml_writer *w, const str
 int dav_apply_props(struct dav_ctx *c, uint32_t coll, const struct xml_node *update, bool check_only);
 /* A new collection of the type (NULL: plain) at the target: 0, or the status answered. */
 int dav_create_collection(struct dav_ctx *c, const struct dav_coll_type *type, uint32_t *id);
+/* Is the property among those the request's DAV:prop names? */
 bool dav_prop_requested(const struct dav_ctx *c, const char *ns, const char *name);
 
 /* Resources */
+/* The resource of member m of the target collection, its path in pathbuf. */
 void dav_object_resource(struct dav_ctx *c, const struct dav_member *m, char *pathbuf,
                          struct dav_resource *r);
 /* The collection at path[0..len) (ending in '/'): STORE_OK with its id and type. */

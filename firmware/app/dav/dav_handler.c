@@ -74,6 +74,7 @@ static int dav_begin(struct http_exchange *x)
         return 413;
     }
     if (req->method == HTTP_PUT) {
+        const struct dav_coll_type *type = c->target.type;
         if (c->target.kind != DAV_RES_OBJECT) {
             dav_respond_status(c, 405, "PUT creates resources inside collections.");
             dav_ctx_free(c);
@@ -89,7 +90,7 @@ static int dav_begin(struct http_exchange *x)
             dav_ctx_free(c);
             return rc;
         }
-        if (c->target.type && c->target.type->put_begin && (rc = c->target.type->put_begin(c)) != 0) {
+        if (type && type->put_begin && (rc = type->put_begin(c)) != 0) {
             dav_ctx_free(c);
             return rc;
         }

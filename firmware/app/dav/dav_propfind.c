@@ -10,7 +10,7 @@ static void write_response(struct dav_ctx *c, const struct dav_resource *r)
     dav_writer(c, &w);
     xml_write_start(&w, "D", "response");
     dav_write_href(&w, r->path, r->path_len);
-    dav_write_propstats(c, &w, r, false);
+    dav_write_propstats(c, &w, r, NULL);
     xml_write_end(&w);
     dav_writer_done(c, &w);
 }

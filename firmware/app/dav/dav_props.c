@@ -240,6 +240,7 @@ const struct dav_prop *dav_prop_find(const struct xml_node *n)
     return NULL;
 }
 
+/* A property of r: what its getter writes, or the value the collection keeps. */
 static bool prop_get(const struct dav_prop *d, struct dav_ctx *c, const struct dav_resource *r,
                      struct xml_writer *w)
 {
