@@ -4,8 +4,9 @@ ASan/UBSan; the same app code as the LiteX SoC, which has the same DAV_CTX_MAX).
 Before, a request that found all DAV_CTX_MAX contexts taken was answered 503 at once: 20 CalDAV
 clients over a lossy link got `503 All request contexts are busy` (issue 8). Now it waits, its
 connection reading nothing meanwhile (httpd.h HTTPD_BEGIN_WAIT), oldest first, and takes the next
-free context (firmware/app/dav/dav.c ctx_acquire, dav_poll). The wait is bounded: 503 with Retry-After
-when DAV_CTX_WAIT_MAX requests already wait, or after dav_ctx_wait_ms (--dav-wait-ms here).
+free context (firmware/app/dav/dav_context.c: dav_ctx_acquire, dav_poll). The wait is bounded:
+503 with Retry-After when DAV_CTX_WAIT_MAX requests already wait, or after dav_ctx_wait_ms
+(--dav-wait-ms here).
 
 Contexts are held deterministically: a PUT told "100 Continue" keeps its context until its body
 comes. About 15 s.

@@ -1,5 +1,5 @@
 /* libFuzzer target for the iCalendar reader and time-range matcher
- * (firmware/app/caldav/ical.c).
+ * (firmware/app/caldav/ical_*.c).
  *
  * For each input:
  *   - parse it with a small and with a roomy arena; an error must carry a

@@ -1,5 +1,5 @@
 /* Unit tests of the iCalendar reader and time-range matcher
- * (firmware/app/caldav/ical.c).
+ * (firmware/app/caldav/ical_*.c).
  *
  * A table of objects with the validation status expected, value parsers
  * (dates, durations, offsets, recurrence rules), exports in the shape Google

@@ -4,9 +4,22 @@
 #include "net/tcp_time_wait.h"
 #include "http/httpd.h"
 #include "dav/dav.h"
+#include "caldav/caldav.h"
+#include "caldav/sync.h"
 #include "appliance/routes.h"
 
-int app_start(uint16_t port) { return httpd_init(port, &app_router); }
+/* What /dav/ serves besides WebDAV itself. Sync first: properties are listed
+ * in the order registered, DAV:sync-token before CalDAV's. */
+static const struct dav_extension *const dav_extensions[] = {&sync_extension, &caldav_extension};
+
+int app_start(uint16_t port)
+{
+    unsigned i;
+    for (i = 0; i < sizeof(dav_extensions) / sizeof(dav_extensions[0]); i++)
+        if (dav_register(dav_extensions[i]) != 0)
+            return -1;
+    return httpd_init(port, &app_router);
+}
 
 void app_poll(void)
 {

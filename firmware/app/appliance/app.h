@@ -5,8 +5,9 @@
 
 #include <stdint.h>
 
-/* Serve the appliance's routes on the given TCP port. Returns 0, or -1 when
- * the listener cannot be opened. */
+/* Wire the layers (CalDAV and sync onto WebDAV) and serve the appliance's
+ * routes on the given TCP port. Returns 0, or -1 when the listener cannot be
+ * opened or a layer cannot be registered. */
 int app_start(uint16_t port);
 
 /* The main loop's work besides lwIP's input and timers: ports call it every

@@ -32,14 +32,15 @@ static int bulk_ready(void)
 static int bulk_begin(struct http_exchange *x)
 {
     char user[AUTH_USER_MAX + 1];
+    struct store *users;
 
     if (!bulk_ready())
         return 404;
     if (x->req->method != HTTP_PUT)
         return 0;
-    if (!dav_mounted())
+    if ((users = dav_mounted_store()) == NULL)
         return 503; /* the users live in the store */
-    if (auth_check(&dav_store, x->req, user) != AUTH_OK) {
+    if (auth_check(users, x->req, user) != AUTH_OK) {
         httpd_respond_error(x, 401, NULL, AUTH_CHALLENGE);
         return 401;
     }

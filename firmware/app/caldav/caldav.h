@@ -1,26 +1,25 @@
-/* CalDAV (RFC 4791) on top of dav.c: calendar properties, MKCALENDAR,
- * validated calendar object PUTs and the calendar-multiget, calendar-query
- * and free-busy-query REPORTs. */
+/* CalDAV (RFC 4791) on the WebDAV layer: what it registers there
+ * (caldav_extension: calendar collections and their properties, validated
+ * calendar object PUTs, MKCALENDAR, and the calendar-multiget,
+ * calendar-query and free-busy-query REPORTs), and the member responses
+ * that the sync-collection REPORT shares. */
 #ifndef LITEDAV_CALDAV_H
 #define LITEDAV_CALDAV_H
 
 #include <stdbool.h>
-#include <stddef.h>
 
 #include "dav/dav.h"
 
-bool caldav_prop_calendar_home_set(struct dav_ctx *c, const struct dav_resource *r, struct xml_writer *w);
-bool caldav_prop_supported_components(struct dav_ctx *c, const struct dav_resource *r,
-                                      struct xml_writer *w);
-bool caldav_prop_supported_data(struct dav_ctx *c, const struct dav_resource *r, struct xml_writer *w);
-bool caldav_prop_max_resource_size(struct dav_ctx *c, const struct dav_resource *r, struct xml_writer *w);
+/* For dav_register(), after sync_extension: its properties follow sync's. */
+extern const struct dav_extension caldav_extension;
 
-/* PUT into a calendar: the head's checks (0 or the status answered). */
-int caldav_put_begin(struct dav_ctx *c);
-/* The whole body's checks, RFC 4791 section 5.3.2.1 (0 or the status answered). */
-int caldav_put_check(struct dav_ctx *c, const char *body, size_t len);
+/* ---- member responses in a REPORT (RFC 4791 section 9.6) ----------------- */
 
-void caldav_mkcalendar(struct dav_ctx *c);
-void caldav_report(struct dav_ctx *c);
+/* c->obj, the member c->member of the target collection. */
+void caldav_object_from_member(struct dav_ctx *c);
+/* The DAV:response of c->obj, one piece per call (c->obj_phase zero to
+ * start); with_data, a calendar object's CALDAV:calendar-data streamed from
+ * the store. Returns 1 once it is complete. */
+int caldav_render_object(struct dav_ctx *c, bool with_data);
 
 #endif

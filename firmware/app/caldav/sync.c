@@ -5,7 +5,24 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "caldav/caldav.h"
+
 #define TOKEN_PREFIX "urn:litedav:sync:"
+
+/* What the REPORT keeps in c->ext across the pieces of its response. */
+struct sync_report {
+    uint32_t sync_to;           /* the collection's sequence when the REPORT began */
+    uint32_t limit, reported;   /* DAV:limit's nresults (0: none), and changes reported */
+    uint32_t last_reported;     /* the sequence of the last change reported */
+    bool truncated;             /* stopped at the limit */
+    bool want_data;             /* CALDAV:calendar-data requested */
+};
+typedef char sync_report_fits[sizeof(struct sync_report) <= DAV_EXT_STATE ? 1 : -1];
+
+static struct sync_report *sync_report_of(struct dav_ctx *c)
+{
+    return (struct sync_report *)c->ext.bytes;
+}
 
 void sync_token_format(uint32_t coll, uint32_t seq, char *out, size_t size)
 {
@@ -60,6 +77,7 @@ enum { SYNC_OPEN, SYNC_CHANGES, SYNC_OBJECT, SYNC_TRUNCATED, SYNC_CLOSE };
  * a higher sequence than sync_to and wait for the next sync. */
 static int sync_render(struct dav_ctx *c)
 {
+    struct sync_report *report = sync_report_of(c);
     struct xml_writer w;
     char token[64];
     int rc;
@@ -74,24 +92,22 @@ static int sync_render(struct dav_ctx *c)
         rc = dav_enum_next(c, c->target.coll);
         if (rc < 0)
             return -1;
-        if (rc == 0 || c->member.sync_seq > c->sync_to) {
+        if (rc == 0 || c->member.sync_seq > report->sync_to) {
             c->phase = SYNC_CLOSE;
             return 0;
         }
-        if (c->limit && c->reported == c->limit) {
-            c->truncated = true;
+        if (report->limit && report->reported == report->limit) {
+            report->truncated = true;
             c->phase = SYNC_TRUNCATED;
             return 0;
         }
-        c->reported++;
-        c->sync_from_reported = c->member.sync_seq;
-        dav_object_resource(c, &c->member, c->obj_path, &c->obj);
-        c->obj_name_off = c->target.path_len;
-        c->obj_phase = 0;
+        report->reported++;
+        report->last_reported = c->member.sync_seq;
+        caldav_object_from_member(c);
         c->phase = SYNC_OBJECT;
         /* fall through */
     case SYNC_OBJECT:
-        if (dav_render_object(c))
+        if (caldav_render_object(c, report->want_data))
             c->phase = SYNC_CHANGES;
         return 0;
     case SYNC_TRUNCATED:
@@ -109,8 +125,8 @@ static int sync_render(struct dav_ctx *c)
         c->phase = SYNC_CLOSE;
         return 0;
     default:
-        sync_token_format(c->target.coll, c->truncated ? c->sync_from_reported : c->sync_to, token,
-                          sizeof(token));
+        sync_token_format(c->target.coll, report->truncated ? report->last_reported : report->sync_to,
+                          token, sizeof(token));
         dav_writer(c, &w);
         xml_write_text_element(&w, "D", "sync-token", token, strlen(token));
         dav_writer_done(c, &w);
@@ -120,8 +136,9 @@ static int sync_render(struct dav_ctx *c)
     }
 }
 
-void sync_report(struct dav_ctx *c)
+static void sync_collection(struct dav_ctx *c)
 {
+    struct sync_report *report = sync_report_of(c);
     const struct xml_node *root = c->doc.root, *n;
     struct xml_str token = {"", 0};
     uint32_t from = 0;
@@ -148,7 +165,7 @@ void sync_report(struct dav_ctx *c)
         return;
     }
     /* the store knows how far back its history goes (docs/store.md) */
-    rc = store_changes_since(&dav_store, c->target.coll, from, stop_at_first, NULL);
+    rc = store_changes_since(c->store, c->target.coll, from, stop_at_first, NULL);
     if (rc == STORE_ERR_SYNC_TOKEN) {
         dav_respond_precondition(c, 403, "D", "valid-sync-token");
         return;
@@ -157,7 +174,7 @@ void sync_report(struct dav_ctx *c)
         dav_respond_status(c, dav_store_http_status(rc), store_strerror(rc));
         return;
     }
-    c->limit = 0;
+    report->limit = 0;
     if ((n = xml_child(root, XML_NS_DAV, "limit")) != NULL) {
         const struct xml_node *nr = xml_child(n, XML_NS_DAV, "nresults");
         struct xml_str v = nr ? xml_text_trimmed(nr) : (struct xml_str){"", 0};
@@ -175,15 +192,41 @@ void sync_report(struct dav_ctx *c)
             dav_respond_status(c, 400, "nresults is a positive number.");
             return;
         }
-        c->limit = (uint32_t)limit;
+        report->limit = (uint32_t)limit;
     }
     c->mode = DAV_PROP;
     c->props = xml_child(root, XML_NS_DAV, "prop");
-    c->want_data = dav_prop_requested(c, XML_NS_CALDAV, "calendar-data");
+    report->want_data = dav_prop_requested(c, XML_NS_CALDAV, "calendar-data");
     c->sync_from = from;
-    c->sync_to = c->target.info.sync_seq;
-    c->reported = 0;
-    c->truncated = false;
+    report->sync_to = c->target.info.sync_seq;
+    report->reported = 0;
+    report->truncated = false;
     c->phase = SYNC_OPEN;
     dav_respond_multistatus(c, sync_render);
 }
+
+/* Section 4: DAV:sync-token on every collection */
+static bool p_sync_token(struct dav_ctx *c, const struct dav_resource *r, struct xml_writer *w)
+{
+    char token[64];
+    (void)c;
+    if (r->kind != DAV_RES_COLL)
+        return false;
+    if (w) {
+        sync_token_format(r->coll, r->info.sync_seq, token, sizeof(token));
+        xml_write_text_element(w, "D", "sync-token", token, strlen(token));
+    }
+    return true;
+}
+
+static const struct dav_prop props[] = {
+    {XML_NS_DAV, "D", "sync-token", p_sync_token, 0, 0, NULL},
+};
+
+static const struct dav_report reports[] = {
+    {XML_NS_DAV, "D", "sync-collection", sync_collection, NULL},
+};
+
+const struct dav_extension sync_extension = {
+    props, 1, reports, 1, NULL, 0, NULL, NULL, NULL,
+};

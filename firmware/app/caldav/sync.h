@@ -13,6 +13,7 @@ void sync_token_format(uint32_t coll, uint32_t seq, char *out, size_t size);
 /* 0 with *seq set, or -1 if the token is not one of this collection's. */
 int sync_token_parse(const char *token, size_t len, uint32_t coll, uint32_t *seq);
 
-void sync_report(struct dav_ctx *c);
+/* For dav_register(): the REPORT and DAV:sync-token (section 4). */
+extern const struct dav_extension sync_extension;
 
 #endif

@@ -12,9 +12,10 @@
 static void wellknown_end(struct http_exchange *x)
 {
     char user[AUTH_USER_MAX + 1], headers[160];
+    struct store *store = dav_mounted_store();
     struct http_response resp;
 
-    if (dav_mounted() && auth_check(&dav_store, x->req, user) == AUTH_OK)
+    if (store && auth_check(store, x->req, user) == AUTH_OK)
         snprintf(headers, sizeof(headers), "Location: " DAV_ROOT_PATH "%s/\r\nVary: Authorization\r\n",
                  user);
     else

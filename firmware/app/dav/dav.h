@@ -1,30 +1,31 @@
-/* WebDAV (RFC 4918) for the /dav/ tree, and what the CalDAV (caldav.c) and
- * sync (sync.c) layers share with it: the per-request context, the URL
- * layout, multistatus rendering and store enumeration in stable order.
+/* WebDAV (RFC 4918) for the /dav/ tree: the per-request context, the URL
+ * layout, multistatus rendering, store enumeration in stable order, and the
+ * tables through which the layers above add to it (dav_register).
  *
- * URL layout (one principal per user, RFC 4791 section 6.2.1 lets the
- * principal be its calendar home):
+ * URL layout (one principal per user, which is also its home collection):
  *   /dav/                     root collection
- *   /dav/<user>/              principal and calendar home
- *   /dav/<user>/<c>/[...]/    collections: calendars (MKCALENDAR) or plain
- *                             WebDAV collections (MKCOL), nested as clients like
- *   /dav/<user>/<c>/<name>    resources (calendar objects in calendars)
+ *   /dav/<user>/              principal and home
+ *   /dav/<user>/<c>/[...]/    collections (MKCOL, or a method a layer above
+ *                             registers), nested as clients like
+ *   /dav/<user>/<c>/<name>    resources
  *
  * Store keys: a collection's store path is its decoded URL path prefixed by
- * its kind, 'c' for a calendar and 'w' for a plain collection (the store
- * keeps no resource type of its own). Object names are decoded path segments.
+ * a key, 'w' for a plain WebDAV collection or the key of a collection type a
+ * layer above registered (the store keeps no resource type of its own).
+ * Object names are decoded path segments.
  *
  * Memory: a fixed pool of DAV_CTX_MAX request contexts (a request that finds
  * none waits for one, in a queue of DAV_CTX_WAIT_MAX, at most dav_ctx_wait_ms;
  * beyond either it gets 503 with Retry-After), one upload buffer of DAV_MAX_RESOURCE_SIZE
- * shared by PUT bodies, and one work buffer + iCalendar arena used inside a
- * single callback (validation, filters). Nothing is allocated. */
+ * shared by PUT bodies, and one work buffer used inside a single callback.
+ * Nothing is allocated. */
 #ifndef LITEDAV_DAV_H
 #define LITEDAV_DAV_H
 
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 #include "http/auth.h"
 #include "platform/flash.h"
@@ -41,10 +42,14 @@
 #endif                                /* collection's member list in RAM, reads of DAV_BATCH members) */
 typedef char dav_batch_fits_order[DAV_BATCH <= 256 ? 1 : -1];
 #define DAV_OBJECTS_PER_COLLECTION 4096
+#define DAV_EXT_STATE 48              /* bytes of a context's ext, for the layers above */
+#define DAV_EXTENSIONS_MAX 4          /* dav_register() calls */
 
 #define DAV_ROOT_PATH "/dav/"
 
 enum dav_kind { DAV_RES_ROOT, DAV_RES_HOME, DAV_RES_COLL, DAV_RES_OBJECT };
+
+struct dav_coll_type;
 
 /* A resource being described in a multistatus. */
 struct dav_resource {
@@ -52,13 +57,14 @@ struct dav_resource {
     const char *path;          /* decoded; collections end in '/' */
     size_t path_len;
     uint32_t coll;             /* DAV_RES_COLL: itself; DAV_RES_OBJECT: its collection */
-    bool calendar;             /* in (or is) a calendar collection */
+    const struct dav_coll_type *type;   /* the type of (or of the collection of) the
+                                           resource; NULL: a plain WebDAV collection */
     bool exists;
     struct store_object_info obj;   /* objects */
     struct store_collection info;   /* collections (owner/path not kept) */
 };
 
-/* One member fetched from the store by dav_batch_*. */
+/* One member fetched from the store by dav_enum_next. */
 struct dav_member {
     char name[STORE_PATH_MAX + 1];  /* object name, or collection store path */
     size_t len;
@@ -79,6 +85,7 @@ typedef int (*dav_render_fn)(struct dav_ctx *c);
 struct dav_ctx {
     bool in_use;
     struct http_exchange *x;
+    struct store *store;                /* what the request reads and writes */
     char user[AUTH_USER_MAX + 1];       /* authenticated */
 
     /* the target (dav_resolve) */
@@ -113,15 +120,14 @@ struct dav_ctx {
     /* what is being reported */
     enum dav_propfind_mode mode;
     const struct xml_node *props;       /* DAV:prop of the request, or NULL */
-    bool want_data;                     /* CALDAV:calendar-data requested */
-    const struct xml_node *filter;      /* CALDAV:filter of a calendar-query */
-    const struct xml_node *next_href;   /* calendar-multiget */
-    int64_t range_start, range_end;     /* free-busy-query */
-    uint32_t sync_from, sync_to, limit, reported, sync_from_reported;
-    bool truncated;
+    /* What a registered REPORT or method keeps across the pieces of its
+     * response, in a layout of its own (it checks that it fits); zeroed with
+     * the context. */
+    union { uint64_t align; void *ptr; unsigned char bytes[DAV_EXT_STATE]; } ext;
 
     /* stable-order enumeration */
     int source;
+    uint32_t sync_from;                 /* DAV_SRC_CHANGES: changes after this sync sequence */
     char cursor[STORE_PATH_MAX + 1];
     size_t cursor_len;
     uint32_t cursor_seq, cursor_hash;
@@ -130,18 +136,21 @@ struct dav_ctx {
     uint8_t batch_order[DAV_BATCH];     /* batch[] indices, smallest member first */
     unsigned batch_n, batch_i;
     struct dav_member member;           /* the one being rendered */
-    struct dav_resource obj;            /* dav_render_object's resource */
+
+    /* a member a REPORT describes (its path, its name inside it) */
+    struct dav_resource obj;
     char obj_path[DAV_PATH_MAX + 2];
     size_t obj_name_off;
     int obj_phase;
 };
 
-extern struct store dav_store;
-
 /* Mount the store on f (an empty flash becomes an empty store), provision
  * the users of firmware/users.conf. Returns a store status. */
 int dav_mount(const struct flash *f, struct store_mount_stats *stats);
-bool dav_mounted(void);
+/* The store dav_mount() mounted, NULL before: for what checks or adds users
+ * beside /dav/ (.well-known, /bulk, a port's --user). Requests under /dav/
+ * reach it through their context (c->store). */
+struct store *dav_mounted_store(void);
 /* store_check() of the store as dav_mount() found it (problems == 0: consistent) */
 const struct store_check *dav_mount_check(void);
 /* Main-loop hook: hands free contexts and the store to requests waiting for
@@ -160,53 +169,164 @@ struct dav_stats {
 };
 extern struct dav_stats dav_stats;
 
-/* The route handler for /dav/ (routes.c). */
+/* The route handler for /dav/ (appliance/routes.c). */
 extern const struct http_handler dav_handler;
 
-/* ---- shared with caldav.c and sync.c ----------------------------------- */
+/* ---- what the layers above register ----------------------------------- */
 
-/* Multistatus framing and pieces. */
-void dav_out_raw(struct dav_ctx *c, const char *s);
-void dav_writer(struct dav_ctx *c, struct xml_writer *w);
-void dav_writer_done(struct dav_ctx *c, struct xml_writer *w);
+/* An element name with the prefix its namespace is declared with on the
+ * root of the response (dav_extension.xmlns). */
+struct dav_name {
+    const char *prefix, *name;
+};
+
+/* Writes property of r into w; with w NULL, says whether r has it. */
+typedef bool (*dav_prop_fn)(struct dav_ctx *c, const struct dav_resource *r, struct xml_writer *w);
+
+#define DAV_PROP_ALLPROP 1            /* listed by allprop (RFC 4918 section 14.2) */
+#define DAV_PROP_VERBATIM 2           /* PROPPATCH stores the value as sent, white space too */
+
+/* A live property (RFC 4918 section 15 and the like). */
+struct dav_prop {
+    const char *ns, *prefix, *name;
+    dav_prop_fn get;                  /* NULL: the value the collection keeps in `stored` */
+    uint8_t stored;                   /* enum store_prop PROPPATCH sets; 0: not settable */
+    uint8_t flags;                    /* DAV_PROP_* */
+    const struct dav_coll_type *type; /* settable on collections of this type only; NULL: any */
+};
+
+/* A REPORT (RFC 3253 section 3.6), chosen by the root element of its body. */
+struct dav_report {
+    const char *ns, *prefix, *name;
+    void (*run)(struct dav_ctx *c);   /* answers it; the parsed body is c->doc */
+    const struct dav_coll_type *type; /* DAV:supported-report-set lists it on collections of
+                                         this type, before those of every collection (NULL) */
+};
+
+#define DAV_METHOD_WRITES 1           /* runs with the writer lock held */
+#define DAV_METHOD_XML 2              /* its body is XML: at most DAV_XML_MAX bytes, parsed into
+                                         c->doc before run (400 when it is not well-formed) */
+
+/* A method besides WebDAV's own. */
+struct dav_method {
+    enum http_method method;
+    void (*run)(struct dav_ctx *c);   /* answers the request */
+    uint8_t flags;                    /* DAV_METHOD_* */
+};
+
+/* A type of collection: the resources in its collections are its members.
+ * WebDAV's plain collections have no type (the key 'w'). */
+struct dav_coll_type {
+    char key;                         /* first byte of its collections' store paths */
+    struct dav_name resourcetype;     /* added to DAV:resourcetype */
+    const char *content_type;         /* of its members (GET, DAV:getcontenttype) */
+    /* A PUT of a member: put_begin checks the request head, put_check the
+     * whole body (with one, bodies are collected, not streamed); 0 or the
+     * status they answered. Either may be NULL. */
+    int (*put_begin)(struct dav_ctx *c);
+    int (*put_check)(struct dav_ctx *c, const char *body, size_t len);
+    struct dav_name too_large;        /* 403 precondition of a member over DAV_MAX_RESOURCE_SIZE
+                                         (no name: 413) */
+    struct dav_name location;         /* 403 precondition when one is asked for where it cannot
+                                         be (no name: 403 with a text) */
+    const char *no_collections;       /* not NULL: holds no collections; the 403's text */
+};
+
+/* What one layer above adds. Properties are listed after WebDAV's own, in
+ * the order registered; xmlns declares the prefixes its elements use on the
+ * root of every multistatus (" xmlns:P=\"...\"..."), error_xmlns those its
+ * preconditions use on the root of DAV:error bodies. */
+struct dav_extension {
+    const struct dav_prop *props;
+    unsigned n_props;
+    const struct dav_report *reports;
+    unsigned n_reports;
+    const struct dav_method *methods;
+    unsigned n_methods;
+    const struct dav_coll_type *coll_type;
+    const char *xmlns, *error_xmlns;
+};
+
+/* Adds ext (a static table, not copied) to what /dav/ serves, before it
+ * serves (appliance/app.c). Returns 0, or -1 when DAV_EXTENSIONS_MAX are in. */
+int dav_register(const struct dav_extension *ext);
+
+/* ---- for the layers above ------------------------------------------------ */
+
+/* Pieces of a streamed body into c->out: raw text (left out if it does not
+ * fit), XML through a writer, escaped character data. */
+static inline void dav_out_raw(struct dav_ctx *c, const char *s)
+{
+    size_t n = strlen(s);
+    if (c->out_len + n <= sizeof(c->out)) {
+        memcpy(c->out + c->out_len, s, n);
+        c->out_len += n;
+    }
+}
+
+/* An XML writer on the free part of c->out; dav_writer_done keeps what it
+ * wrote, unless it overflowed. */
+static inline void dav_writer(struct dav_ctx *c, struct xml_writer *w)
+{
+    xml_writer_init(w, c->out + c->out_len, sizeof(c->out) - c->out_len);
+}
+
+static inline void dav_writer_done(struct dav_ctx *c, struct xml_writer *w)
+{
+    if (w->status == XMLW_OK)
+        c->out_len += w->len;
+}
+
+/* DAV:href of a decoded path, percent-encoded again (RFC 3986 section 2). */
 void dav_write_href(struct xml_writer *w, const char *path, size_t len);
+/* DAV:status: "HTTP/1.1 <status> <reason>". */
 void dav_write_status(struct xml_writer *w, int status);
-/* Escaped character data straight into c->out (calendar-data); returns how
- * many bytes of s fitted. */
-size_t dav_out_escaped(struct dav_ctx *c, const char *s, size_t n);
+/* Escaped character data straight into c->out (a member's data in a REPORT);
+ * returns how many bytes of s fitted. */
+static inline size_t dav_out_escaped(struct dav_ctx *c, const char *s, size_t n)
+{
+    size_t written, taken = xml_escape_content(c->out + c->out_len, sizeof(c->out) - c->out_len, s, n,
+                                               &written);
+    c->out_len += written;
+    return taken;
+}
 void dav_multistatus_open(struct dav_ctx *c);
 void dav_multistatus_close(struct dav_ctx *c);
 
 /* Start a streamed response whose pieces come from render. */
 void dav_respond_stream(struct dav_ctx *c, int status, const char *type, dav_render_fn render);
-/* One object's response in a REPORT (c->obj, c->obj_name_off); 1 when complete. */
-int dav_render_object(struct dav_ctx *c);
 /* Start a streamed 207 whose pieces come from render. */
 void dav_respond_multistatus(struct dav_ctx *c, dav_render_fn render);
 /* An error with a precondition element (RFC 4918 section 16):
- * <D:error><prefix:name/></D:error>, prefix "D" or "C". */
+ * <D:error><prefix:name/></D:error>, prefix "D" or one an extension declares
+ * in its error_xmlns. */
 void dav_respond_precondition(struct dav_ctx *c, int status, const char *prefix, const char *name);
+/* A plain-text error response, with the fields 401 and 405 need. */
 void dav_respond_status(struct dav_ctx *c, int status, const char *detail);
 
 /* Property rendering (RFC 4918 section 9.1): the propstat elements of one
- * resource for c->mode/c->props. With skip_data, CALDAV:calendar-data is left
- * out of the 200 propstat (the caller streams it). Returns the number of
- * requested properties found. */
+ * resource for c->mode/c->props. A streamed property (the caller writes it
+ * after the others) counts as found and is left out: the 200 propstat stays
+ * open for it, and dav_write_propstats_tail closes it and adds the 404 one.
+ * Returns the number of requested properties found. */
 unsigned dav_write_propstats(struct dav_ctx *c, struct xml_writer *w, const struct dav_resource *r,
-                             bool skip_data);
-/* Closes the 200 propstat left open by a skip_data call, adds the 404 one. */
-void dav_write_propstats_tail(struct dav_ctx *c, struct xml_writer *w, const struct dav_resource *r);
+                             const struct dav_prop *streamed);
+void dav_write_propstats_tail(struct dav_ctx *c, struct xml_writer *w, const struct dav_resource *r,
+                              const struct dav_prop *streamed);
 /* PROPPATCH-style set/remove list applied to a collection, all or none. */
 int dav_apply_props(struct dav_ctx *c, uint32_t coll, const struct xml_node *update, bool check_only);
-/* A new collection at the target (kind 'c' or 'w'): 0, or the status answered. */
-int dav_create_collection(struct dav_ctx *c, char kind, uint32_t *id);
+/* A new collection of the type (NULL: plain) at the target: 0, or the status answered. */
+int dav_create_collection(struct dav_ctx *c, const struct dav_coll_type *type, uint32_t *id);
+/* Is the property among those the request's DAV:prop names? */
 bool dav_prop_requested(const struct dav_ctx *c, const char *ns, const char *name);
 
 /* Resources */
+/* The resource of member m of the target collection, its path in pathbuf. */
 void dav_object_resource(struct dav_ctx *c, const struct dav_member *m, char *pathbuf,
                          struct dav_resource *r);
-int dav_coll_key(const char *path, size_t len, char kind, char *key);
-int dav_find_collection(const char *path, size_t len, uint32_t *id, bool *calendar);
+/* The collection at path[0..len) (ending in '/'): STORE_OK with its id and type. */
+int dav_find_collection(struct dav_ctx *c, const char *path, size_t len, uint32_t *id,
+                        const struct dav_coll_type **type);
 
 /* Stable-order enumeration of a collection's members in batches. */
 enum dav_source { DAV_SRC_OBJECTS, DAV_SRC_CHANGES, DAV_SRC_COLLECTIONS };
@@ -214,17 +334,13 @@ void dav_enum_start(struct dav_ctx *c, int source);
 /* Next member into c->member: 1, or 0 at the end, or a negative store status. */
 int dav_enum_next(struct dav_ctx *c, uint32_t coll);
 
-/* The shared work buffer (a whole object) and iCalendar arena, for use inside
- * one callback only. */
-extern char dav_work[DAV_MAX_RESOURCE_SIZE];
-extern unsigned char dav_ical_arena[];
-extern const size_t dav_ical_arena_size;
-/* Read the object into dav_work; returns its length or a negative status. */
-long dav_read_object(uint32_t coll, const char *name, size_t len);
+/* Read the object whole into the work buffer, one for every context, *data
+ * pointing at it until the callback returns. Returns its length or a
+ * negative store status. */
+long dav_read_object(struct dav_ctx *c, uint32_t coll, const char *name, size_t len, const char **data);
 
 /* Store status to HTTP status (docs/store.md "Limits and errors"). */
 int dav_store_http_status(int rc);
-void dav_etag_format(uint32_t etag, char *out, size_t size);
 
 /* Percent-decode a request path into out; 0 or an HTTP status. */
 int dav_decode_path(const char *in, size_t len, char *out, size_t cap, size_t *out_len);

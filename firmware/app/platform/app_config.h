@@ -9,7 +9,7 @@
 #ifndef LITEDAV_APP_CONFIG_H
 #define LITEDAV_APP_CONFIG_H
 
-/* ---- dav.c: request contexts and arenas -------------------------------- */
+/* ---- dav/: request contexts and buffers --------------------------------- */
 #ifndef DAV_CTX_MAX
 #define DAV_CTX_MAX 8                 /* concurrent /dav/ requests; more wait for one */
 #endif
@@ -31,11 +31,13 @@
 #ifndef DAV_MAX_RESOURCE_SIZE
 #define DAV_MAX_RESOURCE_SIZE 65536   /* CALDAV:max-resource-size: the upload and work buffers */
 #endif
-#ifndef DAV_ICAL_ARENA
-#define DAV_ICAL_ARENA (4 * DAV_MAX_RESOURCE_SIZE)   /* parsed iCalendar of one object */
+
+/* ---- caldav/: the parsed iCalendar of one object --------------------------- */
+#ifndef CALDAV_ICAL_ARENA
+#define CALDAV_ICAL_ARENA (4 * DAV_MAX_RESOURCE_SIZE)
 #endif
 
-/* ---- dav.c: the store's RAM index (store.h STORE_MEMORY_DEFINE) --------- */
+/* ---- dav/: the store's RAM index (store.h STORE_MEMORY_DEFINE) --------- */
 #ifndef DAV_STORE_INDEX_SLOTS
 #define DAV_STORE_INDEX_SLOTS 16384   /* objects + tombstones: 7/8 of this */
 #endif

@@ -139,7 +139,7 @@ static int mount_store(const char *const *users, unsigned nusers)
             close_store();
             return -1;
         }
-        rc = auth_set_password(&dav_store, name, colon + 1, salt);
+        rc = auth_set_password(dav_mounted_store(), name, colon + 1, salt);
         if (rc != STORE_OK) {
             fprintf(stderr, "litedav-host: user %s: %s\n", name, store_strerror(rc));
             close_store();

@@ -10,7 +10,7 @@
 #define DAV_XML_ARENA 4096
 #define DAV_OUT_MAX 1536
 #define DAV_MAX_RESOURCE_SIZE 2048    /* calendar objects up to 2 KiB */
-#define DAV_ICAL_ARENA 6144
+#define CALDAV_ICAL_ARENA 6144
 /* The store's RAM index (20 bytes a slot, 7/8 of them usable): the 128 KiB
  * internal-flash store holds about 150 office-sized objects (~740 bytes of
  * iCalendar), so the chip needs 256 slots to use it (64 would stop at 56

@@ -1,0 +1,86 @@
+/* Calendar object resources: CalDAV's iCalendar arena, members read and
+ * parsed, and a member's response in a REPORT with its calendar-data. */
+#include "caldav/caldav_private.h"
+
+#include <string.h>
+
+/* One parsed object at a time, inside one callback (validation, filters). */
+static unsigned char ical_arena[CALDAV_ICAL_ARENA] LITEDAV_NOINIT;
+
+enum ical_status caldav_parse(struct ical_object *obj, const char *text, size_t len)
+{
+    return ical_parse(obj, text, len, ical_arena, sizeof(ical_arena), NULL, NULL);
+}
+
+bool caldav_read_member(struct dav_ctx *c, struct ical_object *obj)
+{
+    const char *text;
+    long len = dav_read_object(c, c->target.coll, c->member.name, c->member.len, &text);
+    return len > 0 && caldav_parse(obj, text, (size_t)len) == ICAL_OK;
+}
+
+void caldav_object_from_member(struct dav_ctx *c)
+{
+    dav_object_resource(c, &c->member, c->obj_path, &c->obj);
+    c->obj_name_off = c->target.path_len;
+    c->obj_phase = 0;
+}
+
+/* CALDAV:calendar-data, as a name: caldav_render_object writes it after the
+ * other properties. */
+static const struct dav_prop calendar_data = {XML_NS_CALDAV, "C", "calendar-data", NULL, 0, 0, NULL};
+
+/* Section 9.6: calendar-data is streamed from the store in pieces, so an
+ * object needs no buffer of its own size here. */
+int caldav_render_object(struct dav_ctx *c, bool with_data)
+{
+    struct xml_writer w;
+    const struct dav_resource *r = &c->obj;
+    char data[1024];
+    uint32_t got = 0;
+    struct store_object_info info;
+
+    switch (c->obj_phase) {
+    case 0:
+        dav_writer(c, &w);
+        xml_write_start(&w, "D", "response");
+        dav_write_href(&w, r->path, r->path_len);
+        if (!r->exists) {
+            dav_write_status(&w, 404);
+            xml_write_end(&w);
+            dav_writer_done(c, &w);
+            return 1;
+        }
+        dav_write_propstats(c, &w, r, &calendar_data);
+        dav_writer_done(c, &w);
+        c->offset = 0;
+        c->obj_phase = 2;
+        if (with_data && r->type == &caldav_calendar) {
+            dav_out_raw(c, "<C:calendar-data>");
+            c->obj_phase = 1;
+        }
+        return 0;
+    case 1:
+        if (store_get_object(c->store, r->coll, r->path + c->obj_name_off, r->path_len - c->obj_name_off,
+                             c->offset, data, sizeof(data), &got, &info) != STORE_OK || got == 0 ||
+            info.etag != r->obj.etag) {
+            /* gone or replaced meanwhile: what was sent stands, the rest is cut */
+            dav_out_raw(c, "</C:calendar-data>");
+            c->obj_phase = 2;
+            return 0;
+        }
+        c->offset += dav_out_escaped(c, data, got); /* the rest, if any, in the next piece */
+        if (c->offset >= info.size) {
+            dav_out_raw(c, "</C:calendar-data>");
+            c->obj_phase = 2;
+        }
+        return 0;
+    default:
+        dav_writer(c, &w);
+        dav_write_propstats_tail(c, &w, r, &calendar_data);
+        xml_write_raw(&w, "</D:response>", 13);
+        dav_writer_done(c, &w);
+        c->obj_phase = 0;
+        return 1;
+    }
+}

@@ -1,0 +1,69 @@
+/* What the files of CalDAV share among themselves. caldav/caldav.h is its
+ * interface for the layers above. */
+#ifndef LITEDAV_CALDAV_PRIVATE_H
+#define LITEDAV_CALDAV_PRIVATE_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "caldav/caldav.h"
+#include "caldav/ical.h"
+
+/* Calendar collections (caldav.c). */
+extern const struct dav_coll_type caldav_calendar;
+
+/* What a CalDAV REPORT keeps in c->ext across the pieces of its response. */
+struct caldav_report {
+    bool want_data;                     /* CALDAV:calendar-data requested */
+    const struct xml_node *filter;      /* calendar-query: its CALDAV:filter */
+    const struct xml_node *next_href;   /* calendar-multiget: the next DAV:href */
+    int64_t range_start, range_end;     /* free-busy-query */
+};
+typedef char caldav_report_fits[sizeof(struct caldav_report) <= DAV_EXT_STATE ? 1 : -1];
+
+static inline struct caldav_report *caldav_report_of(struct dav_ctx *c)
+{
+    return (struct caldav_report *)c->ext.bytes;
+}
+
+/* The phases of a streamed REPORT response (c->phase). */
+enum { R_OPEN, R_NEXT, R_OBJECT, R_CLOSE };
+
+/* ---- caldav_put.c (section 5.3.2) ---------------------------------------- */
+
+/* The request head's checks (0 or the status answered). */
+int caldav_put_begin(struct dav_ctx *c);
+/* The whole body's checks, section 5.3.2.1 (0 or the status answered). */
+int caldav_put_check(struct dav_ctx *c, const char *body, size_t len);
+
+/* ---- caldav_object.c: calendar objects ------------------------------------ */
+
+/* Parse text into obj in CalDAV's iCalendar arena (valid until the next
+ * parse, inside one callback). */
+enum ical_status caldav_parse(struct ical_object *obj, const char *text, size_t len);
+/* Read the member c->member of the target collection whole and parse it:
+ * true when it is a valid calendar object. */
+bool caldav_read_member(struct dav_ctx *c, struct ical_object *obj);
+
+/* ---- caldav_report.c, caldav_freebusy.c (section 7) -------------------------- */
+
+/* What every calendar REPORT checks and sets up first: true, or false once it
+ * has answered. */
+bool caldav_report_begin(struct dav_ctx *c);
+void caldav_multiget(struct dav_ctx *c);
+void caldav_query(struct dav_ctx *c);
+void caldav_freebusy(struct dav_ctx *c);
+
+/* ---- caldav_filter.c (section 9.7) ----------------------------------------- */
+
+/* A CALDAV:time-range's start and end attributes (section 9.9: at least one;
+ * a missing one is INT64_MIN or INT64_MAX). false if neither is there, one
+ * does not parse, or start is not before end. */
+bool caldav_time_range_bounds(const struct xml_node *tr, int64_t *start, int64_t *end);
+/* What evaluating the filter relies on: NULL, or the name of the CALDAV
+ * precondition it fails (valid-filter, supported-collation). */
+const char *caldav_filter_check(const struct xml_node *filter);
+/* Does the object match the CALDAV:filter? */
+bool caldav_filter_matches(const struct ical_object *obj, const struct xml_node *filter);
+
+#endif

@@ -1,0 +1,90 @@
+/* What the files of the WebDAV layer share among themselves. dav/dav.h is
+ * the interface of the layer for the layers above. */
+#ifndef LITEDAV_DAV_PRIVATE_H
+#define LITEDAV_DAV_PRIVATE_H
+
+#include "dav/dav.h"
+
+/* ---- dav_context.c: contexts, the writer lock, request bodies ----------- */
+
+/* A context for x's request: 0 with *out set, HTTPD_BEGIN_WAIT (queued), or
+ * 503 (answered). */
+int dav_ctx_acquire(struct http_exchange *x, struct dav_ctx **out);
+void dav_ctx_free(struct dav_ctx *c);
+/* x ended while it waited for a context. */
+void dav_ctx_wait_remove(struct http_exchange *x);
+/* Take the writer lock now, or return false (the caller queues itself with
+ * dav_lock_wait; dav_poll() runs it once the lock is free). */
+bool dav_lock_try(struct dav_ctx *c);
+void dav_lock_wait(struct dav_ctx *c, enum dav_wait why);
+/* The XML body into c->doc: 0 (an empty body leaves doc.root NULL) or 400. */
+int dav_parse_body(struct dav_ctx *c);
+/* The work buffer, one for every context: for use inside one callback. */
+char *dav_work_buffer(size_t *size);
+
+/* ---- dav_extensions.c: what the layers above registered ----------------- */
+
+/* The i-th extension registered, NULL past the last. */
+const struct dav_extension *dav_extension(unsigned i);
+/* The REPORT whose body has this root element, or NULL. */
+const struct dav_report *dav_report_find(const struct xml_node *root);
+const struct dav_method *dav_method_find(enum http_method method);
+/* The type whose collections' store paths start with key, or NULL. */
+const struct dav_coll_type *dav_coll_type_of(char key);
+
+/* ---- dav_paths.c --------------------------------------------------------- */
+
+/* The key of plain WebDAV collections (dav_coll_type.key for the others). */
+#define DAV_PLAIN_KEY 'w'
+
+/* A collection's store path: key, then its URL path. 0, or -1 when too long. */
+int dav_coll_key(const char *path, size_t len, char key, char *out);
+
+/* Resolve the request path into c->target: 0 or an HTTP status. */
+int dav_resolve(struct dav_ctx *c);
+/* Length of the parent's path (with its '/'), for a path that is not the root. */
+size_t dav_parent_len(const char *path, size_t len);
+/* Can the collection at path[0..len) (ending in '/') be created there: is
+ * its parent the user's home or an existing collection? */
+bool dav_coll_parent_exists(struct dav_ctx *c, const char *path, size_t len, uint32_t *parent,
+                            const struct dav_coll_type **parent_type);
+
+/* ---- dav_response.c ------------------------------------------------------ */
+
+/* A response without a body. */
+void dav_respond_empty(struct dav_ctx *c, int status, const char *headers);
+/* 413 naming this build's limit: "<what> <limit> bytes." */
+void dav_respond_too_large(struct http_exchange *x, const char *what, unsigned long limit);
+
+/* ---- dav_props.c --------------------------------------------------------- */
+
+/* An ETag as "0123abcd" (quotes included) into out. */
+void dav_etag_format(uint32_t etag, char *out, size_t size);
+/* The media type of an object: its collection type's, or application/octet-stream. */
+const char *dav_content_type(const struct dav_resource *r);
+/* The live property named like n (WebDAV's or an extension's), or NULL. */
+const struct dav_prop *dav_prop_find(const struct xml_node *n);
+/* An empty element named like the requested property n, in its namespace. */
+void dav_write_prop_name(struct xml_writer *w, const struct xml_node *n);
+
+/* ---- the methods (dav_propfind.c, dav_proppatch.c, dav_collections.c,
+ * dav_content.c): each answers the request ---------------------------------- */
+
+void dav_do_propfind(struct dav_ctx *c);
+void dav_do_proppatch(struct dav_ctx *c);
+void dav_do_mkcol(struct dav_ctx *c);
+void dav_do_delete(struct dav_ctx *c);
+void dav_do_get(struct dav_ctx *c);
+void dav_do_put(struct dav_ctx *c);
+/* Body bytes of a PUT, with the writer lock held: HTTPD_BODY_OK or the
+ * status answered. */
+int dav_put_take(struct dav_ctx *c, const uint8_t *data, size_t len);
+/* The PUT body is over the resource size limit: answers, returns the status. */
+int dav_put_too_large(struct dav_ctx *c);
+
+/* ---- dav_handler.c ------------------------------------------------------- */
+
+/* Run the request; the response is started unless it waits for the lock. */
+void dav_end_request(struct dav_ctx *c);
+
+#endif

@@ -1,0 +1,111 @@
+/* PROPFIND (RFC 4918 section 9.1). */
+#include "dav/dav_private.h"
+
+#include <stdio.h>
+#include <string.h>
+
+static void write_response(struct dav_ctx *c, const struct dav_resource *r)
+{
+    struct xml_writer w;
+    dav_writer(c, &w);
+    xml_write_start(&w, "D", "response");
+    dav_write_href(&w, r->path, r->path_len);
+    dav_write_propstats(c, &w, r, NULL);
+    xml_write_end(&w);
+    dav_writer_done(c, &w);
+}
+
+enum { PF_SELF, PF_COLLECTIONS, PF_OBJECTS, PF_CLOSE };
+
+static int propfind_render(struct dav_ctx *c)
+{
+    char path[DAV_PATH_MAX + 2];
+    struct dav_resource r;
+    int rc;
+
+    switch (c->phase) {
+    case PF_SELF:
+        dav_multistatus_open(c);
+        write_response(c, &c->target);
+        c->phase = c->depth == 0 || c->target.kind == DAV_RES_OBJECT ? PF_CLOSE : PF_COLLECTIONS;
+        dav_enum_start(c, DAV_SRC_COLLECTIONS);
+        return 0;
+    case PF_COLLECTIONS:
+        if (c->target.kind == DAV_RES_ROOT) {
+            /* the root lists the user's own home only */
+            memset(&r, 0, sizeof(r));
+            r.kind = DAV_RES_HOME;
+            r.path = path;
+            r.path_len = (size_t)snprintf(path, sizeof(path), DAV_ROOT_PATH "%s/", c->user);
+            r.exists = true;
+            write_response(c, &r);
+            c->phase = PF_CLOSE;
+            return 0;
+        }
+        rc = dav_enum_next(c, 0);
+        if (rc < 0)
+            return -1;
+        if (rc == 0) {
+            c->phase = c->target.kind == DAV_RES_COLL ? PF_OBJECTS : PF_CLOSE;
+            dav_enum_start(c, DAV_SRC_OBJECTS);
+            return 0;
+        }
+        memset(&r, 0, sizeof(r));
+        r.kind = DAV_RES_COLL;
+        memcpy(path, c->member.name + 1, c->member.len - 1);
+        r.path = path;
+        r.path_len = c->member.len - 1;
+        r.coll = c->member.coll;
+        r.type = dav_coll_type_of(c->member.name[0]);
+        r.exists = store_coll_info(c->store, r.coll, &r.info) == STORE_OK;
+        if (r.exists)
+            write_response(c, &r);
+        return 0;
+    case PF_OBJECTS:
+        rc = dav_enum_next(c, c->target.coll);
+        if (rc < 0)
+            return -1;
+        if (rc == 0) {
+            c->phase = PF_CLOSE;
+            return 0;
+        }
+        dav_object_resource(c, &c->member, path, &r);
+        write_response(c, &r);
+        return 0;
+    default:
+        dav_multistatus_close(c);
+        c->done = true;
+        return 0;
+    }
+}
+
+void dav_do_propfind(struct dav_ctx *c)
+{
+    const struct xml_node *root;
+    if (!c->target.exists) {
+        dav_respond_status(c, 404, NULL);
+        return;
+    }
+    if (dav_parse_body(c)) {
+        dav_respond_status(c, 400, "The body is not well-formed XML.");
+        return;
+    }
+    root = c->doc.root;
+    c->mode = DAV_ALLPROP; /* section 9.1: no body means allprop */
+    if (root) {
+        if (!xml_is(root, XML_NS_DAV, "propfind")) {
+            dav_respond_status(c, 400, "Expected a DAV:propfind element.");
+            return;
+        }
+        if ((c->props = xml_child(root, XML_NS_DAV, "prop")) != NULL)
+            c->mode = DAV_PROP;
+        else if (xml_child(root, XML_NS_DAV, "propname"))
+            c->mode = DAV_PROPNAME;
+        else if (!xml_child(root, XML_NS_DAV, "allprop")) {
+            dav_respond_status(c, 400, "Expected prop, propname or allprop.");
+            return;
+        }
+    }
+    c->phase = PF_SELF;
+    dav_respond_multistatus(c, propfind_render);
+}
