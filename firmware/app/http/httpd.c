@@ -27,8 +27,6 @@
 
 #include "lwip/mem.h"
 #include "lwip/memp.h"
-#include "lwip/priv/tcp_priv.h"
-#include "lwip/stats.h"
 #include "lwip/sys.h"
 #include "lwip/tcp.h"
 
@@ -36,6 +34,7 @@
 #include "http/http_chunked.h"
 #include "http/http_parse.h"
 #include "appliance/routes.h"
+#include "net/server_conn.h"
 #include "net/syn_queue.h"
 #include "net/tcp_park.h"
 
@@ -45,13 +44,6 @@
 #define SCRATCH_MAX HTTPD_SCRATCH_MAX /* rendered bodies, handler buffers */
 #define STAGE_MAX HTTPD_STAGE_MAX     /* response heads and produced body pieces */
 #define CHUNK_FRAMING 12       /* "xxxxxxxx\r\n" before and "\r\n" after a piece */
-#define POLL_INTERVAL 2        /* tcp_poll period, in TCP slow-timer ticks */
-#define POLL_MS (POLL_INTERVAL * TCP_SLOW_INTERVAL)
-#define IDLE_TIMEOUT_MS HTTPD_IDLE_TIMEOUT_MS
-/* in polls: the slow timer's period is the port's (LiteX: TCP_TMR_INTERVAL 50 ms, a poll every
- * 200 ms, 300 polls; lwIP's default 250 ms: 60), so the timeout is 60 s on every port */
-#define IDLE_TIMEOUT_POLLS (IDLE_TIMEOUT_MS / POLL_MS)
-_Static_assert(IDLE_TIMEOUT_POLLS >= 2 && IDLE_TIMEOUT_POLLS < 65535, "idle_polls is 16 bits");
 
 enum rx_state { RX_HEAD, RX_BODY, RX_RESPOND };
 enum body_framing { BODY_NONE, BODY_LENGTH, BODY_CHUNKED };
@@ -215,62 +207,16 @@ static void retry_stalled_writes(void)
 }
 #endif
 
-/* The pcb's callbacks lead nowhere any more (its owner is being freed). */
-static void pcb_unhook(struct tcp_pcb *pcb)
-{
-    tcp_arg(pcb, NULL);
-    tcp_recv(pcb, NULL);
-    tcp_sent(pcb, NULL);
-    tcp_err(pcb, NULL);
-    tcp_poll(pcb, NULL, 0);
-}
-
-/* A connection we closed whose bare FIN goes unanswered (all data before it
- * acknowledged): its peer has most likely vanished. Reset after
- * HTTPD_ORPHAN_RETRIES retransmissions, as Linux's tcp_orphan_retries does;
- * lwIP alone retransmits TCP_MAXRTX times, minutes of backoffs, and 4,400
- * vanished idle peers held PCBs and segments that long. A response still
- * being delivered keeps lwIP's own limit. */
-static err_t orphan_poll(void *arg, struct tcp_pcb *pcb)
-{
-    (void)arg;
-    if (pcb->nrtx < HTTPD_ORPHAN_RETRIES || pcb->unsent || !pcb->unacked || pcb->unacked->len ||
-        pcb->unacked->next)
-        return ERR_OK;
-    httpd_stats.orphans_reset++;
-    tcp_abort(pcb);
-    return ERR_ABRT;
-}
-
-/* Close gracefully, or abort when lwIP cannot queue the FIN. */
-static enum conn_fate pcb_close(struct tcp_pcb *pcb)
-{
-    tcp_poll(pcb, orphan_poll, 2);   /* before: a closed PCB may be gone already */
-    if (tcp_close(pcb) == ERR_OK)
-        return CONN_CLOSED;
-    tcp_abort(pcb);
-    return CONN_ABORTED;
-}
-
 static void conn_free(struct conn *c)
 {
     handler_abort(c);
     set_write_stalled(c, 0);
     if (c->pcb)
-        pcb_unhook(c->pcb);
+        server_conn_unhook(c->pcb);
     if (c->rx)
         pbuf_free(c->rx);
     conn_release(c);
     httpd_stats.conns_open--;
-}
-
-static void window_give(struct tcp_pcb *pcb, uint32_t n)
-{
-    while (n) {
-        u16_t step = n > 0xffff ? 0xffff : (u16_t)n;
-        tcp_recved(pcb, step);
-        n -= step;
-    }
 }
 
 /* Give back the window of everything received, then close gracefully: lwIP
@@ -278,9 +224,9 @@ static void window_give(struct tcp_pcb *pcb, uint32_t n)
 static enum conn_fate conn_close(struct conn *c)
 {
     struct tcp_pcb *pcb = c->pcb;
-    window_give(pcb, c->recved_owed + (c->rx ? c->rx->tot_len : 0));
+    server_conn_window_give(pcb, c->recved_owed + (c->rx ? c->rx->tot_len : 0));
     conn_free(c);
-    return pcb_close(pcb);
+    return server_conn_close(pcb, &httpd_stats.orphans_reset) == ERR_OK ? CONN_CLOSED : CONN_ABORTED;
 }
 
 static enum conn_fate conn_abort(struct conn *c)
@@ -838,7 +784,7 @@ static enum conn_fate process(struct conn *c)
     if (fate == CONN_ALIVE) {
         c->in_process = 0;
         if (!c->paused && c->recved_owed) {
-            window_give(c->pcb, c->recved_owed);
+            server_conn_window_give(c->pcb, c->recved_owed);
             c->recved_owed = 0;
         }
     }
@@ -887,12 +833,12 @@ void httpd_resume(struct http_exchange *x)
         if (c->begin_wait)
             return; /* still no room */
         if (c->recved_owed) {
-            window_give(c->pcb, c->recved_owed);
+            server_conn_window_give(c->pcb, c->recved_owed);
             c->recved_owed = 0;
         }
     } else if (c->paused) {
         c->paused = 0;
-        window_give(c->pcb, c->recved_owed);
+        server_conn_window_give(c->pcb, c->recved_owed);
         c->recved_owed = 0;
     }
     /* called from inside a handler callback: the running loop goes on */
@@ -955,29 +901,6 @@ static err_t on_sent(void *arg, struct tcp_pcb *pcb, u16_t len)
     return process(c) == CONN_ABORTED ? ERR_ABRT : ERR_OK;
 }
 
-/* A connection idle for IDLE_TIMEOUT_POLLS in the middle of an exchange (a
- * request begun, or data of ours not acknowledged) is reset rather than
- * closed: its peer has most likely vanished, and a FIN would be retransmitted
- * to it for many minutes (TCP_MAXRTX backoffs), its PCB held all that time. */
-static int pcb_mid_exchange(const struct tcp_pcb *pcb)
-{
-    return pcb->unacked || pcb->unsent;
-}
-
-/* May an idle timeout close with a FIN? A FIN to a peer that vanished holds
- * its PCB and a segment for TCP_MAXRTX backoffs, a minute and more: 4,400
- * silent peers closed that way took every segment (MEMP_NUM_TCP_SEG), and the
- * responses of live clients could not be queued. Past half the segment pool
- * the timeout resets instead, as Linux resets orphans past tcp_max_orphans. */
-static int fin_affordable(void)
-{
-#if MEMP_STATS
-    return lwip_stats.memp[MEMP_TCP_SEG]->used * 2 < lwip_stats.memp[MEMP_TCP_SEG]->avail;
-#else
-    return 1;
-#endif
-}
-
 /* The handler holds the request (waiting for a /dav/ context, its body paused,
  * or its end() deferred while the store's writer is busy): the client waits for
  * us, it is not idle. Its wait ends in dav.c (a context wait in 503 after
@@ -998,9 +921,11 @@ static err_t on_poll(void *arg, struct tcp_pcb *pcb)
     }
     if (server_holds(c))
         c->idle_polls = 0;
-    else if (++c->idle_polls > IDLE_TIMEOUT_POLLS) {
-        int stalled = c->head_len || c->rx_state != RX_HEAD || c->rx || pcb_mid_exchange(pcb) ||
-                      !fin_affordable();
+    else if (server_conn_idle_poll(&c->idle_polls)) {
+        /* in the middle of an exchange (a request begun, or data of ours not
+         * acknowledged) the peer has most likely vanished: reset, not closed */
+        int stalled = c->head_len || c->rx_state != RX_HEAD || c->rx ||
+                      server_conn_mid_exchange(pcb) || !server_conn_fin_affordable();
         httpd_stats.conns_timed_out++;
         return (stalled ? conn_abort(c) : conn_close(c)) == CONN_ABORTED ? ERR_ABRT : ERR_OK;
     }
@@ -1037,7 +962,7 @@ static void conn_attach(struct conn *c, struct tcp_pcb *pcb)
     tcp_recv(pcb, on_recv);
     tcp_sent(pcb, on_sent);
     tcp_err(pcb, on_err);
-    tcp_poll(pcb, on_poll, POLL_INTERVAL);
+    tcp_poll(pcb, on_poll, SERVER_CONN_POLL_INTERVAL);
 }
 
 /* ---- connections waiting for their state -------------------------------
@@ -1157,7 +1082,7 @@ static void waiting_free(struct waiting *w)
     waiting_unlink(w);
     waiting_unpark(w);
     if (w->pcb)
-        pcb_unhook(w->pcb);
+        server_conn_unhook(w->pcb);
     if (w->rx)
         pbuf_free(w->rx);
     waiting_release(w);
@@ -1167,9 +1092,9 @@ static void waiting_free(struct waiting *w)
 static err_t waiting_close(struct waiting *w)
 {
     struct tcp_pcb *pcb = w->pcb;
-    window_give(pcb, w->rx ? w->rx->tot_len : 0);
+    server_conn_window_give(pcb, w->rx ? w->rx->tot_len : 0);
     waiting_free(w);
-    return pcb_close(pcb) == CONN_ABORTED ? ERR_ABRT : ERR_OK;
+    return server_conn_close(pcb, &httpd_stats.orphans_reset);
 }
 
 /* Free w and reset its connection. */
@@ -1204,7 +1129,7 @@ static uint8_t head_scan_step(uint8_t state, const struct pbuf *p)
 /* A record queues for a state once its client has sent a whole head (or more
  * than is copied here): then the client waits for us. Until then the server
  * waits for the client, as for an idle one: the record stays off the queue,
- * may be parked, and is reset after IDLE_TIMEOUT_MS without progress. Queued
+ * may be parked, and is reset after the idle timeout without progress. Queued
  * at its first byte, a client that sends the start of a head and vanishes
  * (hundreds of them, in the half-open flood) held its place in the queue for
  * ever and then a state for the whole idle timeout, and every client behind
@@ -1295,9 +1220,9 @@ static err_t waiting_on_poll(void *arg, struct tcp_pcb *pcb)
         w->idle_polls = 0;
         return ERR_OK;
     }
-    if (++w->idle_polls > IDLE_TIMEOUT_POLLS) {
+    if (server_conn_idle_poll(&w->idle_polls)) {
         httpd_stats.conns_timed_out++;
-        if (w->rx || pcb_mid_exchange(pcb) || !fin_affordable()) {
+        if (w->rx || server_conn_mid_exchange(pcb) || !server_conn_fin_affordable()) {
             waiting_reset(w);
             return ERR_ABRT;
         }
@@ -1323,7 +1248,7 @@ static struct waiting *parked_waiting(struct tcp_park_node *node)
 #endif
 
 /* Park the candidates that are idle now; close the parked connections idle
- * for IDLE_TIMEOUT_POLLS (lwIP no longer polls them). Both only look at the
+ * for the idle timeout (lwIP no longer polls them). Both only look at the
  * ends of their lists: nothing here walks every connection. */
 static void park_idle(void)
 {
@@ -1339,13 +1264,13 @@ static void park_idle(void)
         candidate_remove(w);
         /* an unfinished head (rx, not queued) waits for its client like an idle one */
         if (!w->queued && !w->peer_closed && w->pcb)
-            tcp_park(&w->park, w->pcb, now - (uint32_t)w->idle_polls * POLL_MS);
+            tcp_park(&w->park, w->pcb, server_conn_idle_since(now, w->idle_polls));
     }
-    while ((node = tcp_park_idle_before(now - IDLE_TIMEOUT_MS)) != NULL) {
+    while ((node = tcp_park_idle_before(now - HTTPD_IDLE_TIMEOUT_MS)) != NULL) {
         struct waiting *w = parked_waiting(node);
         tcp_unpark(node);
         httpd_stats.conns_timed_out++;
-        if (w->rx || !fin_affordable())   /* as waiting_on_poll does */
+        if (w->rx || !server_conn_fin_affordable())   /* as waiting_on_poll does */
             waiting_reset(w);
         else
             waiting_close(w);
@@ -1386,7 +1311,7 @@ static int conn_wait(struct tcp_pcb *pcb, struct pbuf *rx)
     tcp_recv(pcb, waiting_on_recv);
     tcp_sent(pcb, waiting_on_sent);
     tcp_err(pcb, waiting_on_err);
-    tcp_poll(pcb, waiting_on_poll, POLL_INTERVAL);
+    tcp_poll(pcb, waiting_on_poll, SERVER_CONN_POLL_INTERVAL);
     if (!rx)
         candidate_add(w);
     return 0;
@@ -1403,7 +1328,7 @@ static enum conn_fate conn_detach(struct conn *c, int idle)
     if (!HTTPD_CONNS_MAX || (!idle && conns_spare() && !waiting_queue.oldest) || c->rx || c->peer_closed ||
         conn_wait(pcb, NULL) != 0)
         return CONN_ALIVE;
-    window_give(pcb, c->recved_owed);
+    server_conn_window_give(pcb, c->recved_owed);
     c->recved_owed = 0;
     c->pcb = NULL;          /* the pcb's callbacks are the waiting record's now */
     conn_free(c);
