@@ -406,7 +406,7 @@ def small_build_target(host_build):
 
 def test_requests_waiting_for_a_connection_state_are_not_timed_out(small_build_target):
     """On a small build (HTTPD_CONNS_MAX states) a connection whose request arrives while every
-    state is taken waits as a small record (httpd.c struct waiting) until one is free. Its
+    state is taken waits as a small record (conn_admission.c struct waiting) until one is free. Its
     client has sent its whole request and waits for the server: like a request the server holds
     (675c9bc), it must be answered once a state frees, however long that takes, not reset by
     httpd's idle timeout (before, waiting_on_poll counted its wait toward the timeout). Here a

@@ -327,7 +327,7 @@ def test_flood_beyond_pcbs_clients_served(sim_build, kind):
 
 # make test's floods beyond the PCB limit: the LiteEth SoC's firmware with this many TCP PCBs (a
 # build of its own), so that the defences at the limit (a held SYN given an unanswered FIN's PCB
-# or the connection idle longest, syn_queue.c and httpd.c) run in millions of cycles: 264 peers
+# or the connection idle longest, syn_queue.c and conn_admission.c) run in millions of cycles: 264 peers
 # one every 30,000 cycles are all open within a connection's 75 M cycles at x100. (At the
 # floods' x500 too, but a legitimate request then took up to 5.2 M cycles, 21 s of TCP time, too
 # near LEGIT_WAIT_MAX_S: slirp's retransmissions of its SYN, held or dropped at the limit, are
@@ -507,7 +507,7 @@ AB_CONCURRENCY = 100
 # No flood timeout needs to pass here; 32 (the simulator's default for slirp) keeps the
 # retransmissions of dropped frames at a fraction of a simulated second. (At 32 the firmware's
 # idle timeout, then 12 s on LiteX, closed 8 of 1,000 connections whose request the MAC had
-# dropped before slirp's retransmission, 12 s apart at most, came: now 60 s, httpd.c.)
+# dropped before slirp's retransmission, 12 s apart at most, came: now 60 s, server_conn.c.)
 AB_CLOCK_SCALE = 32
 # ab's -s: wall seconds it waits for any one response. A request the MAC dropped after its
 # client's SYN was retransmitted waits out slirp's retransmission timeout, backed off to 12 s

@@ -4,11 +4,11 @@ The connections are opened in waves of 8 (what the SoC's receive slots absorb at
 last of each wave sends one keep-alive GET, the others say nothing. All then stay idle while
 the test reads the status page (its counts must show them all open), serves requests on new
 connections and on a sample of the idle ones, and checks that none of the idle ones was
-closed. The firmware closes a connection idle for 60 s (httpd.c IDLE_TIMEOUT_MS; 12 s on
+closed. The firmware closes a connection idle for 60 s (HTTPD_IDLE_TIMEOUT_MS, server_conn.c; 12 s on
 LiteX before it was counted in ms rather than in 60 polls of the port's slow timer); opening
 1,000 takes ~0.5 s of simulated time (4,000: ~2 s), so the timeout never fires here.
 
-Idle connections hold no HTTP state (a waiting record each, httpd.c) and are parked off
+Idle connections hold no HTTP state (a waiting record each, conn_admission.c) and are parked off
 lwIP's active list (firmware/app/net/tcp_park.c): the status page counts them in
 tcp_established and tcp_parked.
 

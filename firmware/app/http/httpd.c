@@ -14,10 +14,9 @@
  *              the handler in pieces straight from the pbufs, or dropped
  *   RX_RESPOND the body is done; waiting for the response to be queued
  *
- * A response is its head (formatted into conn->stage, copied into lwIP) and
- * a body that is static (sent without copying), in the scratch buffer
- * (copied), or produced piece by piece into conn->stage; what does not fit
- * the send buffer now is finished from the tcp_sent callback.
+ * Responses are httpd_response.c's. A connection without a state (every
+ * state taken, or between requests with a state pool) waits in
+ * net/conn_admission.c.
  */
 #include "http/httpd.h"
 
@@ -26,98 +25,23 @@
 #include <string.h>
 
 #include "lwip/mem.h"
-#include "lwip/memp.h"
-#include "lwip/priv/tcp_priv.h"
-#include "lwip/stats.h"
-#include "lwip/sys.h"
 #include "lwip/tcp.h"
 
-#include "util/age_list.h"
 #include "http/http_chunked.h"
 #include "http/http_parse.h"
+#include "http/httpd_conn.h"
 #include "http/router.h"
-#include "net/syn_queue.h"
-#include "net/tcp_park.h"
+#include "net/conn_admission.h"
+#include "net/server_conn.h"
 
 #include "platform/app_config.h"
 
-#define HEAD_MAX HTTPD_HEAD_MAX       /* longest request head; longer gets 431 */
-#define SCRATCH_MAX HTTPD_SCRATCH_MAX /* rendered bodies, handler buffers */
-#define STAGE_MAX HTTPD_STAGE_MAX     /* response heads and produced body pieces */
-#define CHUNK_FRAMING 12       /* "xxxxxxxx\r\n" before and "\r\n" after a piece */
-#define POLL_INTERVAL 2        /* tcp_poll period, in TCP slow-timer ticks */
-#define POLL_MS (POLL_INTERVAL * TCP_SLOW_INTERVAL)
-#define IDLE_TIMEOUT_MS HTTPD_IDLE_TIMEOUT_MS
-/* in polls: the slow timer's period is the port's (LiteX: TCP_TMR_INTERVAL 50 ms, a poll every
- * 200 ms, 300 polls; lwIP's default 250 ms: 60), so the timeout is 60 s on every port */
-#define IDLE_TIMEOUT_POLLS (IDLE_TIMEOUT_MS / POLL_MS)
-_Static_assert(IDLE_TIMEOUT_POLLS >= 2 && IDLE_TIMEOUT_POLLS < 65535, "idle_polls is 16 bits");
-
-enum rx_state { RX_HEAD, RX_BODY, RX_RESPOND };
-enum body_framing { BODY_NONE, BODY_LENGTH, BODY_CHUNKED };
-
-static const char continue_line[] = "HTTP/1.1 100 Continue\r\n\r\n";
-static const char last_chunk[] = "0\r\n\r\n";
+struct httpd_stats httpd_stats;
 
 static const struct http_router *router; /* httpd_init's */
 
-struct conn {
-    struct tcp_pcb *pcb;
-    struct pbuf *rx;            /* received, not yet consumed */
-    uint32_t recved_owed;       /* consumed, window not yet given back (paused, or in process()) */
-    uint16_t head_len;
-    uint8_t rx_state;
-    uint16_t idle_polls;
-    uint8_t peer_closed;        /* FIN received */
-    uint8_t close_after;        /* close once the current response is queued */
-    uint8_t in_process;         /* process() is running: handlers are called from it */
-    uint8_t in_use;             /* HTTPD_CONNS_MAX pool: taken */
-    uint8_t write_stalled;      /* a write found lwIP's segments or heap exhausted */
-
-    /* the request in progress */
-    const struct http_handler *handler;
-    uint8_t framing;
-    uint8_t accepted;           /* begin() said yes: end() or abort() is owed */
-    uint8_t deliver;            /* body goes to the handler (else dropped) */
-    uint8_t paused;
-    uint8_t begin_wait;         /* begin() said HTTPD_BEGIN_WAIT: asked again at httpd_resume() */
-    uint8_t responded;          /* the response has been started */
-    uint8_t skip_body;          /* rejected, body not read: the connection closes */
-    uint32_t body_left;         /* BODY_LENGTH: bytes still to come */
-    uint32_t drain_left;        /* dropped-body bytes we still read before closing */
-    struct http_chunked chunked;
-    struct http_request req;
-    struct http_exchange x;
-
-    /* the response in progress */
-    uint8_t continue_left;      /* bytes of continue_line still to queue */
-    uint8_t tx_chunked;         /* produced body in chunked coding */
-    uint8_t tx_producing;       /* produce() has more */
-    uint32_t tx_length_left;    /* produced body of known length: bytes owed */
-    uint8_t last_chunk_left;
-    uint16_t stage_len, stage_off;
-    const uint8_t *body;        /* static or scratch body still to queue */
-    uint32_t body_tx_left;
-    uint8_t body_copy;
-    httpd_produce_fn produce;
-
-    char stage[STAGE_MAX];
-    char head[HEAD_MAX];
-    char scratch[SCRATCH_MAX];
-};
-
-struct httpd_stats httpd_stats;
-
-/* connections accepted without a struct conn yet that have asked (see conn_wait) */
-static struct age_list waiting_queue;
-
 /* CONN_DETACHED: the connection went on waiting without its struct conn */
 enum conn_fate { CONN_ALIVE, CONN_CLOSED, CONN_ABORTED, CONN_DETACHED };
-
-static struct conn *conn_of(struct http_exchange *x)
-{
-    return (struct conn *)((char *)x - offsetof(struct conn, x));
-}
 
 /* The request ends without end() or before its response was queued. */
 static void handler_abort(struct conn *c)
@@ -185,7 +109,7 @@ static void retry_stalled_writes(void)
     }
 }
 
-static void set_write_stalled(struct conn *c, uint8_t stalled)
+void httpd_write_stalled(struct conn *c, uint8_t stalled)
 {
     if (c->write_stalled != stalled)
         conns_stalled += stalled ? 1u : (unsigned)-1;
@@ -197,7 +121,7 @@ static int conns_spare(void)
     return 1;
 }
 
-static void set_write_stalled(struct conn *c, uint8_t stalled)
+void httpd_write_stalled(struct conn *c, uint8_t stalled)
 {
     c->write_stalled = stalled;
 }
@@ -217,62 +141,16 @@ static void retry_stalled_writes(void)
 }
 #endif
 
-/* The pcb's callbacks lead nowhere any more (its owner is being freed). */
-static void pcb_unhook(struct tcp_pcb *pcb)
-{
-    tcp_arg(pcb, NULL);
-    tcp_recv(pcb, NULL);
-    tcp_sent(pcb, NULL);
-    tcp_err(pcb, NULL);
-    tcp_poll(pcb, NULL, 0);
-}
-
-/* A connection we closed whose bare FIN goes unanswered (all data before it
- * acknowledged): its peer has most likely vanished. Reset after
- * HTTPD_ORPHAN_RETRIES retransmissions, as Linux's tcp_orphan_retries does;
- * lwIP alone retransmits TCP_MAXRTX times, minutes of backoffs, and 4,400
- * vanished idle peers held PCBs and segments that long. A response still
- * being delivered keeps lwIP's own limit. */
-static err_t orphan_poll(void *arg, struct tcp_pcb *pcb)
-{
-    (void)arg;
-    if (pcb->nrtx < HTTPD_ORPHAN_RETRIES || pcb->unsent || !pcb->unacked || pcb->unacked->len ||
-        pcb->unacked->next)
-        return ERR_OK;
-    httpd_stats.orphans_reset++;
-    tcp_abort(pcb);
-    return ERR_ABRT;
-}
-
-/* Close gracefully, or abort when lwIP cannot queue the FIN. */
-static enum conn_fate pcb_close(struct tcp_pcb *pcb)
-{
-    tcp_poll(pcb, orphan_poll, 2);   /* before: a closed PCB may be gone already */
-    if (tcp_close(pcb) == ERR_OK)
-        return CONN_CLOSED;
-    tcp_abort(pcb);
-    return CONN_ABORTED;
-}
-
 static void conn_free(struct conn *c)
 {
     handler_abort(c);
-    set_write_stalled(c, 0);
+    httpd_write_stalled(c, 0);
     if (c->pcb)
-        pcb_unhook(c->pcb);
+        server_conn_unhook(c->pcb);
     if (c->rx)
         pbuf_free(c->rx);
     conn_release(c);
     httpd_stats.conns_open--;
-}
-
-static void window_give(struct tcp_pcb *pcb, uint32_t n)
-{
-    while (n) {
-        u16_t step = n > 0xffff ? 0xffff : (u16_t)n;
-        tcp_recved(pcb, step);
-        n -= step;
-    }
 }
 
 /* Give back the window of everything received, then close gracefully: lwIP
@@ -280,9 +158,9 @@ static void window_give(struct tcp_pcb *pcb, uint32_t n)
 static enum conn_fate conn_close(struct conn *c)
 {
     struct tcp_pcb *pcb = c->pcb;
-    window_give(pcb, c->recved_owed + (c->rx ? c->rx->tot_len : 0));
+    server_conn_window_give(pcb, c->recved_owed + (c->rx ? c->rx->tot_len : 0));
     conn_free(c);
-    return pcb_close(pcb);
+    return server_conn_close(pcb, &httpd_stats.orphans_reset) == ERR_OK ? CONN_CLOSED : CONN_ABORTED;
 }
 
 static enum conn_fate conn_abort(struct conn *c)
@@ -317,292 +195,6 @@ static void drop_empty_pbufs(struct conn *c)
         pbuf_free(c->rx);
         c->rx = next;
     }
-}
-
-/* ---- sending ------------------------------------------------------------ */
-
-static int response_pending(const struct conn *c)
-{
-    return c->continue_left || c->stage_off < c->stage_len || c->body_tx_left ||
-           c->tx_producing || c->last_chunk_left;
-}
-
-/* Queue up to len bytes; returns how many were taken, or -1 on a fatal
- * error (the connection must be aborted). */
-static int queue_bytes(struct conn *c, const void *ptr, uint32_t len, int copy, int more)
-{
-    u16_t room = tcp_sndbuf(c->pcb);
-    u16_t n;
-    u8_t flags = copy ? TCP_WRITE_FLAG_COPY : 0;
-    err_t err;
-
-    if (room == 0 || tcp_sndqueuelen(c->pcb) >= TCP_SND_QUEUELEN)
-        return 0;
-    n = len > room ? room : (u16_t)len;
-    if (n < len || more)
-        flags |= TCP_WRITE_FLAG_MORE;
-    err = tcp_write(c->pcb, ptr, n, flags);
-    if (err == ERR_MEM) {
-        set_write_stalled(c, 1);
-        return 0; /* retried from tcp_sent or tcp_poll (and httpd_poll) */
-    }
-    return err == ERR_OK ? n : -1;
-}
-
-/* Ask the producer for the next piece, framed as a chunk if need be. */
-static int produce_piece(struct conn *c)
-{
-    size_t room = STAGE_MAX - CHUNK_FRAMING, len = 0;
-    char *buf = c->stage + (c->tx_chunked ? CHUNK_FRAMING - 2 : 0);
-    int rc, counted = !c->tx_chunked && c->tx_length_left != HTTPD_LENGTH_UNKNOWN;
-
-    if (counted && c->tx_length_left < room)
-        room = c->tx_length_left;
-    rc = c->produce(&c->x, buf, room, &len);
-    if (rc < 0 || len > room)
-        return -1;
-    if (counted) {
-        /* the Content-Length sent must be the length produced (RFC 9112
-         * section 6.3): a producer that falls short breaks the framing */
-        c->tx_length_left -= (uint32_t)len;
-        if (rc == 1 && c->tx_length_left)
-            return -1;
-        if (c->tx_length_left == 0)
-            rc = 1;
-    }
-    if (rc == 1)
-        c->tx_producing = 0;
-    if (len && c->tx_chunked) {
-        /* RFC 9112 section 7.1: chunk-size in hex, right-aligned before the
-         * data; by hand, as snprintf costs more than the rest of a piece's framing */
-        static const char hex[] = "0123456789abcdef";
-        size_t start = CHUNK_FRAMING - 2, v = len;
-        c->stage[--start] = '\n';
-        c->stage[--start] = '\r';
-        do {
-            c->stage[--start] = hex[v & 15];
-            v >>= 4;
-        } while (v);
-        memcpy(buf + len, "\r\n", 2);
-        c->stage_off = (uint16_t)start;
-        c->stage_len = (uint16_t)(CHUNK_FRAMING + len);
-    } else {
-        c->stage_off = 0;
-        c->stage_len = (uint16_t)len;
-    }
-    if (!c->tx_producing && c->tx_chunked)
-        c->last_chunk_left = sizeof(last_chunk) - 1;
-    return len || !c->tx_producing;
-}
-
-/* A produced response renders at most this much per main-loop turn (with a
- * state pool, whose stalled writes the main loop retries): a long listing
- * rendered into a 64 KiB send buffer at once kept the CPU from the MAC's two
- * RX slots for milliseconds, and frames were dropped. */
-#if HTTPD_CONNS_MAX
-#define PRODUCE_TURN HTTPD_PRODUCE_TURN
-#else
-#define PRODUCE_TURN SIZE_MAX
-#endif
-
-static enum conn_fate send_pending(struct conn *c)
-{
-    size_t produced = 0;
-    for (;;) {
-        int n;
-        if (c->continue_left) {
-            size_t off = sizeof(continue_line) - 1 - c->continue_left;
-            n = queue_bytes(c, continue_line + off, c->continue_left, 0, 0);
-            if (n > 0)
-                c->continue_left -= (uint8_t)n;
-        } else if (c->stage_off < c->stage_len) {
-            n = queue_bytes(c, c->stage + c->stage_off, (uint32_t)(c->stage_len - c->stage_off),
-                            1, c->body_tx_left || c->tx_producing || c->last_chunk_left);
-            if (n > 0)
-                c->stage_off += (uint16_t)n;
-        } else if (c->body_tx_left) {
-            n = queue_bytes(c, c->body, c->body_tx_left, c->body_copy, 0);
-            if (n > 0) {
-                c->body += n;
-                c->body_tx_left -= (uint32_t)n;
-            }
-        } else if (c->tx_producing) {
-            if (tcp_sndbuf(c->pcb) < CHUNK_FRAMING) {
-                n = 0;
-            } else if (produced >= PRODUCE_TURN) {
-                set_write_stalled(c, 1); /* the main loop comes back after RX */
-                n = 0;
-            } else {
-                n = produce_piece(c); /* 0: the producer is not ready */
-                produced += (size_t)(c->stage_len - c->stage_off);
-            }
-        } else if (c->last_chunk_left) {
-            size_t off = sizeof(last_chunk) - 1 - c->last_chunk_left;
-            n = queue_bytes(c, last_chunk + off, c->last_chunk_left, 0, 0);
-            if (n > 0)
-                c->last_chunk_left -= (uint8_t)n;
-        } else {
-            break;
-        }
-        if (n < 0)
-            return conn_abort(c);
-        if (n == 0)
-            break;
-    }
-    tcp_output(c->pcb);
-    return CONN_ALIVE;
-}
-
-/* ---- responses ---------------------------------------------------------- */
-
-static int body_allowed(int status) { return status >= 200 && status != 204 && status != 304; }
-
-/* Response heads are assembled by hand: picolibc's snprintf formats every
- * integer with 64-bit divisions, which cost more than the rest of a small
- * GET's response together. */
-struct head_writer {
-    char *buf;
-    size_t size, len;
-    int overflow;
-};
-
-static void put_bytes(struct head_writer *w, const char *s, size_t n)
-{
-    if (w->overflow || n >= w->size - w->len) {
-        w->overflow = 1; /* a NUL must still fit, as with snprintf */
-        return;
-    }
-    memcpy(w->buf + w->len, s, n);
-    w->len += n;
-    w->buf[w->len] = '\0';
-}
-
-static void put_str(struct head_writer *w, const char *s) { put_bytes(w, s, strlen(s)); }
-
-static void put_uint(struct head_writer *w, uint32_t v)
-{
-    char digits[10];
-    size_t n = sizeof(digits);
-    do {
-        digits[--n] = (char)('0' + v % 10);
-        v /= 10;
-    } while (v);
-    put_bytes(w, digits + n, sizeof(digits) - n);
-}
-
-/* A rejected request: read and drop its body when that is cheap, else close
- * after the response without reading it (RFC 9110 section 10.1.1: a client
- * that asked for 100-continue and got a final status may not send it). */
-static void reject_body(struct conn *c)
-{
-    c->deliver = 0;
-    if (c->framing == BODY_NONE)
-        return;
-    if ((!c->accepted && c->req.expect_continue) ||
-        (c->framing == BODY_LENGTH && c->body_left > HTTPD_DRAIN_MAX)) {
-        c->skip_body = 1;
-        c->close_after = 1;
-    }
-}
-
-int httpd_respond(struct http_exchange *x, const struct http_response *resp)
-{
-    struct conn *c = conn_of(x);
-    const struct http_request *req = &c->req;
-    int status = resp->status, n, keep_alive, send_body, has_body;
-    uint32_t length;
-    struct head_writer w = { c->stage, sizeof(c->stage), 0, 0 };
-
-    if (c->responded)
-        return -1;
-    c->responded = 1;
-    if (c->rx_state == RX_BODY)
-        reject_body(c); /* answered before the body was read */
-    if (status >= 500)
-        httpd_stats.responses_5xx++;
-    else if (status >= 400)
-        httpd_stats.responses_4xx++;
-
-    has_body = body_allowed(status);
-    length = resp->produce ? resp->content_length : resp->body_len;
-    c->tx_chunked = 0;
-    if (has_body && length == HTTPD_LENGTH_UNKNOWN && req->version_minor >= 1)
-        c->tx_chunked = 1; /* RFC 9112 section 7.1 */
-    else if (has_body && length == HTTPD_LENGTH_UNKNOWN)
-        c->close_after = 1; /* HTTP/1.0: the close delimits the body (section 6.3) */
-    if (waiting_queue.oldest && !HTTPD_CONNS_MAX)
-        c->close_after = 1; /* hand this connection's state to a waiting client */
-    keep_alive = req->keep_alive && !c->close_after;
-
-    put_str(&w, "HTTP/1.1 ");
-    put_uint(&w, (uint32_t)status);
-    put_str(&w, " ");
-    put_str(&w, http_reason(status));
-    put_str(&w, "\r\nServer: LiteDAV\r\n");
-    if (resp->content_type && has_body) {
-        put_str(&w, "Content-Type: ");
-        put_str(&w, resp->content_type);
-        put_str(&w, "\r\n");
-    }
-    if (has_body && length != HTTPD_LENGTH_UNKNOWN) {
-        put_str(&w, "Content-Length: ");
-        put_uint(&w, length);
-        put_str(&w, "\r\n");
-    }
-    if (c->tx_chunked)
-        put_str(&w, "Transfer-Encoding: chunked\r\n");
-    if (resp->headers)
-        put_str(&w, resp->headers);
-    put_str(&w, keep_alive ? "Connection: keep-alive\r\n\r\n" : "Connection: close\r\n\r\n");
-    n = w.overflow ? -1 : (int)w.len;
-    if (n < 0 || (size_t)n >= sizeof(c->stage)) {
-        /* a handler's header lines overflowed the stage: report, not truncate */
-        n = snprintf(c->stage, sizeof(c->stage),
-                     "HTTP/1.1 500 %s\r\nServer: LiteDAV\r\nContent-Length: 0\r\n"
-                     "Connection: close\r\n\r\n", http_reason(500));
-        httpd_stats.responses_5xx++;
-        c->close_after = 1;
-        c->stage_off = 0;
-        c->stage_len = (uint16_t)n;
-        return -1;
-    }
-    if (!keep_alive)
-        c->close_after = 1;
-    c->stage_off = 0;
-    c->stage_len = (uint16_t)n;
-
-    send_body = has_body && req->method != HTTP_HEAD;
-    c->body_tx_left = 0;
-    c->tx_producing = 0;
-    c->last_chunk_left = 0;
-    if (send_body && resp->produce) {
-        c->produce = resp->produce;
-        c->tx_producing = c->tx_chunked || length > 0;
-        c->tx_length_left = length; /* HTTPD_LENGTH_UNKNOWN: not counted */
-    } else if (send_body && resp->body_len) {
-        c->body = resp->body;
-        c->body_tx_left = resp->body_len;
-        /* scratch is reused by the next request; lwIP references unless copied */
-        c->body_copy = resp->body >= (const uint8_t *)c->scratch &&
-                       resp->body < (const uint8_t *)c->scratch + sizeof(c->scratch);
-    }
-    return 0;
-}
-
-int httpd_respond_error(struct http_exchange *x, int status, const char *detail,
-                        const char *headers)
-{
-    struct http_response resp;
-    int n = snprintf(x->scratch, x->scratch_size, "%d %s\n%s%s", status, http_reason(status),
-                     detail ? detail : "", detail ? "\n" : "");
-    memset(&resp, 0, sizeof(resp));
-    resp.status = status;
-    resp.content_type = "text/plain; charset=utf-8";
-    resp.headers = headers;
-    resp.body = (const uint8_t *)x->scratch;
-    resp.body_len = n < 0 ? 0 : (size_t)n >= x->scratch_size ? (uint32_t)x->scratch_size - 1
-                                                             : (uint32_t)n;
-    return httpd_respond(x, &resp);
 }
 
 /* Errors in the framing itself: where the next request starts is unknown,
@@ -648,7 +240,7 @@ static void begin_request(struct conn *c)
         c->deliver = c->handler->body != NULL;
         /* RFC 9110 section 10.1.1: ask for the body only once it is wanted */
         if (c->req.expect_continue && c->framing != BODY_NONE)
-            c->continue_left = sizeof(continue_line) - 1;
+            httpd_send_continue(c);
     } else if (!c->responded) {
         httpd_respond_error(&c->x, rc >= 300 && rc <= 599 ? rc : 500, NULL, NULL);
     }
@@ -835,12 +427,12 @@ static enum conn_fate process(struct conn *c)
 {
     enum conn_fate fate;
     c->in_process = 1;
-    set_write_stalled(c, 0);
+    httpd_write_stalled(c, 0);
     fate = process_loop(c);
     if (fate == CONN_ALIVE) {
         c->in_process = 0;
         if (!c->paused && c->recved_owed) {
-            window_give(c->pcb, c->recved_owed);
+            server_conn_window_give(c->pcb, c->recved_owed);
             c->recved_owed = 0;
         }
     }
@@ -852,11 +444,8 @@ static enum conn_fate process_loop(struct conn *c)
     for (;;) {
         int progress = 0;
 
-        if (response_pending(c)) {
-            enum conn_fate fate = send_pending(c);
-            if (fate != CONN_ALIVE)
-                return fate;
-        }
+        if (response_pending(c) && httpd_send_pending(c) < 0)
+            return conn_abort(c);
         if (c->rx_state == RX_BODY)
             progress = body_step(c);
         if (c->rx_state == RX_RESPOND && c->responded && !response_pending(c)) {
@@ -889,12 +478,12 @@ void httpd_resume(struct http_exchange *x)
         if (c->begin_wait)
             return; /* still no room */
         if (c->recved_owed) {
-            window_give(c->pcb, c->recved_owed);
+            server_conn_window_give(c->pcb, c->recved_owed);
             c->recved_owed = 0;
         }
     } else if (c->paused) {
         c->paused = 0;
-        window_give(c->pcb, c->recved_owed);
+        server_conn_window_give(c->pcb, c->recved_owed);
         c->recved_owed = 0;
     }
     /* called from inside a handler callback: the running loop goes on */
@@ -950,34 +539,11 @@ static err_t on_sent(void *arg, struct tcp_pcb *pcb, u16_t len)
      * NIC's receive loop: rendering after every ACK kept the CPU from the RX
      * slots for one PRODUCE_TURN per ACK, and frames were dropped */
     if (c->tx_producing && !c->in_process) {
-        set_write_stalled(c, 1);
+        httpd_write_stalled(c, 1);
         return ERR_OK;
     }
 #endif
     return process(c) == CONN_ABORTED ? ERR_ABRT : ERR_OK;
-}
-
-/* A connection idle for IDLE_TIMEOUT_POLLS in the middle of an exchange (a
- * request begun, or data of ours not acknowledged) is reset rather than
- * closed: its peer has most likely vanished, and a FIN would be retransmitted
- * to it for many minutes (TCP_MAXRTX backoffs), its PCB held all that time. */
-static int pcb_mid_exchange(const struct tcp_pcb *pcb)
-{
-    return pcb->unacked || pcb->unsent;
-}
-
-/* May an idle timeout close with a FIN? A FIN to a peer that vanished holds
- * its PCB and a segment for TCP_MAXRTX backoffs, a minute and more: 4,400
- * silent peers closed that way took every segment (MEMP_NUM_TCP_SEG), and the
- * responses of live clients could not be queued. Past half the segment pool
- * the timeout resets instead, as Linux resets orphans past tcp_max_orphans. */
-static int fin_affordable(void)
-{
-#if MEMP_STATS
-    return lwip_stats.memp[MEMP_TCP_SEG]->used * 2 < lwip_stats.memp[MEMP_TCP_SEG]->avail;
-#else
-    return 1;
-#endif
 }
 
 /* The handler holds the request (waiting for a /dav/ context, its body paused,
@@ -1000,9 +566,11 @@ static err_t on_poll(void *arg, struct tcp_pcb *pcb)
     }
     if (server_holds(c))
         c->idle_polls = 0;
-    else if (++c->idle_polls > IDLE_TIMEOUT_POLLS) {
-        int stalled = c->head_len || c->rx_state != RX_HEAD || c->rx || pcb_mid_exchange(pcb) ||
-                      !fin_affordable();
+    else if (server_conn_idle_poll(&c->idle_polls)) {
+        /* in the middle of an exchange (a request begun, or data of ours not
+         * acknowledged) the peer has most likely vanished: reset, not closed */
+        int stalled = c->head_len || c->rx_state != RX_HEAD || c->rx ||
+                      server_conn_mid_exchange(pcb) || !server_conn_fin_affordable();
         httpd_stats.conns_timed_out++;
         return (stalled ? conn_abort(c) : conn_close(c)) == CONN_ABORTED ? ERR_ABRT : ERR_OK;
     }
@@ -1039,156 +607,30 @@ static void conn_attach(struct conn *c, struct tcp_pcb *pcb)
     tcp_recv(pcb, on_recv);
     tcp_sent(pcb, on_sent);
     tcp_err(pcb, on_err);
-    tcp_poll(pcb, on_poll, POLL_INTERVAL);
+    tcp_poll(pcb, on_poll, SERVER_CONN_POLL_INTERVAL);
 }
 
-/* ---- connections waiting for their state -------------------------------
- * A connection without a struct conn waits as a small record: one accepted
- * while the heap has no room for a struct conn, and with HTTPD_CONNS_MAX (a
- * small build with a few states) every connection between requests. Once
- * it has sent a whole request head it queues, oldest first, and httpd_poll()
- * gives it a state as soon as one is free. A wave of clients larger than the
- * states is then served in turn instead of reset, and a client that connects
- * and says nothing, or never finishes its head, holds no state. A pool larger
- * than HTTPD_CONNS_RESERVE (the LiteX SoC's) lets connections keep their
- * state between requests while more than that many are free, so busy
- * keep-alive clients skip the copy and the hand-over, and thousands of idle
- * ones still cost a record each. Without
- * HTTPD_CONNS_MAX, connections keep
- * their state between requests, so while any wait, responses say
- * "Connection: close": a few persistent clients cannot hold every state. */
+/* ---- connections without a state (conn_admission.h) ----------------------
+ * With HTTPD_CONNS_MAX (a small build with a few states), a connection
+ * waits between requests without its state, and gets one once it has sent a
+ * whole request head. A pool larger than HTTPD_CONNS_RESERVE (the LiteX
+ * SoC's) lets connections keep their state between requests while more than
+ * that many are free, so busy keep-alive clients skip the copy and the
+ * hand-over. Without HTTPD_CONNS_MAX, connections keep their state between
+ * requests, so while any wait, responses say "Connection: close": a few
+ * persistent clients cannot hold every state. */
 #ifndef HTTPD_WAIT_RX_MAX
 #define HTTPD_WAIT_RX_MAX HEAD_MAX   /* copied while waiting; more stays with lwIP */
 #endif
-
-struct waiting {
-    struct tcp_pcb *pcb;
-    struct pbuf *rx;            /* heap copies of what arrived, in order */
-    struct age_link queue;      /* in waiting_queue while queued */
-    uint8_t queued;             /* has sent a whole head: in waiting_queue */
-    uint8_t head_scan;          /* how far rx is into a head's end (head_scan_step) */
-    uint8_t peer_closed;
-    uint16_t idle_polls;
-#if HTTPD_PARK_BUCKETS          /* not on a small heap that parks nothing */
-    uint8_t candidate;
-    struct waiting *cand_prev, *cand_next;  /* in the park_candidates list */
-    struct tcp_park_node park;  /* parked while idle (tcp_park.h) */
-#endif
-};
-
-/* Records that may be idle now: httpd_poll() tries to park them, outside
- * lwIP (parking takes the PCB off the list lwIP's timers walk). */
-#if HTTPD_PARK_BUCKETS
-static struct waiting *park_candidates;
-
-static void candidate_add(struct waiting *w)
-{
-    if (w->candidate)
-        return;
-    w->candidate = 1;
-    w->cand_prev = NULL;
-    w->cand_next = park_candidates;
-    if (park_candidates)
-        park_candidates->cand_prev = w;
-    park_candidates = w;
-}
-
-static void candidate_remove(struct waiting *w)
-{
-    if (!w->candidate)
-        return;
-    if (w->cand_prev)
-        w->cand_prev->cand_next = w->cand_next;
-    else
-        park_candidates = w->cand_next;
-    if (w->cand_next)
-        w->cand_next->cand_prev = w->cand_prev;
-    w->candidate = 0;
-}
-
-static void waiting_unpark(struct waiting *w)
-{
-    candidate_remove(w);
-    tcp_unpark(&w->park);
-}
-#else
-static void candidate_add(struct waiting *w) { (void)w; }
-static void waiting_unpark(struct waiting *w) { (void)w; }
-#endif
-
-static void waiting_enqueue(struct waiting *w)
-{
-    httpd_stats.conns_idle--;
-    httpd_stats.conns_waiting++;
-    httpd_stats.conns_waited++;
-    w->queued = 1;
-    age_list_append(&waiting_queue, &w->queue);
-}
-
-static void waiting_unlink(struct waiting *w)
-{
-    if (!w->queued)
-        return;
-    httpd_stats.conns_waiting--;
-    httpd_stats.conns_idle++;
-    age_list_unlink(&waiting_queue, &w->queue);
-    w->queued = 0;
-}
-
-/* Records from a pool of their own (HTTPD_WAIT_POOL, app_config.h), not
- * lwIP's heap: the heap is first fit from its lowest free block, and a
- * record that lives as long as its idle client stays where it was put,
- * among the send buffers. With 1,000 of them and their holes below the free
- * space, every TX pbuf allocation steps past each (the likely cause of a
- * keep-alive request costing 68 % more with 1,000 idle clients once on the
- * LiteX SoC, bench/README.md). A pool's free list takes and gives back in
- * O(1); a connection holds one record at most, so a pool of one per PCB
- * never runs out. */
-#if HTTPD_WAIT_POOL
-LWIP_MEMPOOL_DECLARE(httpd_waiting, HTTPD_WAIT_POOL, sizeof(struct waiting), "httpd waiting")
-#define waiting_alloc() ((struct waiting *)LWIP_MEMPOOL_ALLOC(httpd_waiting))
-#define waiting_release(w) LWIP_MEMPOOL_FREE(httpd_waiting, (w))
-#else
-#define waiting_alloc() ((struct waiting *)mem_malloc(sizeof(struct waiting)))
-#define waiting_release(w) mem_free(w)
-#endif
-
-/* Forget w; its pcb (if any) is left to the caller. */
-static void waiting_free(struct waiting *w)
-{
-    waiting_unlink(w);
-    waiting_unpark(w);
-    if (w->pcb)
-        pcb_unhook(w->pcb);
-    if (w->rx)
-        pbuf_free(w->rx);
-    waiting_release(w);
-    httpd_stats.conns_idle--;
-}
-
-static err_t waiting_close(struct waiting *w)
-{
-    struct tcp_pcb *pcb = w->pcb;
-    window_give(pcb, w->rx ? w->rx->tot_len : 0);
-    waiting_free(w);
-    return pcb_close(pcb) == CONN_ABORTED ? ERR_ABRT : ERR_OK;
-}
-
-/* Free w and reset its connection. */
-static void waiting_reset(struct waiting *w)
-{
-    struct tcp_pcb *pcb = w->pcb;
-    waiting_free(w);   /* unparks and unhooks the PCB */
-    tcp_abort(pcb);
-}
 
 /* Where the bytes received so far stand in a request head, as head_step()
  * and http_head_length() read it: empty lines before the request-line are
  * skipped, and a head ends at LF (CR) LF. */
 enum { SCAN_LEAD, SCAN_LINE, SCAN_LF, SCAN_LF_CR, SCAN_DONE };
 
-static uint8_t head_scan_step(uint8_t state, const struct pbuf *p)
+static int head_complete(uint8_t *scan, const struct pbuf *p)
 {
+    uint8_t state = *scan;
     for (; p && state != SCAN_DONE; p = p->next) {
         const uint8_t *b = p->payload, *end = b + p->len;
         for (; b < end && state != SCAN_DONE; b++) {
@@ -1200,199 +642,40 @@ static uint8_t head_scan_step(uint8_t state, const struct pbuf *p)
                 state = state == SCAN_LF && *b == '\r' ? SCAN_LF_CR : SCAN_LINE;
         }
     }
-    return state;
+    *scan = state;
+    return state == SCAN_DONE;
 }
 
-/* A record queues for a state once its client has sent a whole head (or more
- * than is copied here): then the client waits for us. Until then the server
- * waits for the client, as for an idle one: the record stays off the queue,
- * may be parked, and is reset after IDLE_TIMEOUT_MS without progress. Queued
- * at its first byte, a client that sends the start of a head and vanishes
- * (hundreds of them, in the half-open flood) held its place in the queue for
- * ever and then a state for the whole idle timeout, and every client behind
- * it waited for all of them: a status request after 1,000 such peers got no
- * answer within 900 s of wall time. */
-#if HTTPD_HEAD_PIECES
-struct head_piece {
-    struct pbuf_custom pc;      /* first: the pbuf is the piece */
-    uint8_t data[HTTPD_HEAD_PIECE_SIZE];
+static void *state_alloc(void)
+{
+    return conn_alloc();
+}
+
+/* A new connection, or one handed over from the wait with what it sent. */
+static void state_attach(void *state, struct tcp_pcb *pcb, struct pbuf *rx, int peer_closed)
+{
+    struct conn *c = state;
+    conn_attach(c, pcb);
+    c->rx = rx;
+    c->peer_closed = (uint8_t)peer_closed;
+    if (rx || peer_closed)
+        process(c);
+}
+
+static const struct conn_admission_server admission = {
+    .request_complete = head_complete,
+    .state_alloc = state_alloc,
+    .state_spare = conns_spare,
+    .state_attach = state_attach,
+    .rx_max = HTTPD_WAIT_RX_MAX,
+    .refused = &httpd_stats.conns_refused,
+    .waiting = &httpd_stats.conns_waiting,
+    .idle = &httpd_stats.conns_idle,
+    .waited = &httpd_stats.conns_waited,
+    .timed_out = &httpd_stats.conns_timed_out,
+    .reclaimed = &httpd_stats.conns_reclaimed,
+    .orphans_reset = &httpd_stats.orphans_reset,
 };
-LWIP_MEMPOOL_DECLARE(httpd_head_piece, HTTPD_HEAD_PIECES, sizeof(struct head_piece), "httpd head pieces")
-
-static void head_piece_free(struct pbuf *p)
-{
-    LWIP_MEMPOOL_FREE(httpd_head_piece, (struct head_piece *)(void *)p);
-}
-#endif
-
-/* A copy of p that frees the receive pool: a piece of the head pool when p
- * fits one (HTTPD_HEAD_PIECES, app_config.h), else lwIP's heap; NULL when
- * neither has room. */
-static struct pbuf *waiting_copy(struct pbuf *p)
-{
-#if HTTPD_HEAD_PIECES
-    if (p->tot_len <= HTTPD_HEAD_PIECE_SIZE) {
-        struct head_piece *piece = (struct head_piece *)LWIP_MEMPOOL_ALLOC(httpd_head_piece);
-        if (piece) {
-            struct pbuf *q;
-            piece->pc.custom_free_function = head_piece_free;
-            q = pbuf_alloced_custom(PBUF_RAW, p->tot_len, PBUF_REF, &piece->pc, piece->data,
-                                    sizeof piece->data);
-            pbuf_copy_partial(p, q->payload, p->tot_len, 0);
-            return q;
-        }
-    }
-#endif
-    return pbuf_clone(PBUF_RAW, PBUF_RAM, p);
-}
-
-static err_t waiting_on_recv(void *arg, struct tcp_pcb *pcb, struct pbuf *p, err_t err)
-{
-    struct waiting *w = arg;
-    struct pbuf *copy;
-
-    if (!p) {
-        w->peer_closed = 1;
-        if (!w->queued)
-            return waiting_close(w);   /* nothing asked, or a head that will never end */
-        return ERR_OK;
-    }
-    if (err != ERR_OK) {
-        pbuf_free(p);
-        return err;
-    }
-    /* beyond the limit, or without heap for a copy, lwIP keeps the data
-     * (refused) and offers it again later, to the real connection by then:
-     * so the record queues for a state even when nothing was copied (a
-     * first piece beyond the limit, as merged frames or segments released
-     * together after a reordering can be), or it would be offered the same
-     * data for ever while its client waits */
-    if ((w->rx ? w->rx->tot_len : 0) + p->tot_len > HTTPD_WAIT_RX_MAX ||
-        (copy = waiting_copy(p)) == NULL) {
-        w->idle_polls = 0;
-        if (!w->queued)
-            waiting_enqueue(w);
-        return ERR_MEM;
-    }
-    /* the heap copy frees the receive pool for connections being served */
-    pbuf_free(p);
-    w->idle_polls = 0;
-    if (w->rx)
-        pbuf_cat(w->rx, copy);
-    else
-        w->rx = copy;
-    w->head_scan = head_scan_step(w->head_scan, copy);
-    if (!w->queued && w->head_scan == SCAN_DONE)
-        waiting_enqueue(w);
-    return ERR_OK;
-}
-
-static err_t waiting_on_poll(void *arg, struct tcp_pcb *pcb)
-{
-    struct waiting *w = arg;
-    /* Queued: its client has asked and waits for us (for a state, as one whose
-     * request the server holds: server_holds()), it is not idle. The wait ends
-     * when a state frees, and the states' holders are themselves bounded. */
-    if (w->queued) {
-        w->idle_polls = 0;
-        return ERR_OK;
-    }
-    if (++w->idle_polls > IDLE_TIMEOUT_POLLS) {
-        httpd_stats.conns_timed_out++;
-        if (w->rx || pcb_mid_exchange(pcb) || !fin_affordable()) {
-            waiting_reset(w);
-            return ERR_ABRT;
-        }
-        return waiting_close(w);
-    }
-    candidate_add(w);
-    return ERR_OK;
-}
-
-/* The last response is acknowledged: nothing keeps the connection active. */
-static err_t waiting_on_sent(void *arg, struct tcp_pcb *pcb, u16_t len)
-{
-    if (!pcb->unacked && !pcb->unsent)
-        candidate_add(arg);
-    return ERR_OK;
-}
-
-#if HTTPD_PARK_BUCKETS
-static struct waiting *parked_waiting(struct tcp_park_node *node)
-{
-    return (struct waiting *)(void *)((char *)node - offsetof(struct waiting, park));
-}
-#endif
-
-/* Park the candidates that are idle now; close the parked connections idle
- * for IDLE_TIMEOUT_POLLS (lwIP no longer polls them). Both only look at the
- * ends of their lists: nothing here walks every connection. */
-static void park_idle(void)
-{
-#if HTTPD_PARK_BUCKETS
-    uint32_t now, held;
-    struct tcp_park_node *node;
-
-    if (!park_candidates && !tcp_park_count())
-        return;
-    now = sys_now();
-    while (park_candidates) {
-        struct waiting *w = park_candidates;
-        candidate_remove(w);
-        /* an unfinished head (rx, not queued) waits for its client like an idle one */
-        if (!w->queued && !w->peer_closed && w->pcb)
-            tcp_park(&w->park, w->pcb, now - (uint32_t)w->idle_polls * POLL_MS);
-    }
-    while ((node = tcp_park_idle_before(now - IDLE_TIMEOUT_MS)) != NULL) {
-        struct waiting *w = parked_waiting(node);
-        tcp_unpark(node);
-        httpd_stats.conns_timed_out++;
-        if (w->rx || !fin_affordable())   /* as waiting_on_poll does */
-            waiting_reset(w);
-        else
-            waiting_close(w);
-    }
-    /* Every PCB taken and a SYN waiting for one (syn_queue.c): the connection
-     * idle longest is reset to make room, as a server out of connections drops
-     * its idle keep-alive ones first (a FIN would keep the PCB while it is
-     * retransmitted to a peer that may be gone). Without this, idle
-     * connections from more peers than PCBs kept a new client out until an
-     * idle timeout. */
-    for (held = syn_queue_stats.held; held && syn_queue_needs_pcb() && (node = tcp_park_oldest()); held--) {
-        httpd_stats.conns_reclaimed++;
-        waiting_reset(parked_waiting(node));   /* unparks it first */
-    }
-#endif
-}
-
-static void waiting_on_err(void *arg, err_t err)
-{
-    struct waiting *w = arg;
-    w->pcb = NULL; /* lwIP has freed it already */
-    waiting_free(w);
-}
-
-/* pcb waits for a state (with what it sent, rx); -1 without heap for that. */
-static int conn_wait(struct tcp_pcb *pcb, struct pbuf *rx)
-{
-    struct waiting *w = waiting_alloc();
-    if (!w)
-        return -1;
-    memset(w, 0, sizeof(*w));
-    w->pcb = pcb;
-    w->rx = rx;
-    httpd_stats.conns_idle++;
-    if (rx)
-        waiting_enqueue(w);
-    tcp_arg(pcb, w);
-    tcp_recv(pcb, waiting_on_recv);
-    tcp_sent(pcb, waiting_on_sent);
-    tcp_err(pcb, waiting_on_err);
-    tcp_poll(pcb, waiting_on_poll, POLL_INTERVAL);
-    if (!rx)
-        candidate_add(w);
-    return 0;
-}
 
 /* Between requests, give the state back and wait like a new connection
  * (HTTPD_CONNS_MAX builds): an idle keep-alive client holds no state. Right
@@ -1402,10 +685,9 @@ static enum conn_fate conn_detach(struct conn *c, int idle)
 {
     struct tcp_pcb *pcb = c->pcb;
 
-    if (!HTTPD_CONNS_MAX || (!idle && conns_spare() && !waiting_queue.oldest) || c->rx || c->peer_closed ||
-        conn_wait(pcb, NULL) != 0)
+    if (!HTTPD_CONNS_MAX || c->rx || c->peer_closed || conn_admission_release(pcb, idle) != 0)
         return CONN_ALIVE;
-    window_give(pcb, c->recved_owed);
+    server_conn_window_give(pcb, c->recved_owed);
     c->recved_owed = 0;
     c->pcb = NULL;          /* the pcb's callbacks are the waiting record's now */
     conn_free(c);
@@ -1415,43 +697,7 @@ static enum conn_fate conn_detach(struct conn *c, int idle)
 void httpd_poll(void)
 {
     retry_stalled_writes();
-    park_idle();
-    while (waiting_queue.oldest) {
-        struct waiting *w = AGE_ENTRY(waiting_queue.oldest, struct waiting, queue);
-        struct tcp_pcb *pcb = w->pcb;
-        struct pbuf *rx = w->rx;
-        uint8_t peer_closed = w->peer_closed;
-        struct conn *c = conn_alloc();
-
-        if (!c)
-            return;
-        w->rx = NULL;
-        w->pcb = NULL;
-        waiting_free(w);
-        conn_attach(c, pcb);
-        c->rx = rx;
-        c->peer_closed = peer_closed;
-        process(c);
-    }
-}
-
-static err_t on_accept(void *arg, struct tcp_pcb *pcb, err_t err)
-{
-    struct conn *c;
-
-    if (err != ERR_OK || !pcb)
-        return ERR_VAL;
-    /* first come, first served; with few states, one only once it asks */
-    c = waiting_queue.oldest || !conns_spare() ? NULL : conn_alloc();
-    if (!c) {
-        if (conn_wait(pcb, NULL) == 0)
-            return ERR_OK;
-        httpd_stats.conns_refused++;
-        tcp_abort(pcb);
-        return ERR_ABRT;
-    }
-    conn_attach(c, pcb);
-    return ERR_OK;
+    conn_admission_poll();
 }
 
 int httpd_init(uint16_t port, const struct http_router *routes)
@@ -1459,12 +705,6 @@ int httpd_init(uint16_t port, const struct http_router *routes)
     struct tcp_pcb *pcb = tcp_new_ip_type(IPADDR_TYPE_ANY);
     struct tcp_pcb *listener;
 
-#if HTTPD_WAIT_POOL
-    LWIP_MEMPOOL_INIT(httpd_waiting);
-#endif
-#if HTTPD_HEAD_PIECES
-    LWIP_MEMPOOL_INIT(httpd_head_piece);
-#endif
     if (!pcb)
         return -1;
     router = routes;
@@ -1477,6 +717,6 @@ int httpd_init(uint16_t port, const struct http_router *routes)
         tcp_close(pcb);
         return -1;
     }
-    tcp_accept(listener, on_accept);
+    conn_admission_start(listener, &admission);
     return 0;
 }

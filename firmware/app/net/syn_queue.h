@@ -46,7 +46,7 @@ uint32_t *syn_queue_output_hook(struct tcp_pcb *pcb, uint32_t *opts);
 void syn_queue_poll(void);
 
 /* 1 when a held SYN waits because every TCP PCB is taken (the application
- * may give one up: httpd.c resets its longest-idle connection). */
+ * may give one up: conn_admission.c resets its longest-idle connection). */
 int syn_queue_needs_pcb(void);
 
 struct syn_queue_stats {

@@ -48,7 +48,7 @@
 #define DAV_STORE_USER_SLOTS 128      /* users */
 #endif
 
-/* ---- httpd.c: per-connection buffers (from lwIP's heap) ------------------ */
+/* ---- httpd.c and its connections' admission (conn_admission.c, server_conn.c) */
 #ifndef HTTPD_HEAD_MAX
 #define HTTPD_HEAD_MAX 4096           /* longest request head; longer gets 431 */
 #endif
@@ -57,18 +57,18 @@
 #endif
 #ifndef HTTPD_CONNS_MAX
 #define HTTPD_CONNS_MAX 0             /* connection states, a static pool (0: from the heap, as */
-#endif                                /* many as it holds); clients beyond wait (httpd.c conn_wait) */
+#endif                                /* many as it holds); clients beyond wait (conn_admission.h) */
 #ifndef HTTPD_CONNS_RESERVE
 #define HTTPD_CONNS_RESERVE HTTPD_CONNS_MAX /* pool states kept for waiting clients: a connection */
 #endif                                /* keeps its state between requests only while more are free */
 #ifndef HTTPD_HEAD_PIECES
-#define HTTPD_HEAD_PIECES 0           /* pieces of unfinished request heads (httpd.c waiting_copy) */
+#define HTTPD_HEAD_PIECES 0           /* pieces of unfinished request heads (conn_admission.c) */
 #endif                                /* from a pool of this many, not the heap; 0: the heap */
 #ifndef HTTPD_HEAD_PIECE_SIZE
 #define HTTPD_HEAD_PIECE_SIZE 128     /* bytes a piece; a larger segment goes to the heap */
 #endif
 #ifndef HTTPD_WAIT_POOL
-#define HTTPD_WAIT_POOL 0             /* waiting records (httpd.c conn_wait) from a pool of this */
+#define HTTPD_WAIT_POOL 0             /* waiting records (conn_admission.c) from a pool of this */
 #endif                                /* many, in O(1); 0: from lwIP's heap (first fit) */
 #ifndef HTTPD_PARK_BUCKETS
 #define HTTPD_PARK_BUCKETS 0          /* idle connections parked off lwIP's timer walks (tcp_park.h): */

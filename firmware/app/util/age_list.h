@@ -2,7 +2,7 @@
  * struct age_link inside each entry: O(1) to append, to unlink from
  * anywhere, and to find the oldest. The parked connections (tcp_park.c),
  * those in TIME-WAIT (tcp_time_wait.c) and the clients waiting for a
- * connection state (httpd.c) are each kept in one. */
+ * connection state (conn_admission.c) are each kept in one. */
 #ifndef LITEDAV_AGE_LIST_H
 #define LITEDAV_AGE_LIST_H
 

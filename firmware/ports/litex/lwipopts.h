@@ -84,7 +84,7 @@ int tcp_park_input(struct pbuf *p, struct netif *inp);
 #define LWIP_HOOK_TCP_OUT_ADD_TCPOPTS(p, hdr, pcb, opts) \
     tso_output_hook(pcb, syn_queue_output_hook(pcb, opts))
 #define IP_FRAG                     0
-#define LWIP_SUPPORT_CUSTOM_PBUF    1  /* httpd.c: pieces of unfinished heads (HTTPD_HEAD_PIECES) */
+#define LWIP_SUPPORT_CUSTOM_PBUF    1  /* conn_admission.c: pieces of unfinished heads (HTTPD_HEAD_PIECES) */
 #endif
 
 /* Every received TCP segment with its PCB goes first to the SYN queue

@@ -1,0 +1,304 @@
+/*
+ * The HTTP server's responses (httpd.h: httpd_respond). A response is its
+ * head (formatted into conn->stage, copied into lwIP) and a body that is
+ * static (sent without copying), in the scratch buffer (copied), or produced
+ * piece by piece into conn->stage; what does not fit the send buffer now is
+ * finished from the tcp_sent callback (httpd.c).
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "lwip/tcp.h"
+
+#include "http/httpd_conn.h"
+#include "net/conn_admission.h"
+
+#define CHUNK_FRAMING 12       /* "xxxxxxxx\r\n" before and "\r\n" after a piece */
+
+static const char continue_line[] = "HTTP/1.1 100 Continue\r\n\r\n";
+static const char last_chunk[] = "0\r\n\r\n";
+
+/* ---- sending ------------------------------------------------------------ */
+
+/* Queue up to len bytes; returns how many were taken, or -1 on a fatal
+ * error (the connection must be aborted). */
+static int queue_bytes(struct conn *c, const void *ptr, uint32_t len, int copy, int more)
+{
+    u16_t room = tcp_sndbuf(c->pcb);
+    u16_t n;
+    u8_t flags = copy ? TCP_WRITE_FLAG_COPY : 0;
+    err_t err;
+
+    if (room == 0 || tcp_sndqueuelen(c->pcb) >= TCP_SND_QUEUELEN)
+        return 0;
+    n = len > room ? room : (u16_t)len;
+    if (n < len || more)
+        flags |= TCP_WRITE_FLAG_MORE;
+    err = tcp_write(c->pcb, ptr, n, flags);
+    if (err == ERR_MEM) {
+        httpd_write_stalled(c, 1);
+        return 0; /* retried from tcp_sent or tcp_poll (and httpd_poll) */
+    }
+    return err == ERR_OK ? n : -1;
+}
+
+/* Ask the producer for the next piece, framed as a chunk if need be. */
+static int produce_piece(struct conn *c)
+{
+    size_t room = STAGE_MAX - CHUNK_FRAMING, len = 0;
+    char *buf = c->stage + (c->tx_chunked ? CHUNK_FRAMING - 2 : 0);
+    int rc, counted = !c->tx_chunked && c->tx_length_left != HTTPD_LENGTH_UNKNOWN;
+
+    if (counted && c->tx_length_left < room)
+        room = c->tx_length_left;
+    rc = c->produce(&c->x, buf, room, &len);
+    if (rc < 0 || len > room)
+        return -1;
+    if (counted) {
+        /* the Content-Length sent must be the length produced (RFC 9112
+         * section 6.3): a producer that falls short breaks the framing */
+        c->tx_length_left -= (uint32_t)len;
+        if (rc == 1 && c->tx_length_left)
+            return -1;
+        if (c->tx_length_left == 0)
+            rc = 1;
+    }
+    if (rc == 1)
+        c->tx_producing = 0;
+    if (len && c->tx_chunked) {
+        /* RFC 9112 section 7.1: chunk-size in hex, right-aligned before the
+         * data; by hand, as snprintf costs more than the rest of a piece's framing */
+        static const char hex[] = "0123456789abcdef";
+        size_t start = CHUNK_FRAMING - 2, v = len;
+        c->stage[--start] = '\n';
+        c->stage[--start] = '\r';
+        do {
+            c->stage[--start] = hex[v & 15];
+            v >>= 4;
+        } while (v);
+        memcpy(buf + len, "\r\n", 2);
+        c->stage_off = (uint16_t)start;
+        c->stage_len = (uint16_t)(CHUNK_FRAMING + len);
+    } else {
+        c->stage_off = 0;
+        c->stage_len = (uint16_t)len;
+    }
+    if (!c->tx_producing && c->tx_chunked)
+        c->last_chunk_left = sizeof(last_chunk) - 1;
+    return len || !c->tx_producing;
+}
+
+/* A produced response renders at most this much per main-loop turn (with a
+ * state pool, whose stalled writes the main loop retries): a long listing
+ * rendered into a 64 KiB send buffer at once kept the CPU from the MAC's two
+ * RX slots for milliseconds, and frames were dropped. */
+#if HTTPD_CONNS_MAX
+#define PRODUCE_TURN HTTPD_PRODUCE_TURN
+#else
+#define PRODUCE_TURN SIZE_MAX
+#endif
+
+int httpd_send_pending(struct conn *c)
+{
+    size_t produced = 0;
+    for (;;) {
+        int n;
+        if (c->continue_left) {
+            size_t off = sizeof(continue_line) - 1 - c->continue_left;
+            n = queue_bytes(c, continue_line + off, c->continue_left, 0, 0);
+            if (n > 0)
+                c->continue_left -= (uint8_t)n;
+        } else if (c->stage_off < c->stage_len) {
+            n = queue_bytes(c, c->stage + c->stage_off, (uint32_t)(c->stage_len - c->stage_off),
+                            1, c->body_tx_left || c->tx_producing || c->last_chunk_left);
+            if (n > 0)
+                c->stage_off += (uint16_t)n;
+        } else if (c->body_tx_left) {
+            n = queue_bytes(c, c->body, c->body_tx_left, c->body_copy, 0);
+            if (n > 0) {
+                c->body += n;
+                c->body_tx_left -= (uint32_t)n;
+            }
+        } else if (c->tx_producing) {
+            if (tcp_sndbuf(c->pcb) < CHUNK_FRAMING) {
+                n = 0;
+            } else if (produced >= PRODUCE_TURN) {
+                httpd_write_stalled(c, 1); /* the main loop comes back after RX */
+                n = 0;
+            } else {
+                n = produce_piece(c); /* 0: the producer is not ready */
+                produced += (size_t)(c->stage_len - c->stage_off);
+            }
+        } else if (c->last_chunk_left) {
+            size_t off = sizeof(last_chunk) - 1 - c->last_chunk_left;
+            n = queue_bytes(c, last_chunk + off, c->last_chunk_left, 0, 0);
+            if (n > 0)
+                c->last_chunk_left -= (uint8_t)n;
+        } else {
+            break;
+        }
+        if (n < 0)
+            return -1;
+        if (n == 0)
+            break;
+    }
+    tcp_output(c->pcb);
+    return 0;
+}
+
+void httpd_send_continue(struct conn *c)
+{
+    c->continue_left = sizeof(continue_line) - 1;
+}
+
+/* ---- responses ---------------------------------------------------------- */
+
+static int body_allowed(int status) { return status >= 200 && status != 204 && status != 304; }
+
+/* Response heads are assembled by hand: picolibc's snprintf formats every
+ * integer with 64-bit divisions, which cost more than the rest of a small
+ * GET's response together. */
+struct head_writer {
+    char *buf;
+    size_t size, len;
+    int overflow;
+};
+
+static void put_bytes(struct head_writer *w, const char *s, size_t n)
+{
+    if (w->overflow || n >= w->size - w->len) {
+        w->overflow = 1; /* a NUL must still fit, as with snprintf */
+        return;
+    }
+    memcpy(w->buf + w->len, s, n);
+    w->len += n;
+    w->buf[w->len] = '\0';
+}
+
+static void put_str(struct head_writer *w, const char *s) { put_bytes(w, s, strlen(s)); }
+
+static void put_uint(struct head_writer *w, uint32_t v)
+{
+    char digits[10];
+    size_t n = sizeof(digits);
+    do {
+        digits[--n] = (char)('0' + v % 10);
+        v /= 10;
+    } while (v);
+    put_bytes(w, digits + n, sizeof(digits) - n);
+}
+
+/* A rejected request: read and drop its body when that is cheap, else close
+ * after the response without reading it (RFC 9110 section 10.1.1: a client
+ * that asked for 100-continue and got a final status may not send it). */
+static void reject_body(struct conn *c)
+{
+    c->deliver = 0;
+    if (c->framing == BODY_NONE)
+        return;
+    if ((!c->accepted && c->req.expect_continue) ||
+        (c->framing == BODY_LENGTH && c->body_left > HTTPD_DRAIN_MAX)) {
+        c->skip_body = 1;
+        c->close_after = 1;
+    }
+}
+
+int httpd_respond(struct http_exchange *x, const struct http_response *resp)
+{
+    struct conn *c = conn_of(x);
+    const struct http_request *req = &c->req;
+    int status = resp->status, n, keep_alive, send_body, has_body;
+    uint32_t length;
+    struct head_writer w = { c->stage, sizeof(c->stage), 0, 0 };
+
+    if (c->responded)
+        return -1;
+    c->responded = 1;
+    if (c->rx_state == RX_BODY)
+        reject_body(c); /* answered before the body was read */
+    if (status >= 500)
+        httpd_stats.responses_5xx++;
+    else if (status >= 400)
+        httpd_stats.responses_4xx++;
+
+    has_body = body_allowed(status);
+    length = resp->produce ? resp->content_length : resp->body_len;
+    c->tx_chunked = 0;
+    if (has_body && length == HTTPD_LENGTH_UNKNOWN && req->version_minor >= 1)
+        c->tx_chunked = 1; /* RFC 9112 section 7.1 */
+    else if (has_body && length == HTTPD_LENGTH_UNKNOWN)
+        c->close_after = 1; /* HTTP/1.0: the close delimits the body (section 6.3) */
+    if (!HTTPD_CONNS_MAX && conn_admission_queued())
+        c->close_after = 1; /* hand this connection's state to a waiting client */
+    keep_alive = req->keep_alive && !c->close_after;
+
+    put_str(&w, "HTTP/1.1 ");
+    put_uint(&w, (uint32_t)status);
+    put_str(&w, " ");
+    put_str(&w, http_reason(status));
+    put_str(&w, "\r\nServer: LiteDAV\r\n");
+    if (resp->content_type && has_body) {
+        put_str(&w, "Content-Type: ");
+        put_str(&w, resp->content_type);
+        put_str(&w, "\r\n");
+    }
+    if (has_body && length != HTTPD_LENGTH_UNKNOWN) {
+        put_str(&w, "Content-Length: ");
+        put_uint(&w, length);
+        put_str(&w, "\r\n");
+    }
+    if (c->tx_chunked)
+        put_str(&w, "Transfer-Encoding: chunked\r\n");
+    if (resp->headers)
+        put_str(&w, resp->headers);
+    put_str(&w, keep_alive ? "Connection: keep-alive\r\n\r\n" : "Connection: close\r\n\r\n");
+    n = w.overflow ? -1 : (int)w.len;
+    if (n < 0 || (size_t)n >= sizeof(c->stage)) {
+        /* a handler's header lines overflowed the stage: report, not truncate */
+        n = snprintf(c->stage, sizeof(c->stage),
+                     "HTTP/1.1 500 %s\r\nServer: LiteDAV\r\nContent-Length: 0\r\n"
+                     "Connection: close\r\n\r\n", http_reason(500));
+        httpd_stats.responses_5xx++;
+        c->close_after = 1;
+        c->stage_off = 0;
+        c->stage_len = (uint16_t)n;
+        return -1;
+    }
+    if (!keep_alive)
+        c->close_after = 1;
+    c->stage_off = 0;
+    c->stage_len = (uint16_t)n;
+
+    send_body = has_body && req->method != HTTP_HEAD;
+    c->body_tx_left = 0;
+    c->tx_producing = 0;
+    c->last_chunk_left = 0;
+    if (send_body && resp->produce) {
+        c->produce = resp->produce;
+        c->tx_producing = c->tx_chunked || length > 0;
+        c->tx_length_left = length; /* HTTPD_LENGTH_UNKNOWN: not counted */
+    } else if (send_body && resp->body_len) {
+        c->body = resp->body;
+        c->body_tx_left = resp->body_len;
+        /* scratch is reused by the next request; lwIP references unless copied */
+        c->body_copy = resp->body >= (const uint8_t *)c->scratch &&
+                       resp->body < (const uint8_t *)c->scratch + sizeof(c->scratch);
+    }
+    return 0;
+}
+
+int httpd_respond_error(struct http_exchange *x, int status, const char *detail,
+                        const char *headers)
+{
+    struct http_response resp;
+    int n = snprintf(x->scratch, x->scratch_size, "%d %s\n%s%s", status, http_reason(status),
+                     detail ? detail : "", detail ? "\n" : "");
+    memset(&resp, 0, sizeof(resp));
+    resp.status = status;
+    resp.content_type = "text/plain; charset=utf-8";
+    resp.headers = headers;
+    resp.body = (const uint8_t *)x->scratch;
+    resp.body_len = n < 0 ? 0 : (size_t)n >= x->scratch_size ? (uint32_t)x->scratch_size - 1
+                                                             : (uint32_t)n;
+    return httpd_respond(x, &resp);
+}
