@@ -12,16 +12,15 @@ edge is evaluated inside Verilator, cocotb sees registers already updated at Ris
 register what each edge transferred, and testbenches write their inputs for the next edge at once
 (setimmediatevalue) instead of in the ReadWrite phase. streams.py packs stream endpoints that way
 and drives them.
+
+The cores are imported as `litedav.gateware.*`, the package setup.py installs, as the SoC imports
+them; the simulator's Python sees the same sys.path as pytest's (cocotb-test passes it on).
 """
 
 import os
-import sys
 
-ROOT      = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 TESTS     = os.path.dirname(os.path.abspath(__file__))
 SIM_BUILD = os.path.join(TESTS, "sim_build")
-if ROOT not in sys.path:
-    sys.path.insert(0, ROOT)
 
 FUZZ = os.environ.get("LITEDAV_FUZZ", "0") not in ("", "0")
 SEED = int(os.environ.get("LITEDAV_SEED", "12345"))
@@ -75,7 +74,7 @@ def run_cocotb(name, module, verilog, testcase):
     try:
         run(verilog_sources=[verilog], toplevel=f"{name}_tb", module=module, testcase=testcase,
             simulator="verilator", sim_build=sim_build(name), compile_args=VERILATOR_ARGS,
-            make_args=["-j2"], python_search=[ROOT, TESTS],
+            make_args=["-j2"], python_search=[TESTS],
             extra_env={"LITEDAV_FUZZ": "1" if FUZZ else "0", "LITEDAV_SEED": str(SEED)})
     finally:
         del os.environ["COCOTB_RESULTS_FILE"]
