@@ -170,14 +170,13 @@ class Ports:
 # Clocking -----------------------------------------------------------------------------------------
 
 class StreamBus:
-    """The packed ports of a harness (dut.drive, dut.monitor), stepped once per clock cycle for
-    every StreamSource and StreamSink attached to it. `cycle` counts the steps; `monitor` holds the
-    monitor value of the last one (its `Ports.monitor` fields: `get(name)`)."""
-    def __init__(self, dut, ports, clock=None):
+    """The packed ports of a harness (dut.drive, dut.monitor), stepped once per sys_clk cycle for
+    every StreamSource and StreamSink attached to it. `monitor` holds the monitor value of the last
+    cycle (its `Ports.monitor` fields: `get(name)`)."""
+    def __init__(self, dut, ports):
         self.ports    = ports
-        self.cycle    = 0
         self.monitor  = 0
-        self._edge    = RisingEdge(clock if clock is not None else dut.sys_clk)
+        self._edge    = RisingEdge(dut.sys_clk)
         self._drive   = dut.drive
         self._monitor = dut.monitor
         self._written = None
@@ -201,7 +200,6 @@ class StreamBus:
         return self._sample()
 
     def _sample(self):
-        self.cycle += 1
         monitor = self.monitor = int(self._monitor.value)
         for driver in self._sources:
             driver._sample(monitor)
@@ -278,19 +276,9 @@ class StreamSource:
     def set_pause_generator(self, generator=None):
         self._pause = generator
 
-    def clear_pause_generator(self):
-        self._pause = None
-
     def send_nowait(self, frame):
         """Queue `frame`; its beats (`frame.beats`) are made now, drawing from `rng`."""
         self._queue.append((frame, self._beats(frame)))
-
-    def count(self):
-        """Frames queued that have not started."""
-        return len(self._queue)
-
-    def empty(self):
-        return not self._queue
 
     def idle(self):
         """Every frame sent has been taken whole."""
@@ -371,17 +359,11 @@ class StreamSink:
     def set_pause_generator(self, generator=None):
         self._pause = generator
 
-    def clear_pause_generator(self):
-        self._pause = None
-
     def recv_nowait(self):
         return self._frames.popleft()
 
-    def count(self):
-        """Frames received whole and not yet taken with recv_nowait()."""
-        return len(self._frames)
-
     def empty(self):
+        """No frame received whole is waiting for recv_nowait()."""
         return not self._frames
 
     def idle(self):
