@@ -342,8 +342,8 @@ class StreamSink:
     cycle. A frame's `data` is the bytes of its beats up to the last valid byte; that `last_be` is
     one-hot on the last beat and 0 on the others is checked as the beats arrive.
 
-    After each edge: `transferred` is the beat (a dict of its fields) taken at it, or None;
-    `beats_received` counts the beats taken."""
+    After each edge: `ready` says ready was 1 at it, `transferred` is the beat (a dict of its
+    fields) taken at it, or None; `beats_received` counts the beats taken."""
     def __init__(self, bus, name):
         self.name = name
         self.stream, offset, self._transfer_bit = bus._attach(self, name)
@@ -353,6 +353,8 @@ class StreamSink:
         self._frames = deque()
         self._beats = []
         self._pause = None
+        self._ready = False      # Driven for the coming edge.
+        self.ready = False
         self.transferred = None
         self.beats_received = 0
 
@@ -371,6 +373,7 @@ class StreamSink:
         return not self._beats
 
     def _sample(self, monitor):
+        self.ready = self._ready
         if not monitor >> self._transfer_bit & 1:
             self.transferred = None
             return
@@ -393,6 +396,5 @@ class StreamSink:
         self._frames.append(frame)
 
     def _drive(self):
-        if self._pause is not None and next(self._pause):
-            return 0
-        return self._ready_bit
+        self._ready = self._pause is None or not next(self._pause)
+        return self._ready_bit if self._ready else 0
