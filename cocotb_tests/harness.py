@@ -10,17 +10,17 @@ so that a simulated cycle costs the Python testbench one write and one read. The
 Verilog (Verilator --timing): a cocotb Clock would add two Python callbacks per cycle. Because the
 edge is evaluated inside Verilator, cocotb sees registers already updated at RisingEdge: harnesses
 register what each edge transferred, and testbenches write their inputs for the next edge at once
-(setimmediatevalue) instead of in the ReadWrite phase.
+(setimmediatevalue) instead of in the ReadWrite phase. streams.py packs stream endpoints that way
+and drives them.
+
+The cores are imported as `litedav.gateware.*`, the package setup.py installs, as the SoC imports
+them; the simulator's Python sees the same sys.path as pytest's (cocotb-test passes it on).
 """
 
 import os
-import sys
 
-ROOT      = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 TESTS     = os.path.dirname(os.path.abspath(__file__))
 SIM_BUILD = os.path.join(TESTS, "sim_build")
-if ROOT not in sys.path:
-    sys.path.insert(0, ROOT)
 
 FUZZ = os.environ.get("LITEDAV_FUZZ", "0") not in ("", "0")
 SEED = int(os.environ.get("LITEDAV_SEED", "12345"))
@@ -74,25 +74,10 @@ def run_cocotb(name, module, verilog, testcase):
     try:
         run(verilog_sources=[verilog], toplevel=f"{name}_tb", module=module, testcase=testcase,
             simulator="verilator", sim_build=sim_build(name), compile_args=VERILATOR_ARGS,
-            make_args=["-j2"], python_search=[ROOT, TESTS],
+            make_args=["-j2"], python_search=[TESTS],
             extra_env={"LITEDAV_FUZZ": "1" if FUZZ else "0", "LITEDAV_SEED": str(SEED)})
     finally:
         del os.environ["COCOTB_RESULTS_FILE"]
-
-
-def frame_beats(rng, frame, frame_error=False):
-    """Beats (data, last_be, error) of a frame on a 32-bit LiteEth stream: first byte in data[0:8],
-    last_be one-hot on the last beat (0 before), garbage in the unused lanes of the last beat, and
-    with `frame_error` one error bit on a random byte."""
-    beats = []
-    error_beat = rng.randrange((len(frame) + 3)//4) if frame_error else -1
-    for i in range(0, len(frame), 4):
-        chunk   = frame[i:i + 4]
-        data    = int.from_bytes(chunk + rng.randbytes(4 - len(chunk)), "little")
-        last_be = 1 << (len(chunk) - 1) if i + 4 >= len(frame) else 0
-        error   = 1 << rng.randrange(len(chunk)) if i//4 == error_beat else 0
-        beats.append((data, last_be, error))
-    return beats
 
 
 async def reset(dut, cycles=3):

@@ -3,7 +3,7 @@
 #
 # SPDX-License-Identifier: BSD-2-Clause
 
-"""Cycle-accurate test of gateware.checksum.ChecksumAccumulator, with cocotb 1.9 and Verilator.
+"""Cycle-accurate test of litedav.gateware.checksum.ChecksumAccumulator, with cocotb 1.9 and Verilator.
 
 Random frames and random [start, end) byte ranges, odd offsets and ranges past the end of the frame
 included; each sum is compared with scapy's RFC 1071 checksum of the same bytes.
@@ -11,17 +11,20 @@ included; each sum is compared with scapy's RFC 1071 checksum of the same bytes.
     python3 -m pytest cocotb_tests/test_checksum_accumulator.py -q
 """
 
-import os
 import random
 
 import cocotb
-from cocotb.triggers import RisingEdge
 
 from scapy.utils import checksum
 
-from harness import FUZZ, SEED, build_verilog, frame_beats, reset, run_cocotb
+from harness import FUZZ, SEED, build_verilog, reset, run_cocotb
+from streams import ETH_PHY_32, Ports, Stream, StreamBus, StreamFrame, StreamSink, StreamSource, random_pauses
 
 NO_END = 2**17 - 1 # The `end` reset value: sum to the end of the frame.
+
+# The harness gives the core's sink `start` and `end` as params: the core samples them on every beat.
+RANGE = [("start", 17), ("end", 17)]
+PORTS = Ports(inputs={"sink": Stream(ETH_PHY_32, RANGE)}, outputs={"source": Stream([("sum", 16)], last=False)})
 
 def reference_sum(data):
     """Ones'-complement sum of `data` (0 for no bytes), from scapy's Internet checksum."""
@@ -38,69 +41,50 @@ def random_case(rng):
 async def random_ranges(dut):
     """Sums of random ranges of random frames, with idle cycles and backpressure on the result."""
     dut.drive.value = 0
-    dut.range.value = 0
     await reset(dut)
-    rng   = random.Random(SEED)
-    cases = [random_case(rng) for _ in range(20000 if FUZZ else 1500)]
-    beats = [] # (drive word, range word on the first beat of a frame, else None)
+    rng    = random.Random(SEED)
+    bus    = StreamBus(dut, PORTS)
+    source = StreamSource(bus, "sink", rng)
+    sink   = StreamSink(bus, "source")
+    cases  = [random_case(rng) for _ in range(20000 if FUZZ else 1500)]
     for frame, start, end in cases:
-        frame_in = frame_beats(rng, frame)
-        for index, (data, last_be, _) in enumerate(frame_in):
-            last = int(index == len(frame_in) - 1)
-            ranges = end << 17 | start if index == 0 else None
-            beats.append((data << 6 | last_be << 2 | last << 1 | 1, ranges))
+        source.send_nowait(StreamFrame(frame, {"start": start, "end": end}))
     expected = [reference_sum(frame[start:end]) for frame, start, end in cases]
 
-    drive, range_, monitor = dut.drive, dut.range, dut.monitor
-    sent = received = stall = 0
-    pending = False
-    written = None
-    idle, backpressure = 0.0, 0.0
+    received = stall = 0
     while received < len(expected):
-        await RisingEdge(dut.sys_clk)
-        m = int(monitor.value)
+        await bus.sample()
         stall += 1
-        if m & 1:
-            sent   += 1
-            pending = False
-        if m & 2:
-            got = m >> 2
+        if not sink.empty():
+            got = sink.recv_nowait().beats[0]["sum"]
             assert got == expected[received], \
                 f"case {received} {cases[received]}: got {got:#06x}, expected {expected[received]:#06x}"
             received += 1
             stall = 0
             if received % 100 == 0:
-                idle, backpressure = rng.choice([0.0, 0.3]), rng.choice([0.0, 0.5, 0.9])
+                source.set_pause_generator(random_pauses(rng, rng.choice([0.0, 0.3])))
+                sink.set_pause_generator(random_pauses(rng, rng.choice([0.0, 0.5, 0.9])))
         assert stall < 2000, f"no sum for 2000 cycles after {received} sums"
-        if not pending and sent < len(beats) and rng.random() >= idle:
-            pending = True
-            if beats[sent][1] is not None:
-                range_.setimmediatevalue(beats[sent][1])
-        value = (beats[sent][0] if pending else 0) | (rng.random() >= backpressure) << 38
-        if value != written:
-            drive.setimmediatevalue(value)
-            written = value
+        bus.drive()
     dut._log.info(f"{received} sums checked")
 
 def test_checksum_accumulator():
-    from migen import Module, Signal, Cat
-    from gateware.checksum import ChecksumAccumulator
+    from migen import Module
+    from litex.soc.interconnect import stream
+    from liteeth.common import eth_phy_description
+    from litedav.gateware.checksum import ChecksumAccumulator
 
     class Harness(Module):
         def __init__(self):
             self.submodules.dut = dut = ChecksumAccumulator(32)
-            sink, source = dut.sink, dut.source
-            self.drive   = Signal(39, name="drive")
-            self.range   = Signal(34, name="range")
-            self.monitor = Signal(18, name="monitor")
+            sink = stream.Endpoint(stream.EndpointDescription(eth_phy_description(32).payload_layout, RANGE))
             self.comb += [
-                Cat(sink.valid, sink.last, sink.last_be, sink.data, source.ready).eq(self.drive),
-                Cat(dut.start, dut.end).eq(self.range),
+                sink.connect(dut.sink, omit={"start", "end"}),
+                dut.start.eq(sink.start),
+                dut.end.eq(sink.end),
             ]
-            self.sync += self.monitor.eq(Cat(sink.valid & sink.ready, source.valid & source.ready,
-                source.sum))
+            self.drive, self.monitor = PORTS.harness(self, {"sink": sink, "source": dut.source})
 
     harness = Harness()
-    verilog = build_verilog("checksum_accumulator", harness, [harness.drive, harness.range],
-        [harness.monitor])
+    verilog = build_verilog("checksum_accumulator", harness, [harness.drive], [harness.monitor])
     run_cocotb("checksum_accumulator", "test_checksum_accumulator", verilog, "random_ranges")

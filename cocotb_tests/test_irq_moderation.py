@@ -3,7 +3,7 @@
 #
 # SPDX-License-Identifier: BSD-2-Clause
 
-"""Cycle-accurate tests of gateware.irq_moderation.IRQModeration, with cocotb 1.9 and Verilator.
+"""Cycle-accurate tests of litedav.gateware.irq_moderation.IRQModeration, with cocotb 1.9 and Verilator.
 
 The reference below states the rule as the driver sees it, from the events since the last ack:
 `irq` rises on the cycle the `count_threshold`-th event is counted, or 16 x `timeout` cycles after
@@ -101,7 +101,7 @@ async def random_events(dut):
 
 def irq_moderation_verilog():
     from migen import Module, Signal, Cat
-    from gateware.irq_moderation import IRQModeration
+    from litedav.gateware.irq_moderation import IRQModeration
 
     class Harness(Module):
         def __init__(self):

@@ -3,7 +3,7 @@
 #
 # SPDX-License-Identifier: BSD-2-Clause
 
-"""NIC-level cycle-accurate tests of gateware.nic.OffloadNIC, with cocotb 1.9 and Verilator.
+"""NIC-level cycle-accurate tests of litedav.gateware.nic.OffloadNIC, with cocotb 1.9 and Verilator.
 
 The whole NIC as the SoC instantiates it: LiteEth's MAC core with preamble and FCS, behind a GMII
 (1 Gbit/s, 125 MHz PHY clock) or MII (100 Mbit/s, 25 MHz) PHY driven by cocotbext-eth's models;
@@ -53,7 +53,7 @@ def nic_verilog(phy_mode):
     from litex.soc.interconnect import csr_bus, wishbone
     from liteeth.phy.gmii import LiteEthPHYGMIIRX, LiteEthPHYGMIITX
     from liteeth.phy.mii import LiteEthPHYMIIRX, LiteEthPHYMIITX
-    from gateware.nic import OffloadNIC
+    from litedav.gateware.nic import OffloadNIC
 
     width = 4 if phy_mode == "mii" else 8
 
@@ -461,7 +461,7 @@ def run_nic(phy_mode, testcase):
 
 def test_register_reference_is_current():
     """docs/nic_registers.md matches the gateware, with and without preamble/FCS handling."""
-    from gateware.nic import model_nic, register_reference
+    from litedav.gateware.nic import model_nic, register_reference
     path = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "docs", "nic_registers.md")
     for with_preamble_crc in (False, True):
         assert register_reference(model_nic(with_preamble_crc)) == open(path).read(), \

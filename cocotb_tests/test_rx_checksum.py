@@ -3,7 +3,7 @@
 #
 # SPDX-License-Identifier: BSD-2-Clause
 
-"""Cycle-accurate tests of gateware.checksum.RxChecksum, with cocotb 1.9 and Verilator.
+"""Cycle-accurate tests of litedav.gateware.checksum.RxChecksum, with cocotb 1.9 and Verilator.
 
 pytest converts the Migen core (inside a small harness) to Verilog under cocotb_tests/sim_build/
 and runs the cocotb tests below through cocotb-test. Every frame is built with scapy; the expected
@@ -18,18 +18,21 @@ import os
 import random
 
 import cocotb
-from cocotb.triggers import RisingEdge
 
 from scapy.layers.inet import IP, TCP, UDP
 from scapy.utils import checksum
 
-from harness import FUZZ, SEED, build_verilog, frame_beats, reset, run_cocotb, sim_build
+from harness import FUZZ, SEED, build_verilog, reset, run_cocotb, sim_build
 from frames import be16, random_frame, random_packet
+from streams import ETH_PHY_32, Ports, Stream, StreamBus, StreamFrame, StreamSink, StreamSource, random_pauses
 
-from gateware.checksum import (L3_NOT_IPV4, L3_OK, L3_BAD, L4_NOT_CHECKED, L4_OK, L4_BAD,
+from litedav.gateware.checksum import (L3_NOT_IPV4, L3_OK, L3_BAD, L4_NOT_CHECKED, L4_OK, L4_BAD,
     rx_checksum_status_layout)
 
 FUZZ_FRAMES = int(os.environ.get("LITEDAV_FUZZ_FRAMES", "100000"))
+
+PORTS = Ports(inputs={"sink": Stream(ETH_PHY_32)},
+              outputs={"source": Stream(ETH_PHY_32, rx_checksum_status_layout)})
 
 # Reference model ----------------------------------------------------------------------------------
 
@@ -102,84 +105,73 @@ def test_reference_model_agrees_with_scapy():
         frame[l4_checksum] ^= 0x01
         assert reference_status(bytes(frame))["l4_status"] == L4_BAD
 
-# Cocotb driver/monitor ----------------------------------------------------------------------------
+# Testbench ----------------------------------------------------------------------------------------
 
-STATUS_FIELDS = [(name, width) for name, width in rx_checksum_status_layout]
+class Bench:
+    """RxChecksum's sink driven by a StreamSource, its source taken by a StreamSink."""
+    def __init__(self, dut, rng):
+        self.rng    = rng
+        self.bus    = StreamBus(dut, PORTS)
+        self.source = StreamSource(self.bus, "sink", rng)
+        self.sink   = StreamSink(self.bus, "source")
 
-def unpack_status(value):
-    st = {}
-    for name, width in STATUS_FIELDS:
-        st[name] = value & ((1 << width) - 1)
-        value >>= width
-    return st
+    async def run_frames(self, frames, idle, backpressure, check_no_bubbles=False):
+        """Sends frames [(bytes, frame_error)] with random idle cycles on sink and random
+        backpressure on source; checks every beat out against the beat in (garbage lanes and error
+        bits included) and every status against the model. Returns the cycles it took."""
+        source, sink = self.source, self.sink
+        sent = [StreamFrame(frame, error=frame_error) for frame, frame_error in frames]
+        for frame in sent:
+            source.send_nowait(frame)
+        statuses = [reference_status(frame, int(frame_error)) for frame, frame_error in frames]
+        source.set_pause_generator(random_pauses(self.rng, idle))
+        sink.set_pause_generator(random_pauses(self.rng, backpressure))
+        beats_in    = sum(len(frame.beats) for frame in sent)
+        beats_start = source.beats_sent
+        cycles = stall = done = 0
+        while done < len(sent):
+            await self.bus.step()
+            cycles += 1
+            if check_no_bubbles and not source.transferred:
+                beats = source.beats_sent - beats_start
+                assert not 0 < beats < beats_in, f"sink not ready at beat {beats} in back-to-back traffic"
+            if sink.transferred:
+                stall = 0
+            elif sink.ready:
+                stall += 1 # Cycles in which source could have given a beat: backpressure is not a stall.
+            if not sink.empty():
+                frame = sink.recv_nowait()
+                got  = [(b["data"], b["last_be"], b["error"], b["last"]) for b in frame.beats]
+                want = [(b["data"], b["last_be"], b["error"], b["last"]) for b in sent[done].beats]
+                if got != want:
+                    index = next(i for i, (a, b) in enumerate(zip(got + [None], want + [None])) if a != b)
+                    assert False, f"frame {done} beat {index}: got {got[index:index + 1]}, " \
+                        f"expected {want[index:index + 1]}"
+                assert frame.params == statuses[done], f"frame {done} {frames[done][0].hex()}: " \
+                    f"got {frame.params}, expected {statuses[done]}"
+                done += 1
+            assert stall < 100, f"no output in 100 cycles with source ready after {sink.beats_received} " \
+                "beats: the core is wedged"
+        return cycles
 
-async def run_frames(dut, rng, frames, idle, backpressure, check_no_bubbles=False):
-    """Sends frames [(bytes, frame_error)] with random idle cycles on sink and random backpressure
-    on source; checks every beat out against the beat in and every status against the model."""
-    beats_in, beats_out, statuses = [], [], []
-    for frame, frame_error in frames:
-        beats = frame_beats(rng, frame, frame_error)
-        for index, (data, last_be, error) in enumerate(beats):
-            last = int(index == len(beats) - 1)
-            beats_in.append(data << 10 | error << 6 | last_be << 2 | last << 1 | 1)
-            beats_out.append((data, last_be, error, last))
-        statuses.append(reference_status(frame, int(frame_error)))
-
-    drive, monitor, status, clk = dut.drive, dut.monitor, dut.status, dut.sys_clk
-    sent = received = frames_done = 0
-    pending = False # A beat is on sink, valid, waiting to be taken.
-    beat = written = 0
-    cycles = stall = 0
-    while received < len(beats_out):
-        await RisingEdge(clk)
-        cycles += 1
-        stall  += 1
-        m = int(monitor.value)
-        if m & 1:
-            sent   += 1
-            pending = False
-        elif check_no_bubbles and sent and sent < len(beats_in):
-            assert False, f"sink not ready at beat {sent} in back-to-back traffic"
-        if m & 2:
-            stall = 0
-            got = (m >> 11, (m >> 3) & 0xf, (m >> 7) & 0xf, (m >> 2) & 1)
-            assert got == beats_out[received], \
-                f"beat {received}: got {got}, expected {beats_out[received]}"
-            received += 1
-            if got[3]:
-                st = unpack_status(int(status.value))
-                assert st == statuses[frames_done], f"frame {frames_done} " \
-                    f"{frames[frames_done][0].hex()}: got {st}, expected {statuses[frames_done]}"
-                frames_done += 1
-        assert stall < 100, f"no output for 100 cycles after {received} beats: the core is wedged"
-        if not pending and sent < len(beats_in) and rng.random() >= idle:
-            pending = True
-        if pending:
-            beat = beats_in[sent]
-        elif beat & 1:
-            beat = rng.getrandbits(42) & ~1 # Idle: garbage that sink must ignore.
-        value = beat | (rng.random() >= backpressure) << 42
-        if value != written:
-            # Written at once rather than in the ReadWrite phase: the edge has been evaluated
-            # already, and this halves the cost of a cycle.
-            drive.setimmediatevalue(value)
-            written = value
-    return cycles
+async def start(dut, rng):
+    dut.drive.value = 0
+    await reset(dut)
+    return Bench(dut, rng)
 
 
 @cocotb.test()
 async def random_frames(dut):
     """Random frames under every mix of idle cycles and backpressure."""
-    dut.drive.value = 0
-    await reset(dut)
     rng   = random.Random(SEED)
+    bench = await start(dut, rng)
     total = FUZZ_FRAMES if FUZZ else 600
     done  = 0
     while done < total:
         count = min(100, total - done)
         frames = [(random_frame(rng), rng.random() < 0.03) for _ in range(count)]
         idle, backpressure = rng.choice([0.0, 0.2, 0.6]), rng.choice([0.0, 0.3, 0.7])
-        await run_frames(dut, rng, frames, idle, backpressure)
+        await bench.run_frames(frames, idle, backpressure)
         done += count
         if done % 10000 == 0:
             dut._log.info(f"{done} frames checked")
@@ -189,9 +181,8 @@ async def random_frames(dut):
 @cocotb.test()
 async def back_to_back_throughput(dut):
     """With source always ready, sink takes one beat per cycle across frame boundaries."""
-    dut.drive.value = 0
-    await reset(dut)
-    rng = random.Random(SEED + 1)
+    rng   = random.Random(SEED + 1)
+    bench = await start(dut, rng)
     sizes  = [1, 2, 3, 4, 5, 13, 17, 42, 60, 61, 62, 63, 64, 1514]
     sizes += [rng.randrange(1, 300) for _ in range(40)]
     frames = []
@@ -200,7 +191,7 @@ async def back_to_back_throughput(dut):
         frame = (frame + bytes(max(0, size - len(frame))))[:size] if rng.random() < 0.5 else frame
         frames.append((frame, False))
     beats  = sum((len(f) + 3)//4 for f, _ in frames)
-    cycles = await run_frames(dut, rng, frames, idle=0.0, backpressure=0.0, check_no_bubbles=True)
+    cycles = await bench.run_frames(frames, idle=0.0, backpressure=0.0, check_no_bubbles=True)
     latency = cycles - beats
     dut._log.info(f"{len(frames)} frames, {beats} beats in {cycles} cycles (pipeline latency {latency})")
     assert latency <= 4
@@ -222,40 +213,29 @@ async def short_frames_back_to_back(dut):
     sink, under backpressure from none to heavy: each status must stay with its frame while the
     next frames' first beats (and their third beat, which clears the sums) arrive as early as the
     core lets them."""
-    dut.drive.value = 0
-    await reset(dut)
-    rng = random.Random(SEED + 2)
+    rng   = random.Random(SEED + 2)
+    bench = await start(dut, rng)
     for backpressure in (0.0, 0.5, 0.8, 0.9, 0.3):
         frames = [(short_frame(rng), rng.random() < 0.03) for _ in range(400 if FUZZ else 150)]
         # The sequence must be able to show a status out of step: neighbours that differ.
         kinds = [tuple(sorted(reference_status(f, int(e)).items())) for f, e in frames]
         differ = sum(a != b for a, b in zip(kinds, kinds[1:]))
         assert differ > len(frames)//2, f"only {differ} neighbouring frames differ in status"
-        await run_frames(dut, rng, frames, idle=0.0, backpressure=backpressure)
+        await bench.run_frames(frames, idle=0.0, backpressure=backpressure)
 
 # Pytest entry -------------------------------------------------------------------------------------
 
 def rx_checksum_verilog():
-    from migen import Module, Signal, Cat
-    from gateware.checksum import RxChecksum
+    from migen import Module
+    from litedav.gateware.checksum import RxChecksum
 
     class Harness(Module):
         def __init__(self):
             self.submodules.dut = dut = RxChecksum()
-            sink, source = dut.sink, dut.source
-            self.drive   = Signal(43, name="drive")
-            self.monitor = Signal(43, name="monitor")
-            self.status  = Signal(sum(w for _, w in STATUS_FIELDS), name="status")
-            self.comb += Cat(sink.valid, sink.last, sink.last_be, sink.error, sink.data,
-                source.ready).eq(self.drive)
-            self.sync += [
-                self.monitor.eq(Cat(sink.valid & sink.ready, source.valid & source.ready, source.last,
-                    source.last_be, source.error, source.data)),
-                self.status.eq(Cat(*[getattr(source, name) for name, _ in STATUS_FIELDS])),
-            ]
+            self.drive, self.monitor = PORTS.harness(self, {"sink": dut.sink, "source": dut.source})
 
     harness = Harness()
-    return build_verilog("rx_checksum", harness, [harness.drive], [harness.monitor, harness.status])
+    return build_verilog("rx_checksum", harness, [harness.drive], [harness.monitor])
 
 def test_rx_checksum_random_frames(capsys):
     run_cocotb("rx_checksum", "test_rx_checksum", rx_checksum_verilog(), "random_frames")

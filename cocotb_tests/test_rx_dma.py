@@ -3,7 +3,7 @@
 #
 # SPDX-License-Identifier: BSD-2-Clause
 
-"""Cycle-accurate tests of gateware.rx_dma.RxDMA, with cocotb 1.9 and Verilator.
+"""Cycle-accurate tests of litedav.gateware.rx_dma.RxDMA, with cocotb 1.9 and Verilator.
 
 The DUT's wishbone master talks to WishboneRAM (wishbone_ram.py), which holds the RX ring and the
 buffers. A software model of the driver ("CPU") refills descriptors at a random pace, sometimes
@@ -25,7 +25,7 @@ two bytes per cycle (sys_clk 125 or 62.5 MHz); each beat takes its bytes from it
   the frames around it stay intact. A burst phase ends when every frame has its outcome, so the
   next wire phase starts with an empty FIFO.
 
-sink.ready must stay 1 (the MAC cannot be stalled): the testbench never waits for it and fails if
+sink.ready must stay 1 (the MAC cannot be stalled): the testbench checks it on every edge and fails if
 it ever drops. Each frame's outcome (handed back, dropped for an empty ring, for an error bit, for
 a FIFO overrun) is read cycle by cycle from the DUT's `done` pulse and drop counters and checked
 against the model:
@@ -45,17 +45,19 @@ against the model:
     LITEDAV_SEED=n ...                                          # another random sequence
 """
 
+import itertools
 import os
 import random
+from collections import deque
 
 import cocotb
-from cocotb.triggers import RisingEdge
 
 from harness import FUZZ, SEED, build_verilog, reset, run_cocotb, sim_build
+from streams import ETH_PHY_32, Ports, Stream, StreamBus, StreamFrame, StreamSource
 from wishbone_ram import WishboneRAM, wishbone_ram_ports
 
-from gateware.checksum import rx_checksum_status_layout
-from gateware.rx_dma import rx_dma_counters
+from litedav.gateware.checksum import rx_checksum_status_layout
+from litedav.gateware.rx_dma import rx_dma_counters
 
 FUZZ_FRAMES  = int(os.environ.get("LITEDAV_FUZZ_FRAMES", "100000"))
 FAST_FRAMES  = 450
@@ -71,7 +73,10 @@ WIRE_BUCKET   = WIRE_OVERHEAD + 4 # A MAC never stalled: at most one beat ahead 
 BURST_BUCKET  = 6000       # Bursts faster than the wire (as if buffered upstream).
 
 STATUS_FIELDS = rx_checksum_status_layout
-STATUS_WIDTH  = sum(w for _, w in STATUS_FIELDS)
+# RxDMA's sink: RxChecksum's frames, the status valid on the last beat. The MAC cannot be stalled:
+# `ready` is watched on every edge.
+PORTS = Ports(inputs={"sink": Stream(ETH_PHY_32, STATUS_FIELDS, params_on_last_beat=True)},
+              monitor=[("ready", 1)])
 
 # Descriptor word 2 bits (docs/nic.md).
 DONE, FRAME_ERROR, RUNT, TRUNCATED, LENGTH_ERROR, OVERFLOW, VLAN = range(16, 23)
@@ -91,37 +96,15 @@ def random_status(rng, frame_error):
     st["frame_error"] = int(frame_error)
     return st
 
-def pack_status(st):
-    value, shift = 0, 0
-    for name, width in STATUS_FIELDS:
-        value |= st[name] << shift
-        shift += width
-    return value
-
-class Frame:
+class Frame(StreamFrame):
+    """A frame out of RxChecksum: its status params, and error bits when status["frame_error"]."""
     def __init__(self, index, data, status):
+        super().__init__(data, status, error=bool(status["frame_error"]))
         self.index    = index
-        self.data     = data
         self.status   = status
         self.overrun  = False  # Dropped by the ingress (FIFO full), seen from the counters.
         self.burst    = False  # Sent while the bucket allowed more than the wire rate.
         self.first_cycle = None
-
-    def beats(self, rng):
-        """Drive values, one per beat: valid, last, last_be, error, data, status params (garbage but
-        on the last beat, where they are valid)."""
-        n = len(self.data)
-        error_beat = rng.randrange((n + 3)//4) if self.status["frame_error"] else -1
-        out = []
-        for i in range(0, n, 4):
-            chunk = self.data[i:i + 4]
-            last  = i + 4 >= n
-            word  = int.from_bytes(chunk + rng.randbytes(4 - len(chunk)), "little")
-            status = pack_status(self.status) if last else rng.getrandbits(STATUS_WIDTH)
-            last_be = (1 << (len(chunk) - 1)) if last else 0
-            error = (1 << rng.randrange(len(chunk))) if i//4 == error_beat else 0
-            out.append(1 | last << 1 | last_be << 2 | error << 6 | word << 10 | status << 42)
-        return out
 
 # Driver model ("CPU") -----------------------------------------------------------------------------
 
@@ -193,13 +176,12 @@ class Bench:
         self.bytes_per_cycle = bytes_per_cycle
         self.bucket = bucket
         self.tokens = bucket
-        self.beats = []
-        self.beat_frame = None
-        self.driven_frame = None  # Frame whose beat was driven for the coming edge.
+        self.bus    = StreamBus(dut, PORTS)
+        self.source = StreamSource(self.bus, "sink", rng)
+        self.source.set_pause_generator(self.wire_pace())
+        self.bytes_left = 0       # Bytes of the frame being sent not yet in a beat.
         self.spacing = 1
         self.wait_beats = 0
-        self.idle_value = 0
-        self.written = 0
         self.refill_rate = 0.05
         self.written_bytes = 0
         self.bytes_sent = 0
@@ -295,8 +277,8 @@ class Bench:
     def observe(self, m):
         """Counters moved at the edge that just passed: attribute the changes to frames."""
         head = m & 0xffff
-        assert m >> 17 & 1, "sink.ready dropped: the MAC would lose data"
-        nibbles = m >> 18
+        assert self.bus.get("ready"), "sink.ready dropped: the MAC would lose data"
+        nibbles = m >> 17
         increments = {}
         for i, name in enumerate(rx_dma_counters):
             delta = ((nibbles >> 4*i) - (self.nibbles >> 4*i)) & 0xf
@@ -307,7 +289,7 @@ class Bench:
         increments["received"] = m >> 16 & 1 # `done`: a descriptor handed back.
         self.counts["received"] += increments["received"]
         if increments["dropped_overrun"]:
-            frame = self.driven_frame
+            frame = self.source.transferred
             assert frame is not None, "overrun counted without a beat on sink"
             assert not frame.overrun, f"frame {frame.index} overrun counted twice"
             assert frame.burst, (f"overrun at line rate: frame {frame.index} ({len(frame.data)} "
@@ -341,13 +323,13 @@ class Bench:
     # Sender -------------------------------------------------------------------------------------
 
     def send(self, frames_left):
-        """Choose the sink value for the coming edge; returns True while a frame is being sent."""
+        """Start a frame when the wire allows: its preamble and gap are taken from the bucket here,
+        its bytes beat by beat by wire_pace()."""
         self.tokens = min(self.bucket, self.tokens + self.bytes_per_cycle)
         if self.next_length is None:
             self.next_length = random_length(self.rng)
-        if not self.beats and frames_left and self.rng.random() < 0.7:
+        if self.source.idle() and frames_left and self.rng.random() < 0.7:
             length = self.next_length
-            # Preamble and gap first; the frame's bytes are taken beat by beat below.
             if self.tokens >= WIRE_OVERHEAD:
                 self.next_length = None
                 self.tokens -= WIRE_OVERHEAD
@@ -359,34 +341,34 @@ class Bench:
                 self.frames_sent += 1
                 self.bytes_sent += length
                 self.in_flight.append(frame)
-                self.beat_frame = frame
-                self.beats = frame.beats(self.rng)
+                self.source.send_nowait(frame)
+                self.bytes_left = length
                 self.spacing = self.rng.choice([1, 1, 1, 2, 4])
                 self.wait_beats = 0
-        self.driven_frame = None
-        value = self.idle_value
-        if self.beats:
-            n = len(self.beat_frame.data)
-            beat_bytes = min(4, n - 4*((n + 3)//4 - len(self.beats)))
+
+    def wire_pace(self):
+        """The source's pause generator: a beat comes `spacing` cycles after the one before at the
+        earliest, and once the bucket holds its bytes."""
+        while True:
+            beat_bytes = min(4, self.bytes_left)
             if self.wait_beats:
                 self.wait_beats -= 1
+                yield True
             elif self.tokens >= beat_bytes:
                 self.tokens -= beat_bytes
-                value = self.beats.pop(0)
-                self.driven_frame = self.beat_frame
+                self.bytes_left -= beat_bytes
                 self.wait_beats = self.spacing - 1
-        if value != self.written:
-            self.dut.drive.setimmediatevalue(value)
-            self.written = value
-        return bool(self.beats)
+                yield False
+            else:
+                yield True
 
     # Cycle --------------------------------------------------------------------------------------
 
     async def step(self, frames_left=0):
-        await RisingEdge(self.dut.sys_clk)
+        await self.bus.sample()
         self.cycle += 1
         self.ram.tick()
-        self.observe(int(self.dut.monitor.value))
+        self.observe(int(self.dut.registers.value))
         r = self.ring
         if r is not None and self.enable:
             while r.can_refill() and self.rng.random() < self.refill_rate:
@@ -394,7 +376,8 @@ class Bench:
             self.drive_control()
         if not self.enable or self.head == r.tail:
             self.last_empty_cycle = self.cycle
-        return self.send(frames_left)
+        self.send(frames_left)
+        self.bus.drive()
 
     async def drain(self, limit=20000):
         """Let every frame sent get its outcome."""
@@ -464,7 +447,7 @@ async def start(dut, rng, **kwargs):
     dut.control.value = 0
     await reset(dut)
     bench = Bench(dut, rng, **kwargs)
-    bench.nibbles = int(dut.monitor.value) >> 18
+    bench.nibbles = int(dut.registers.value) >> 17
     return bench
 
 
@@ -542,31 +525,17 @@ async def throughput(dut):
     bench.drive_control()
     results = []
     for length, count, wire in [(60, 30, False), (1514, 24, False), (60, 600, True), (1514, 40, True)]:
-        frames = [Frame(bench.frames_sent + i, rng.randbytes(length), random_status(rng, False))
-            for i in range(count)]
+        frames = deque(Frame(bench.frames_sent + i, rng.randbytes(length), random_status(rng, False))
+            for i in range(count))
         bench.frames_sent += count
         start_cycle = bench.cycle
         first_done = last_done = None
         received = bench.counts["received"]
         gap = (length + WIRE_OVERHEAD + 1)//2 - (length + 3)//4 if wire else 0 # 2 bytes/cycle.
-        for frame in frames:
-            frame.first_cycle = bench.cycle
-            bench.in_flight.append(frame)
-            beats = frame.beats(rng)
-            for i, value in enumerate(beats):
-                bench.driven_frame = frame
-                dut.drive.setimmediatevalue(value)
-                await step_only(bench)
-                if bench.counts["received"] != received:
-                    received = bench.counts["received"]
-                    first_done = first_done or bench.cycle
-                    last_done = bench.cycle
-            dut.drive.setimmediatevalue(0)
-            bench.driven_frame = None
-            for _ in range(gap):
-                await step_only(bench)
-        while bench.in_flight:
-            await step_only(bench)
+        # Each frame's beats one per cycle, then `gap` idle cycles.
+        bench.source.set_pause_generator(itertools.cycle([False]*((length + 3)//4) + [True]*gap))
+        while frames or bench.in_flight:
+            await step_only(bench, frames)
             if bench.counts["received"] != received:
                 received = bench.counts["received"]
                 first_done = first_done or bench.cycle
@@ -586,16 +555,23 @@ async def throughput(dut):
         for length, count, wire, rate in results:
             f.write(f"{length} {count} {int(wire)} {rate:.5f}\n")
 
-async def step_only(bench):
-    """A cycle with the sink driven by the caller."""
-    await RisingEdge(bench.dut.sys_clk)
+async def step_only(bench, frames):
+    """A cycle of throughput(): every descriptor refilled at once, the next of `frames` sent as
+    soon as the one before is all taken."""
+    await bench.bus.sample()
     bench.cycle += 1
     bench.ram.tick()
-    bench.observe(int(bench.dut.monitor.value))
+    bench.observe(int(bench.dut.registers.value))
     r = bench.ring
     while r.can_refill():
         r.refill()
     bench.drive_control()
+    if frames and bench.source.idle():
+        frame = frames.popleft()
+        frame.first_cycle = bench.cycle
+        bench.in_flight.append(frame)
+        bench.source.send_nowait(frame)
+    bench.bus.drive()
 
 
 @cocotb.test()
@@ -628,34 +604,31 @@ async def overrun(dut):
 
 def rx_dma_verilog(name, **kwargs):
     from migen import Module, Signal, Cat, C
-    from gateware.rx_dma import RxDMA
+    from litedav.gateware.rx_dma import RxDMA
 
     class Harness(Module):
         def __init__(self):
             self.submodules.dut = dut = RxDMA(**kwargs)
-            sink = dut.sink
-            self.drive    = Signal(42 + STATUS_WIDTH, name="drive")
-            self.control  = Signal(67, name="control") # base 32, size 17, tail 16, enable, drop_errors.
-            self.monitor  = Signal(18 + 4*len(rx_dma_counters), name="monitor")
-            self.counters = Signal(COUNTER_BITS*len(rx_dma_counters), name="counters")
+            self.drive, self.monitor = PORTS.harness(self, {"sink": dut.sink}, monitor={"ready": dut.sink.ready})
+            self.control   = Signal(67, name="control") # base 32, size 17, tail 16, enable, drop_errors.
+            self.registers = Signal(17 + 4*len(rx_dma_counters), name="registers")
+            self.counters  = Signal(COUNTER_BITS*len(rx_dma_counters), name="counters")
             counters = [getattr(dut, name) for name in rx_dma_counters]
             self.comb += [
-                Cat(sink.valid, sink.last, sink.last_be, sink.error, sink.data,
-                    *[getattr(sink, n) for n, _ in STATUS_FIELDS]).eq(self.drive),
                 dut.base.eq(self.control[:32]),
                 dut.size.eq(self.control[32:49]),
                 dut.tail.eq(self.control[49:65]),
                 dut.enable.eq(self.control[65]),
                 dut.drop_errors.eq(self.control[66]),
                 # Registers of the DUT, read just after the edge that updated them.
-                self.monitor.eq(Cat(dut.head, C(0, 16 - len(dut.head)), dut.done, sink.ready, *[c[:4] for c in counters])),
+                self.registers.eq(Cat(dut.head, C(0, 16 - len(dut.head)), dut.done, *[c[:4] for c in counters])),
                 self.counters.eq(Cat(*counters)),
             ]
             self.wb_drive, self.wb_monitor = wishbone_ram_ports(self, dut.bus)
 
     harness = Harness()
     return build_verilog(name, harness, [harness.drive, harness.control, harness.wb_drive],
-        [harness.monitor, harness.counters, harness.wb_monitor])
+        [harness.monitor, harness.registers, harness.counters, harness.wb_monitor])
 
 def test_rx_dma_random_traffic(capsys):
     run_cocotb("rx_dma", "test_rx_dma", rx_dma_verilog("rx_dma"), "random_traffic")

@@ -3,7 +3,7 @@
 #
 # SPDX-License-Identifier: BSD-2-Clause
 
-"""Cycle-accurate tests of gateware.tso.TSO, with cocotb 1.9 and Verilator.
+"""Cycle-accurate tests of litedav.gateware.tso.TSO, with cocotb 1.9 and Verilator.
 
 Every TSO chain is a header template built with scapy (802.1Q or not, IPv4 and TCP options, random
 flags, sequence number and ID) followed by a random payload; the expected segments are built
@@ -26,16 +26,23 @@ import os
 import random
 
 import cocotb
-from cocotb.triggers import RisingEdge
 
 from scapy.layers.inet import IP, TCP, IPOption_NOP, IPOption_RR, IPOption_Router_Alert
 from scapy.layers.inet6 import IPv6
 from scapy.layers.l2 import ARP, Dot1Q, Ether
 from scapy.packet import Raw
 
-from harness import FUZZ, SEED, build_verilog, frame_beats, reset, run_cocotb, sim_build
+from harness import FUZZ, SEED, build_verilog, reset, run_cocotb, sim_build
+from streams import ETH_PHY_32, Ports, Stream, StreamBus, StreamFrame, StreamSink, StreamSource, random_pauses
 
 FUZZ_CHAINS = int(os.environ.get("LITEDAV_FUZZ_CHAINS", "10000"))
+
+# Per-frame params in (TxDMA -> TSO) and out (TSO -> TxChecksum), as gateware/tso.py lays them out;
+# `error` is TSO's pulse for a frame it drops.
+TX_OFFLOAD_PARAMS = [("ip_csum", 1), ("l4_csum", 1), ("tso", 1), ("hdr_len", 8), ("mss", 16)]
+REQUEST_PARAMS    = [("ip_csum", 1), ("l4_csum", 1), ("ip_length", 1), ("tcp_flags", 8)]
+PORTS = Ports(inputs={"sink": Stream(ETH_PHY_32, TX_OFFLOAD_PARAMS)},
+              outputs={"source": Stream(ETH_PHY_32, REQUEST_PARAMS)}, monitor=[("error", 1)])
 
 MAX_MSS          = 1920  # TSO(): the longest segment, 128 + 1920 bytes, fits in TxChecksum's store.
 LONG_CHAIN       = 128 + 2**16 # Longer than any one descriptor: still cut in segments, whole.
@@ -145,12 +152,17 @@ def random_mss(rng):
 class Chain:
     """One frame on sink: a TSO chain, a plain frame, or a bad TSO frame that must be dropped."""
     def __init__(self, frame, tso, hdr_len=0, mss=0, ip_csum=0, l4_csum=0, segments=(),
-            fixed=(), bad=False, error_byte=None):
+            fixed=(), bad=False, error=False):
         self.frame, self.tso, self.hdr_len, self.mss = frame, tso, hdr_len, mss
         self.ip_csum, self.l4_csum = ip_csum, l4_csum
         self.segments, self.fixed, self.bad = list(segments), list(fixed), bad
-        self.error_byte = error_byte # First byte of the beat with `error` set, if any.
-        self.beats = []
+        self.error = error      # One beat with `error` set.
+        self.error_byte = None  # First byte of that beat, once sent.
+        self.beats = []         # Field values of each beat, once sent.
+
+    def stream_frame(self):
+        return StreamFrame(self.frame, dict(ip_csum=self.ip_csum, l4_csum=self.l4_csum, tso=self.tso,
+            hdr_len=self.hdr_len, mss=self.mss), error=self.error)
 
 def tso_chain(rng, large=0.0, mss=None, payload=None):
     template = random_template(rng)
@@ -222,22 +234,10 @@ def random_traffic(rng, count, large, bad=0.1, plain=0.25, errors=0.05):
         else:
             chains.append(tso_chain(rng, large))
     for chain in chains:
-        error = rng.random() < errors
-        chain.beats = frame_beats(rng, chain.frame, error)
-        for index, (_, _, e) in enumerate(chain.beats):
-            if e:
-                chain.error_byte = 4*index
+        chain.error = rng.random() < errors
     return chains
 
-# Cocotb driver/monitor ----------------------------------------------------------------------------
-
-def pack_beat(chain, index):
-    data, last_be, error = chain.beats[index]
-    last = int(index == len(chain.beats) - 1)
-    return (1 | last << 1 | last_be << 2 | error << 6 | data << 10 | chain.ip_csum << 42 |
-        chain.l4_csum << 43 | chain.tso << 44 | (chain.hdr_len & 0xff) << 45 | (chain.mss & 0xffff) << 53)
-
-READY = 1 << 69
+# Testbench ----------------------------------------------------------------------------------------
 
 class Checker:
     """Matches the frames out of TSO with what each chain on sink must give."""
@@ -251,32 +251,24 @@ class Checker:
             else:
                 self.expected.append((chain, None))
         self.frames = 0
-        self.beats  = []
         self.chain_errors = {} # chain -> error flags of its segments so far
 
-    def beat(self, m):
-        self.beats.append(m)
-        if (m >> 2) & 1:
-            beats, self.beats = self.beats, []
-            self.frame(beats)
-
-    def frame(self, beats):
+    def frame(self, received):
+        """Check a frame out (a StreamFrame from the StreamSink, which checked its last_be)."""
         assert self.frames < len(self.expected), "more frames out than expected"
         chain, k = self.expected[self.frames]
         self.frames += 1
-        flags = [((m >> 43) & 1, (m >> 44) & 1, (m >> 46) & 1) for m in beats]
-        tcp_flags = (beats[-1] >> 47) & 0xff
+        beats = received.beats
+        flags = [(b["ip_csum"], b["l4_csum"], b["ip_length"]) for b in beats]
+        tcp_flags = beats[-1]["tcp_flags"]
         if k is None:
-            got  = [((m >> 11) & 0xffffffff, (m >> 3) & 0xf, (m >> 7) & 0xf) for m in beats]
-            assert got == chain.beats, f"plain frame {chain.frame.hex()}: got {got}, expected {chain.beats}"
+            got  = [(b["data"], b["last_be"], b["error"]) for b in beats]
+            want = [(b["data"], b["last_be"], b["error"]) for b in chain.beats]
+            assert got == want, f"plain frame {chain.frame.hex()}: got {got}, expected {want}"
             assert set(flags) == {(chain.ip_csum, chain.l4_csum, 0)}, f"plain frame flags {set(flags)}"
             assert tcp_flags == 0, f"plain frame tcp_flags {tcp_flags:#x}"
             return
-        last_be = (beats[-1] >> 3) & 0xf
-        assert last_be in (1, 2, 4, 8) and all((m >> 3) & 0xf == 0 for m in beats[:-1]), \
-            f"bad last_be in segment {k}: {[(m >> 3) & 0xf for m in beats]}"
-        data  = b"".join(((m >> 11) & 0xffffffff).to_bytes(4, "little") for m in beats)
-        frame = data[:4*(len(beats) - 1) + last_be.bit_length()]
+        frame = received.data
         assert set(flags) == {(1, 1, 1)}, f"segment flags {set(flags)}"
         last_flags = chain.last_flags if k == len(chain.segments) - 1 else 0
         assert tcp_flags == last_flags, f"segment {k}/{len(chain.segments)}: tcp_flags " \
@@ -289,7 +281,7 @@ class Checker:
         assert tx_checksum_model(frame, tcp_flags) == chain.fixed[k]
         # Cut-through: `error` is set from the first beat that used an input beat with error on,
         # and stays set for the rest of the chain.
-        errors = [(m >> 7) & 0xf for m in beats]
+        errors = [b["error"] for b in beats]
         assert set(errors) <= {0, 0xf}, f"segment error bits {errors}"
         previous = self.chain_errors.setdefault(id(chain), [])
         for error in errors:
@@ -302,64 +294,68 @@ class Checker:
         else:
             assert not any(errors), f"segment {k} ends before any error beat but has error set"
 
-async def run_traffic(dut, rng, chains, idle, backpressure, check_no_bubbles=False):
-    """Sends chains with random idle cycles on sink and backpressure on source; checks every
-    frame out, the error pulses and the error counter (one per bad chain).
-    Returns (cycles, output beats, cycles of the first and the last output beat)."""
-    beats_in = [pack_beat(chain, i) for chain in chains for i in range(len(chain.beats))]
-    checker  = Checker(chains)
-    errors   = sum(chain.bad for chain in chains)
-    errors_before = int(dut.errors.value)
-    drive, monitor, clk = dut.drive, dut.monitor, dut.sys_clk
-    sent = cycles = stall = error_pulses = beats_out = 0
-    first_out = last_out = None
-    pending = False
-    beat = written = 0
-    while checker.frames < len(checker.expected) or sent < len(beats_in) or stall < 20:
-        await RisingEdge(clk)
-        cycles += 1
-        stall  += 1
-        m = int(monitor.value)
-        if m & 1:
-            sent   += 1
-            pending = False
-            stall   = 0
-        elif check_no_bubbles and pending:
-            assert False, f"sink not ready at beat {sent} of back-to-back plain frames"
-        if m & 2:
-            stall = 0
-            beats_out += 1
-            last_out = cycles
-            if first_out is None:
-                first_out = cycles
-            checker.beat(m)
-        error_pulses += (m >> 45) & 1
-        assert stall < 3000, f"no progress for 3000 cycles after {sent} beats in, " \
-            f"{checker.frames} frames out: the core is wedged"
-        if not pending and sent < len(beats_in) and rng.random() >= idle:
-            pending = True
-        if pending:
-            beat = beats_in[sent]
-        elif beat & 1:
-            beat = rng.getrandbits(69) & ~1 # Idle: garbage that sink must ignore.
-        value = beat | (READY if rng.random() >= backpressure else 0)
-        if value != written:
-            # Written at once rather than in the ReadWrite phase: the edge has been evaluated
-            # already (see harness.py).
-            drive.setimmediatevalue(value)
-            written = value
-    assert checker.frames == len(checker.expected)
-    assert not checker.beats, "a frame out without its last beat"
-    assert error_pulses == errors, f"{error_pulses} error pulses for {errors} bad chains"
-    assert int(dut.errors.value) == (errors_before + errors) & 0xffff, "error counter"
-    return cycles, beats_out, first_out, last_out, checker
+class Bench:
+    """TSO's sink driven by a StreamSource, its source taken by a StreamSink."""
+    def __init__(self, dut, rng):
+        self.dut, self.rng = dut, rng
+        self.bus    = StreamBus(dut, PORTS)
+        self.source = StreamSource(self.bus, "sink", rng)
+        self.sink   = StreamSink(self.bus, "source")
+
+    async def run_traffic(self, chains, idle, backpressure, check_no_bubbles=False):
+        """Sends chains with random idle cycles on sink and backpressure on source; checks every
+        frame out, the error pulses and the error counter (one per bad chain).
+        Returns (cycles, output beats, cycles of the first and the last output beat, checker)."""
+        bus, source, sink = self.bus, self.source, self.sink
+        for chain in chains:
+            sent = chain.stream_frame()
+            source.send_nowait(sent)
+            chain.beats = sent.beats
+            for index, beat in enumerate(chain.beats):
+                if beat["error"]:
+                    chain.error_byte = 4*index
+        source.set_pause_generator(random_pauses(self.rng, idle))
+        sink.set_pause_generator(random_pauses(self.rng, backpressure))
+        checker = Checker(chains)
+        errors  = sum(chain.bad for chain in chains)
+        errors_before = int(self.dut.errors.value)
+        cycles = stall = error_pulses = beats_out = 0
+        first_out = last_out = None
+        while checker.frames < len(checker.expected) or not source.idle() or stall < 20:
+            await bus.step()
+            cycles += 1
+            stall  += 1
+            if source.transferred:
+                stall = 0
+            elif check_no_bubbles:
+                assert not source.stalled, f"sink not ready at beat {source.beats_sent} of back-to-back plain frames"
+            if sink.transferred:
+                stall = 0
+                beats_out += 1
+                last_out = cycles
+                if first_out is None:
+                    first_out = cycles
+            if not sink.empty():
+                checker.frame(sink.recv_nowait())
+            error_pulses += bus.get("error")
+            assert stall < 3000, f"no progress for 3000 cycles after {source.beats_sent} beats in, " \
+                f"{checker.frames} frames out: the core is wedged"
+        assert checker.frames == len(checker.expected)
+        assert sink.idle(), "a frame out without its last beat"
+        assert error_pulses == errors, f"{error_pulses} error pulses for {errors} bad chains"
+        assert int(self.dut.errors.value) == (errors_before + errors) & 0xffff, "error counter"
+        return cycles, beats_out, first_out, last_out, checker
+
+async def start(dut, rng):
+    dut.drive.value = 0
+    await reset(dut)
+    return Bench(dut, rng)
 
 @cocotb.test()
 async def random_chains(dut):
     """TSO chains, plain frames and bad frames under every mix of idle cycles and backpressure."""
-    dut.drive.value = 0
-    await reset(dut)
     rng   = random.Random(SEED)
+    bench = await start(dut, rng)
     total = FUZZ_CHAINS if FUZZ else 200
     done  = segments = 0
     while done < total:
@@ -367,7 +363,7 @@ async def random_chains(dut):
         large  = 0.02 if FUZZ else rng.choice([0.0, 0.0, 0.0, 0.05])
         chains = random_traffic(rng, count, large)
         idle, backpressure = rng.choice([0.0, 0.2, 0.6]), rng.choice([0.0, 0.3, 0.7])
-        await run_traffic(dut, rng, chains, idle, backpressure)
+        await bench.run_traffic(chains, idle, backpressure)
         done     += sum(chain.tso and not chain.bad for chain in chains)
         segments += sum(len(chain.segments) for chain in chains)
         if FUZZ and done // 1000 != (done - count) // 1000:
@@ -379,29 +375,24 @@ async def random_chains(dut):
 async def oversized_chain(dut):
     """A chain longer than 64 KiB (more than one descriptor can hold) is segmented whole, the
     sequence number and ID wrapping; the next chain is intact."""
-    dut.drive.value = 0
-    await reset(dut)
-    rng = random.Random(SEED + 2)
+    rng   = random.Random(SEED + 2)
+    bench = await start(dut, rng)
     chain = tso_chain(rng, mss=rng.choice([1460, 1459, 1461, MAX_MSS]),
         payload=rng.randbytes(LONG_CHAIN + 700))
-    chain.beats = frame_beats(rng, chain.frame)
     after = tso_chain(rng, mss=536, payload=rng.randbytes(2000))
-    after.beats = frame_beats(rng, after.frame)
-    cycles, _, _, _, checker = await run_traffic(dut, rng, [chain, after], 0.1, 0.3)
+    cycles, _, _, _, checker = await bench.run_traffic([chain, after], 0.1, 0.3)
     dut._log.info(f"oversized chain: {len(chain.segments)} segments in {cycles} cycles")
 
 @cocotb.test()
 async def throughput(dut):
     """Source always ready, sink always valid: output beats per cycle within long chains, cycles
     per short chain, and no bubble at all on plain frames."""
-    dut.drive.value = 0
-    await reset(dut)
-    rng = random.Random(SEED + 1)
+    rng   = random.Random(SEED + 1)
+    bench = await start(dut, rng)
     results = []
     for mss, payload in [(1460, 30*1460), (536, 30*536), (1460, 30*1460 - 1)]:
         chain = tso_chain(rng, mss=mss, payload=rng.randbytes(payload))
-        chain.beats = frame_beats(rng, chain.frame)
-        cycles, beats, first, last, _ = await run_traffic(dut, rng, [chain], 0.0, 0.0)
+        cycles, beats, first, last, _ = await bench.run_traffic([chain], 0.0, 0.0)
         # The template is checked before it leaves: measure from the first beat out.
         rate = beats/(last - first + 1)
         per_segment = (last - first + 1)/len(chain.segments)
@@ -412,20 +403,15 @@ async def throughput(dut):
         results.append((mss, rate, per_segment))
     # Short chains back to back: whole chains per cycle (store-and-forward included).
     chains = [tso_chain(rng, mss=1460, payload=rng.randbytes(rng.randrange(0, 64))) for _ in range(40)]
-    for chain in chains:
-        chain.beats = frame_beats(rng, chain.frame)
-    short_cycles, beats, first, last, _ = await run_traffic(dut, rng, chains, 0.0, 0.0)
+    short_cycles, beats, first, last, _ = await bench.run_traffic(chains, 0.0, 0.0)
     wire = sum(max(60, len(c.segments[0])) + 4 + 8 + 12 for c in chains) # + FCS, preamble, IFG.
     dut._log.info(f"40 short chains in {short_cycles} cycles ({short_cycles/40:.1f} cycles/chain; "
         f"{wire/40:.1f} wire byte times/frame at 1 Gbit/s)")
     assert short_cycles < wire
     # Plain frames: one beat per cycle, no bubble.
     plain = [plain_frame(rng) for _ in range(30)]
-    for chain in plain:
-        chain.beats = frame_beats(rng, chain.frame)
-    beats_in = sum(len(c.beats) for c in plain)
-    cycles, beats, first, last, _ = await run_traffic(dut, rng, plain, 0.0, 0.0, check_no_bubbles=True)
-    assert last - first + 1 == beats_in
+    cycles, beats, first, last, _ = await bench.run_traffic(plain, 0.0, 0.0, check_no_bubbles=True)
+    assert last - first + 1 == sum(len(c.beats) for c in plain)
     with open(os.path.join(sim_build("tso"), "throughput.txt"), "w") as f:
         for mss, rate, per_segment in results:
             f.write(f"mss {mss}: {rate:.4f} beats/cycle, {per_segment:.1f} cycles/segment\n")
@@ -435,23 +421,16 @@ async def throughput(dut):
 # Pytest entry -------------------------------------------------------------------------------------
 
 def tso_verilog():
-    from migen import Module, Signal, Cat
-    from gateware.tso import TSO
+    from migen import Module, Signal
+    from litedav.gateware.tso import TSO
 
     class Harness(Module):
         def __init__(self):
             self.submodules.dut = dut = TSO()
             assert dut.max_mss == MAX_MSS
-            sink, source = dut.sink, dut.source
-            self.drive   = Signal(70, name="drive")
-            self.monitor = Signal(55, name="monitor")
-            self.errors  = Signal(16, name="errors")
-            self.comb += Cat(sink.valid, sink.last, sink.last_be, sink.error, sink.data,
-                sink.ip_csum, sink.l4_csum, sink.tso, sink.hdr_len, sink.mss,
-                source.ready).eq(self.drive)
-            self.sync += self.monitor.eq(Cat(sink.valid & sink.ready, source.valid & source.ready,
-                source.last, source.last_be, source.error, source.data, source.ip_csum,
-                source.l4_csum, dut.error, source.ip_length, source.tcp_flags))
+            self.drive, self.monitor = PORTS.harness(self, {"sink": dut.sink, "source": dut.source},
+                monitor={"error": dut.error})
+            self.errors = Signal(16, name="errors")
             self.comb += self.errors.eq(dut.errors)
 
     harness = Harness()

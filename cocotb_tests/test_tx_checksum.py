@@ -3,7 +3,7 @@
 #
 # SPDX-License-Identifier: BSD-2-Clause
 
-"""Cycle-accurate tests of gateware.tx_checksum.TxChecksum, with cocotb 1.9 and Verilator.
+"""Cycle-accurate tests of litedav.gateware.tx_checksum.TxChecksum, with cocotb 1.9 and Verilator.
 
 Every frame is built with scapy, which computes its checksums; the core is fed the same bytes with
 the checksum fields it is asked to write zeroed or filled with garbage, and must give scapy's bytes
@@ -20,18 +20,22 @@ import os
 import random
 
 import cocotb
-from cocotb.triggers import RisingEdge
 
 from scapy.layers.inet import IP, TCP, UDP
 from scapy.layers.l2 import Dot1Q, Ether
 from scapy.packet import Raw
 from scapy.utils import checksum
 
-from harness import FUZZ, SEED, build_verilog, frame_beats, reset, run_cocotb, sim_build
+from harness import FUZZ, SEED, build_verilog, reset, run_cocotb, sim_build
 from frames import be16, corrupt, random_ip, random_packet, random_ports
+from streams import ETH_PHY_32, Ports, Stream, StreamBus, StreamFrame, StreamSink, StreamSource, random_pauses
 
 FUZZ_FRAMES = int(os.environ.get("LITEDAV_FUZZ_FRAMES", "100000"))
 CUT_THROUGH = 4*512 # TxChecksum(cut_through_beats=512): longer frames are sent unchanged.
+
+# What TxChecksum is asked to do, per frame (gateware/tx_checksum.py).
+TX_CHECKSUM_PARAMS = [("ip_csum", 1), ("l4_csum", 1), ("ip_length", 1), ("tcp_flags", 8)]
+PORTS = Ports(inputs={"sink": Stream(ETH_PHY_32, TX_CHECKSUM_PARAMS)}, outputs={"source": Stream(ETH_PHY_32)})
 
 # Reference model ----------------------------------------------------------------------------------
 
@@ -178,9 +182,8 @@ def test_reference_model_agrees_with_scapy():
 async def long_frames(dut):
     """Frames around the store-and-forward limit, between normal frames: those longer than the
     FIFO stores leave unchanged, the others get their checksums; nothing is lost or wedged."""
-    dut.drive.value = 0
-    await reset(dut)
     rng   = random.Random(SEED + 2)
+    bench = await start(dut, rng)
     cases = []
     for size in [CUT_THROUGH - 3, CUT_THROUGH, CUT_THROUGH + 1, CUT_THROUGH + 4, 4000, 9000, 1514]:
         cases.append(random_case(rng, jumbo=0.0))
@@ -191,90 +194,87 @@ async def long_frames(dut):
         cases.append((bytes(frame), True, True, reference_frame(bytes(frame), True, True)))
         assert (cases[-1][3] == bytes(packet)) == (size <= CUT_THROUGH)
     for idle, backpressure in ((0.0, 0.0), (0.3, 0.5), (0.0, 0.9)):
-        await run_frames(dut, rng, cases, idle, backpressure)
+        await bench.run_frames(cases, idle, backpressure)
 
-# Cocotb driver/monitor ----------------------------------------------------------------------------
+# Testbench ----------------------------------------------------------------------------------------
 
-async def run_frames(dut, rng, cases, idle, backpressure, errors=0.03):
-    """Sends cases [(frame, ip_csum, l4_csum, expected)] with random idle cycles on sink and random
-    backpressure on source; checks every beat out: error bits, padding to 60 bytes and the zeroed
-    lanes after each frame's end included.
-    Returns (cycles, cycles with sink valid but not ready, cycle of the first and last beat out)."""
-    beats_in, beats_out = [], []
-    for frame, ip_csum, l4_csum, expected, *extra in cases:
-        ip_length, tcp_flags = extra or (False, 0)
-        beats = frame_beats(rng, frame, rng.random() < errors)
-        for index, (data, last_be, error) in enumerate(beats):
-            last = int(index == len(beats) - 1)
-            beats_in.append(data << 10 | error << 6 | last_be << 2 | last << 1 | 1 |
-                int(ip_csum) << 42 | int(l4_csum) << 43 | int(ip_length) << 44 | tcp_flags << 45)
-        # Out: padded with zeros to 60 bytes, lanes after the end zero (never the garbage on sink).
-        padded = expected.ljust(60, b"\0")
-        count  = (len(padded) + 3)//4
-        for index in range(count):
-            data_out = int.from_bytes(padded[4*index:4*index + 4].ljust(4, b"\0"), "little")
-            last     = int(index == count - 1)
-            last_be  = 1 << ((len(padded) - 1) % 4) if last else 0
-            # The error bits are kept as one: a beat with any leaves with all four.
-            error    = index < len(beats) and beats[index][2] != 0
-            beats_out.append((data_out, last_be, 0xf if error else 0, last))
+class Bench:
+    """TxChecksum's sink driven by a StreamSource, its source taken by a StreamSink."""
+    def __init__(self, dut, rng):
+        self.rng    = rng
+        self.bus    = StreamBus(dut, PORTS)
+        self.source = StreamSource(self.bus, "sink", rng)
+        self.sink   = StreamSink(self.bus, "source")
 
-    drive, monitor, clk = dut.drive, dut.monitor, dut.sys_clk
-    sent = received = frames_done = 0
-    pending = False
-    beat = written = 0
-    cycles = stall = sink_stalls = 0
-    first_out = last_out = None
-    while received < len(beats_out):
-        await RisingEdge(clk)
-        cycles += 1
-        stall  += 1
-        m = int(monitor.value)
-        if m & 1:
-            sent   += 1
-            pending = False
-        elif pending:
-            sink_stalls += 1
-        if m & 2:
-            stall = 0
-            got = (m >> 11, (m >> 3) & 0xf, (m >> 7) & 0xf, (m >> 2) & 1)
-            if got != beats_out[received]:
-                frame, ip_csum, l4_csum, expected, *_ = cases[frames_done]
-                assert False, f"frame {frames_done} (ip_csum {ip_csum:d}, l4_csum {l4_csum:d}) " \
-                    f"beat {received}: got {got}, expected {beats_out[received]}\n" \
-                    f"in       {frame.hex()}\nexpected {expected.hex()}"
-            received += 1
-            frames_done += got[3]
-            first_out = cycles if first_out is None else first_out
-            last_out  = cycles
-        # Store and forward: a frame leaves only once it is all in.
-        assert stall < 40000, f"no output for 40000 cycles after {received} beats: the core is wedged"
-        if not pending and sent < len(beats_in) and rng.random() >= idle:
-            pending = True
-        if pending:
-            beat = beats_in[sent]
-        elif beat & 1:
-            beat = rng.getrandbits(53) & ~1 # Idle: garbage that sink must ignore.
-        value = beat | (rng.random() >= backpressure) << 53
-        if value != written:
-            drive.setimmediatevalue(value)
-            written = value
-    return cycles, sink_stalls, first_out, last_out
+    async def run_frames(self, cases, idle, backpressure, errors=0.03):
+        """Sends cases [(frame, ip_csum, l4_csum, expected[, ip_length, tcp_flags])] with random
+        idle cycles on sink and random backpressure on source; checks every beat out: error bits,
+        padding to 60 bytes and the zeroed lanes after each frame's end included.
+        Returns (cycles, cycles with sink valid but not ready, cycle of the first and last beat out)."""
+        rng, bus, source, sink = self.rng, self.bus, self.source, self.sink
+        beats_out = []
+        for frame, ip_csum, l4_csum, expected, *extra in cases:
+            ip_length, tcp_flags = extra or (False, 0)
+            sent = StreamFrame(frame, dict(ip_csum=int(ip_csum), l4_csum=int(l4_csum),
+                ip_length=int(ip_length), tcp_flags=tcp_flags), error=rng.random() < errors)
+            source.send_nowait(sent)
+            # Out: padded with zeros to 60 bytes, lanes after the end zero (never the garbage on sink).
+            padded = expected.ljust(60, b"\0")
+            count  = (len(padded) + 3)//4
+            beats  = []
+            for index in range(count):
+                data_out = int.from_bytes(padded[4*index:4*index + 4].ljust(4, b"\0"), "little")
+                last     = int(index == count - 1)
+                last_be  = 1 << ((len(padded) - 1) % 4) if last else 0
+                # The error bits are kept as one: a beat with any leaves with all four.
+                error    = index < len(sent.beats) and sent.beats[index]["error"] != 0
+                beats.append((data_out, last_be, 0xf if error else 0, last))
+            beats_out.append(beats)
+        source.set_pause_generator(random_pauses(rng, idle))
+        sink.set_pause_generator(random_pauses(rng, backpressure))
+        cycles = stall = sink_stalls = frames_done = 0
+        first_out = last_out = None
+        while frames_done < len(cases):
+            await bus.step()
+            cycles += 1
+            stall  += 1
+            sink_stalls += source.stalled
+            if sink.transferred:
+                stall = 0
+                first_out = cycles if first_out is None else first_out
+                last_out  = cycles
+            if not sink.empty():
+                got = [(b["data"], b["last_be"], b["error"], b["last"]) for b in sink.recv_nowait().beats]
+                if got != beats_out[frames_done]:
+                    frame, ip_csum, l4_csum, expected, *_ = cases[frames_done]
+                    want  = beats_out[frames_done]
+                    index = next(i for i, (a, b) in enumerate(zip(got + [None], want + [None])) if a != b)
+                    assert False, f"frame {frames_done} (ip_csum {ip_csum:d}, l4_csum {l4_csum:d}) " \
+                        f"beat {index}: got {got[index:index + 1]}, expected {want[index:index + 1]}\n" \
+                        f"in       {frame.hex()}\nexpected {expected.hex()}"
+                frames_done += 1
+            # Store and forward: a frame leaves only once it is all in.
+            assert stall < 40000, f"no output for 40000 cycles after {sink.beats_received} beats: the core is wedged"
+        return cycles, sink_stalls, first_out, last_out
+
+async def start(dut, rng):
+    dut.drive.value = 0
+    await reset(dut)
+    return Bench(dut, rng)
 
 
 @cocotb.test()
 async def random_frames(dut):
     """Random frames under every mix of idle cycles and backpressure."""
-    dut.drive.value = 0
-    await reset(dut)
     rng   = random.Random(SEED)
+    bench = await start(dut, rng)
     total = FUZZ_FRAMES if FUZZ else 400
     done  = 0
     while done < total:
         count = min(100, total - done)
         cases = [random_case(rng) for _ in range(count)]
         idle, backpressure = rng.choice([0.0, 0.2, 0.6]), rng.choice([0.0, 0.3, 0.7])
-        await run_frames(dut, rng, cases, idle, backpressure)
+        await bench.run_frames(cases, idle, backpressure)
         done += count
         if done % 10000 == 0:
             dut._log.info(f"{done} frames checked")
@@ -298,12 +298,11 @@ async def short_frames_back_to_back(dut):
     from none to heavy: each result must stay with its frame while the next frames' first beats
     (and their third beat, which clears the sums) arrive as early as the core lets them; frames
     shorter than 60 bytes leave padded with zeros, the garbage after each frame's end never."""
-    dut.drive.value = 0
-    await reset(dut)
-    rng = random.Random(SEED + 3)
+    rng   = random.Random(SEED + 3)
+    bench = await start(dut, rng)
     for backpressure in (0.0, 0.5, 0.8, 0.95, 0.3):
         cases = [short_case(rng) for _ in range(400 if FUZZ else 120)]
-        await run_frames(dut, rng, cases, idle=0.0, backpressure=backpressure)
+        await bench.run_frames(cases, idle=0.0, backpressure=backpressure)
 
 def sized_case(rng, size):
     """An intact TCP or UDP frame of exactly `size` bytes (60..1514), checksums to be written."""
@@ -329,13 +328,12 @@ def sized_case(rng, size):
 async def back_to_back_throughput(dut):
     """Back-to-back minimum (60 B) and maximum (1514 B) frames with source always ready: no frame
     lost, no bubble on sink, frames per cycle against 1 Gbit/s at 125 MHz (1 byte per cycle)."""
-    dut.drive.value = 0
-    await reset(dut)
-    rng = random.Random(SEED + 1)
+    rng   = random.Random(SEED + 1)
+    bench = await start(dut, rng)
     results = []
     for size, count in ((60, 200 if FUZZ else 60), (1514, 20 if FUZZ else 6)):
         cases  = [sized_case(rng, size) for _ in range(count)]
-        cycles, sink_stalls, first_out, last_out = await run_frames(dut, rng, cases, idle=0.0,
+        cycles, sink_stalls, first_out, last_out = await bench.run_frames(cases, idle=0.0,
             backpressure=0.0, errors=0.0)
         beats  = count*((size + 3)//4)
         wire   = size + 4 + 8 + 12 # FCS, preamble + SFD, inter-frame gap: cycles at 1 byte/cycle.
@@ -355,19 +353,13 @@ async def back_to_back_throughput(dut):
 # Pytest entry -------------------------------------------------------------------------------------
 
 def tx_checksum_verilog():
-    from migen import Module, Signal, Cat
-    from gateware.tx_checksum import TxChecksum
+    from migen import Module
+    from litedav.gateware.tx_checksum import TxChecksum
 
     class Harness(Module):
         def __init__(self):
             self.submodules.dut = dut = TxChecksum()
-            sink, source = dut.sink, dut.source
-            self.drive   = Signal(54, name="drive")
-            self.monitor = Signal(43, name="monitor")
-            self.comb += Cat(sink.valid, sink.last, sink.last_be, sink.error, sink.data,
-                sink.ip_csum, sink.l4_csum, sink.ip_length, sink.tcp_flags, source.ready).eq(self.drive)
-            self.sync += self.monitor.eq(Cat(sink.valid & sink.ready, source.valid & source.ready,
-                source.last, source.last_be, source.error, source.data))
+            self.drive, self.monitor = PORTS.harness(self, {"sink": dut.sink, "source": dut.source})
 
     harness = Harness()
     return build_verilog("tx_checksum", harness, [harness.drive], [harness.monitor])

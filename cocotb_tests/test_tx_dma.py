@@ -3,7 +3,7 @@
 #
 # SPDX-License-Identifier: BSD-2-Clause
 
-"""Cycle-accurate tests of gateware.tx_dma.TxDMA, with cocotb 1.9 and Verilator.
+"""Cycle-accurate tests of litedav.gateware.tx_dma.TxDMA, with cocotb 1.9 and Verilator.
 
 Main RAM is cocotb_tests/wishbone_ram.py: it holds the TX ring and the buffers, answers with random
 wait states and checks that nothing outside the ring and the buffer pool is read. A CPU model hands
@@ -23,13 +23,13 @@ import random
 from collections import deque
 
 import cocotb
-from cocotb.triggers import RisingEdge
 
 from scapy.layers.inet import IP, TCP, UDP
 from scapy.layers.l2 import Dot1Q, Ether
 from scapy.packet import Raw
 
 from harness import FUZZ, SEED, build_verilog, reset, run_cocotb, sim_build
+from streams import ETH_PHY_32, Ports, Stream, StreamBus, StreamSink, random_pauses
 from wishbone_ram import WishboneRAM, wishbone_ram_ports
 
 FUZZ_CHAINS = int(os.environ.get("LITEDAV_FUZZ_CHAINS", "10000"))
@@ -43,25 +43,14 @@ BUFFERS     = RAM_BASE + 0x10000
 SLOT_STRIDE = 0x1020            # One buffer area per ring slot, for fragments up to 4 KiB.
 MAX_FRAGMENT = 4096
 
-# Harness ports (LSB first).
-MONITOR_FIELDS = [("transfer", 1), ("last", 1), ("last_be", 4), ("error", 4), ("data", 32),
-    ("ip_csum", 1), ("l4_csum", 1), ("tso", 1), ("hdr_len", 8), ("mss", 16), ("head", 16),
+# TxDMA's source (its per-frame params as gateware/tso.py lays them out), and the DUT's signals the
+# testbench watches, registered with it.
+TX_OFFLOAD_PARAMS = [("ip_csum", 1), ("l4_csum", 1), ("tso", 1), ("hdr_len", 8), ("mss", 16)]
+PARAMS = [name for name, _ in TX_OFFLOAD_PARAMS]
+PORTS = Ports(outputs={"source": Stream(ETH_PHY_32, TX_OFFLOAD_PARAMS)}, monitor=[("head", 16),
     ("done", 1), ("zero_length_error", 1), ("oversize_error", 1), ("abort_error", 1),
-    ("ring_error", 1), ("word_lost", 1)]
-PARAMS = ["ip_csum", "l4_csum", "tso", "hdr_len", "mss"]
-
-def field_slices(fields):
-    slices, offset = {}, 0
-    for name, width in fields:
-        slices[name] = (offset, (1 << width) - 1)
-        offset += width
-    return slices
-
-MONITOR = field_slices(MONITOR_FIELDS)
-
-def get(value, name):
-    offset, mask = MONITOR[name]
-    return value >> offset & mask
+    ("ring_error", 1), ("word_lost", 1)])
+get = PORTS.get
 
 # Reference model ----------------------------------------------------------------------------------
 
@@ -179,8 +168,8 @@ class Bench:
         self.ram.on_access = self.on_access
         self.config = dict(base=RING_AREA, size=2, tail=0, enable=0)
         self.config_written = None
-        self.ready, self.ready_written = 1, None
-        self.backpressure = 0.0
+        self.bus  = StreamBus(dut, PORTS)
+        self.sink = StreamSink(self.bus, "source")
         self.cycles = 0
         # Ring state as the CPU sees it.
         self.head = 0
@@ -192,9 +181,6 @@ class Bench:
         self.expected_chains = 0
         self.done_pulses = 0
         self.events = dict(zero_length_error=0, oversize_error=0, abort_error=0)
-        # Output frame being received.
-        self.rx_bytes = bytearray()
-        self.rx_params = None
         self.received = 0
         self.stall = 0
 
@@ -291,43 +277,36 @@ class Bench:
                 f"after {self.words_read[self.head]} of its {d.words()} buffer words"
             self.head = (self.head + 1) % size
 
-    def receive(self, m):
-        data, last_be, error = get(m, "data"), get(m, "last_be"), get(m, "error")
-        params = {name: get(m, name) for name in PARAMS}
-        if self.rx_params is None:
-            self.rx_params = params
-        assert params == self.rx_params, f"params changed in mid-frame: {params} != {self.rx_params}"
-        if get(m, "last"):
-            assert last_be in (1, 2, 4, 8), f"last_be {last_be:#06b}"
-            n = last_be.bit_length()
-        else:
-            assert last_be == 0 and error == 0, f"last_be {last_be:#x} error {error:#x} before last"
-            n = 4
-        self.rx_bytes += data.to_bytes(4, "little")[:n]
-        if not get(m, "last"):
-            return
-        assert self.frames, f"unexpected frame {bytes(self.rx_bytes).hex()}"
-        frame, params, cut = self.frames.popleft()
-        got = bytes(self.rx_bytes)
+    def receive(self, received):
+        """A frame out (the StreamSink checked its last_be)."""
+        beats = received.beats
+        params = {name: beats[0][name] for name in PARAMS}
+        for beat in beats:
+            beat_params = {name: beat[name] for name in PARAMS}
+            assert beat_params == params, f"params changed in mid-frame: {beat_params} != {params}"
+        for beat in beats[:-1]:
+            assert beat["error"] == 0, f"error {beat['error']:#x} before last"
+        got = received.data
+        assert self.frames, f"unexpected frame {got.hex()}"
+        frame, expected_params, cut = self.frames.popleft()
         assert got == frame, f"frame {self.received}: got {len(got)} bytes {got[:64].hex()}..., " \
             f"expected {len(frame)} bytes {frame[:64].hex()}..." + \
             next((f" (first difference at byte {i})" for i in range(min(len(got), len(frame)))
                 if got[i] != frame[i]), "")
-        assert self.rx_params == params, f"frame {self.received}: params {self.rx_params}, expected {params}"
+        assert params == expected_params, f"frame {self.received}: params {params}, expected {expected_params}"
+        error, last_be = beats[-1]["error"], beats[-1]["last_be"]
         assert error == (last_be if cut else 0), f"frame {self.received}: error {error:#06b}, cut {cut}"
         self.received += 1
-        self.rx_bytes = bytearray()
-        self.rx_params = None
 
     async def cycle(self):
-        await RisingEdge(self.dut.sys_clk)
+        m = await self.bus.sample()
         self.cycles += 1
         self.ram.tick()
-        m = int(self.dut.monitor.value)
         self.stall += 1
-        if m & 1:
-            self.receive(m)
+        if self.sink.transferred:
             self.stall = 0
+        if not self.sink.empty():
+            self.receive(self.sink.recv_nowait())
         assert not get(m, "word_lost"), "a buffer word was lost: the FIFO was full at its ack"
         if get(m, "done"):
             self.done_pulses += 1
@@ -340,22 +319,23 @@ class Bench:
             else:
                 self.head = 0 # Disabled: reset.
             self.stall = 0
-        if self.head == self.config["tail"] and not self.frames and not self.rx_bytes:
+        if self.head == self.config["tail"] and not self.frames and self.sink.idle():
             self.stall = 0 # Nothing to do.
         assert self.stall < 2000, "no progress for 2000 cycles: TxDMA is wedged"
-        ready = int(self.rng.random() >= self.backpressure) if self.backpressure else 1
-        if ready != self.ready_written:
-            self.dut.ready.setimmediatevalue(ready)
-            self.ready_written = ready
+        self.bus.drive()
         return m
+
+    def set_backpressure(self, probability):
+        self.sink.set_pause_generator(random_pauses(self.rng, probability))
 
     async def drain(self):
         """Until every handed-over chain is sent and head has caught up with tail."""
-        while self.frames or self.head != self.config["tail"] or self.rx_bytes:
+        while self.frames or self.head != self.config["tail"] or not self.sink.idle():
             await self.cycle()
+        beats = self.sink.beats_received
         for _ in range(20):
-            m = await self.cycle()
-        assert not m & 1, "output after the last expected frame"
+            await self.cycle()
+        assert self.sink.beats_received == beats, "output after the last expected frame"
 
     def check_counts(self):
         errors = int(self.dut.counters.value)
@@ -369,7 +349,7 @@ class Bench:
 
 async def start(dut, rng, wait=0.0):
     dut.ring.value = 0
-    dut.ready.value = 1
+    dut.drive.value = 1 # Ready.
     dut.wb_drive.value = 0
     bench = Bench(dut, rng, wait)
     await reset(dut)
@@ -394,7 +374,7 @@ async def run_session(bench, chains, ring_size, bump=0.05, max_fragments=6):
     bench.write_config()
     for _ in range(5):
         await bench.cycle()
-    assert get(int(bench.dut.monitor.value), "head") == 0, "head not reset to 0 by enable = 0"
+    assert bench.bus.get("head") == 0, "head not reset to 0 by enable = 0"
     bench.head = 0
 
 
@@ -408,7 +388,7 @@ async def random_chains(dut):
     while done < total:
         count = min(rng.choice([20, 50, 100]), total - done)
         bench.ram.wait = rng.choice([0.0, 0.1, 0.5])
-        bench.backpressure = rng.choice([0.0, 0.2, 0.7, 0.95])
+        bench.set_backpressure(rng.choice([0.0, 0.2, 0.7, 0.95]))
         ring_size = rng.choice([2, 3, 4, 7, 16, 33])
         await run_session(bench, [random_chain(rng) for _ in range(count)], ring_size,
             bump=rng.choice([0.01, 0.1, 0.5]))
@@ -442,12 +422,13 @@ async def throughput(dut):
             bench.hand_over(pending, len(pending))
             first = last = None
             nbytes = 0
-            while bench.frames or bench.rx_bytes:
-                m = await bench.cycle()
-                if m & 1:
+            while bench.frames or not bench.sink.idle():
+                await bench.cycle()
+                beat = bench.sink.transferred
+                if beat:
                     first = bench.cycles if first is None else first
                     last = bench.cycles
-                    nbytes += get(m, "last_be").bit_length() if get(m, "last") else 4
+                    nbytes += beat["last_be"].bit_length() if beat["last"] else 4
             await bench.drain()
             rate = nbytes/(last - first + 1)
             results.append(rate)
@@ -470,7 +451,7 @@ async def errors_and_disable(dut):
     chain handed over), 65535-byte descriptors at odd addresses, TSO and not."""
     rng = random.Random(SEED + 2)
     bench = await start(dut, rng, wait=0.2)
-    bench.backpressure = 0.3
+    bench.set_backpressure(0.3)
 
     # tail >= size: flagged, nothing read.
     bench.config.update(base=RING_AREA, size=4, tail=5, enable=1)
@@ -525,7 +506,7 @@ async def errors_and_disable(dut):
             await bench.cycle()
         bench.config["enable"] = 0
         bench.write_config()
-        while bench.frames or bench.rx_bytes:
+        while bench.frames or not bench.sink.idle():
             await bench.cycle()
         for _ in range(5):
             m = await bench.cycle()
@@ -559,7 +540,7 @@ async def errors_and_disable(dut):
     bench.queue_chain(chain([65535], ip_csum=1), pending)
     for d, addr in zip(pending, [BUFFERS + 5, BUFFERS + 0x101, BUFFERS + 0x10202, BUFFERS + 0x20303]):
         d.addr = addr
-    bench.backpressure = 0.0
+    bench.set_backpressure(0.0)
     bench.hand_over(pending, 4)
     await bench.drain()
     bench.check_counts()
@@ -570,18 +551,21 @@ async def errors_and_disable(dut):
 # Pytest entry -------------------------------------------------------------------------------------
 
 def tx_dma_verilog():
-    from migen import Module, Signal, Cat, C
-    from gateware.tx_dma import TxDMA
+    from migen import Module, Signal
+    from litedav.gateware.tx_dma import TxDMA
 
     class Harness(Module):
         def __init__(self):
             self.submodules.dut = dut = TxDMA()
-            source = dut.source
             self.config   = Signal(66, name="ring")
-            self.ready    = Signal(name="ready")
-            self.monitor  = Signal(sum(w for _, w in MONITOR_FIELDS), name="monitor")
             self.counters = Signal(16, name="counters")
             self.wb_drive, self.wb_monitor = wishbone_ram_ports(self, dut.bus)
+            self.drive, self.monitor = PORTS.harness(self, {"source": dut.source}, monitor=dict(
+                head=dut.head, done=dut.done, zero_length_error=dut.zero_length_error,
+                oversize_error=dut.oversize_error, abort_error=dut.abort_error,
+                ring_error=dut.ring_error,
+                # White box: a word acknowledged on the bus that the FIFO could not take.
+                word_lost=dut.bus.ack & dut.fifo.sink.valid & ~dut.fifo.sink.ready))
             self.comb += [
                 # base 32, size 17, tail 16 bits (wider than the DUT's: values past its range
                 # reach it cut, as the CPU's writes to narrower CSRs).
@@ -589,20 +573,11 @@ def tx_dma_verilog():
                 dut.size.eq(self.config[32:49]),
                 dut.tail.eq(self.config[49:65]),
                 dut.enable.eq(self.config[65]),
-                source.ready.eq(self.ready),
             ]
-            self.sync += [
-                self.monitor.eq(Cat(source.valid & source.ready, source.last, source.last_be,
-                    source.error, source.data, *[getattr(source, name) for name in PARAMS],
-                    dut.head, C(0, 16 - len(dut.head)), dut.done, dut.zero_length_error, dut.oversize_error,
-                    dut.abort_error, dut.ring_error,
-                    # White box: a word acknowledged on the bus that the FIFO could not take.
-                    dut.bus.ack & dut.fifo.sink.valid & ~dut.fifo.sink.ready)),
-                self.counters.eq(dut.errors),
-            ]
+            self.sync += self.counters.eq(dut.errors)
 
     harness = Harness()
-    return build_verilog("tx_dma", harness, [harness.config, harness.ready, harness.wb_drive],
+    return build_verilog("tx_dma", harness, [harness.config, harness.drive, harness.wb_drive],
         [harness.monitor, harness.counters, harness.wb_monitor])
 
 def test_tx_dma_random_chains(capsys):
