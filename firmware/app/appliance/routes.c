@@ -50,16 +50,9 @@ static const struct http_handler status_handler = { NULL, NULL, status_end, NULL
 
 /* ---- GET /static/... : files embedded at build time --------------------- */
 
-static size_t path_length(const struct http_request *req)
-{
-    /* the query string does not select the resource here */
-    const char *q = memchr(req->target, '?', req->target_len);
-    return q ? (size_t)(q - req->target) : req->target_len;
-}
-
 static int static_begin(struct http_exchange *x)
 {
-    const struct static_file *f = static_file_find(x->req->target, path_length(x->req));
+    const struct static_file *f = static_file_find(x->req->target, http_path_length(x->req));
     if (!f)
         return 404;
     x->state = (void *)f;

@@ -76,9 +76,9 @@ static int not_found_begin(struct http_exchange *x) { return 404; }
 
 static const struct http_handler not_found_handler = { not_found_begin, NULL, NULL, NULL };
 
-static size_t path_length(const struct http_request *req)
+size_t http_path_length(const struct http_request *req)
 {
-    /* the query string does not select the route */
+    /* the query string does not select the resource */
     const char *q = memchr(req->target, '?', req->target_len);
     return q ? (size_t)(q - req->target) : req->target_len;
 }
@@ -114,7 +114,7 @@ const struct http_handler *http_route(const struct http_router *router, struct h
         *body_max = ROUTE_DISCARD_MAX;
         return &options_handler;
     }
-    x->route = route_find(router, req->target, path_length(req));
+    x->route = route_find(router, req->target, http_path_length(req));
     if (!x->route) {
         x->allow = all_methods(router);
         return req->method == HTTP_METHOD_OTHER ? &not_allowed_handler : &not_found_handler;

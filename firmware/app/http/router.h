@@ -39,6 +39,9 @@ struct http_router {
 const struct http_handler *http_route(const struct http_router *router, struct http_exchange *x,
                                       uint32_t *body_max);
 
+/* The length of the request target's path: the target without its query. */
+size_t http_path_length(const struct http_request *req);
+
 /* Format "Allow: GET, HEAD\r\n" for a method set into out. Returns its
  * length, 0 if it does not fit. */
 size_t http_allow_header(uint32_t methods, char *out, size_t size);
