@@ -76,13 +76,6 @@ static int not_found_begin(struct http_exchange *x) { return 404; }
 
 static const struct http_handler not_found_handler = { not_found_begin, NULL, NULL, NULL };
 
-size_t http_path_length(const struct http_request *req)
-{
-    /* the query string does not select the resource */
-    const char *q = memchr(req->target, '?', req->target_len);
-    return q ? (size_t)(q - req->target) : req->target_len;
-}
-
 static const struct http_route *route_find(const struct http_router *router, const char *path,
                                            size_t len)
 {

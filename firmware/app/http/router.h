@@ -10,6 +10,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 #include "http/http_parse.h"
 #include "http/httpd.h"
@@ -40,7 +41,11 @@ const struct http_handler *http_route(const struct http_router *router, struct h
                                       uint32_t *body_max);
 
 /* The length of the request target's path: the target without its query. */
-size_t http_path_length(const struct http_request *req);
+static inline size_t http_path_length(const struct http_request *req)
+{
+    const char *q = memchr(req->target, '?', req->target_len);
+    return q ? (size_t)(q - req->target) : req->target_len;
+}
 
 /* Format "Allow: GET, HEAD\r\n" for a method set into out. Returns its
  * length, 0 if it does not fit. */
