@@ -42,13 +42,11 @@ static bool p_calendar_home_set(struct dav_ctx *c, const struct dav_resource *r,
 
 static const char *const components[] = {"VEVENT", "VTODO", "VJOURNAL"};
 
-/* Section 5.2.3 */
+/* Section 5.2.3 (a property of calendar collections: the table says so) */
 static bool p_supported_components(struct dav_ctx *c, const struct dav_resource *r,
                                    struct xml_writer *w)
 {
     unsigned i;
-    if (r->kind != DAV_RES_COLL || r->type != &caldav_calendar)
-        return false;
     if (w) {
         xml_write_start(w, "C", "supported-calendar-component-set");
         for (i = 0; i < 3; i++) {
@@ -64,8 +62,6 @@ static bool p_supported_components(struct dav_ctx *c, const struct dav_resource 
 /* Section 5.2.4 */
 static bool p_supported_data(struct dav_ctx *c, const struct dav_resource *r, struct xml_writer *w)
 {
-    if (r->kind != DAV_RES_COLL || r->type != &caldav_calendar)
-        return false;
     if (w) {
         xml_write_start(w, "C", "supported-calendar-data");
         xml_write_start(w, "C", "calendar-data");
@@ -81,8 +77,6 @@ static bool p_supported_data(struct dav_ctx *c, const struct dav_resource *r, st
 static bool p_max_resource_size(struct dav_ctx *c, const struct dav_resource *r, struct xml_writer *w)
 {
     char n[16];
-    if (r->kind != DAV_RES_COLL || r->type != &caldav_calendar)
-        return false;
     if (w) {
         snprintf(n, sizeof(n), "%u", (unsigned)DAV_MAX_RESOURCE_SIZE);
         xml_write_text_element(w, "C", "max-resource-size", n, strlen(n));
@@ -129,12 +123,7 @@ static void mkcalendar(struct dav_ctx *c)
         dav_respond_status(c, dav_store_http_status(rc), store_strerror(rc));
         return;
     }
-    {
-        struct http_response resp;
-        memset(&resp, 0, sizeof(resp));
-        resp.status = 201;
-        httpd_respond(c->x, &resp);
-    }
+    dav_respond_empty(c, 201, NULL);
 }
 
 /* ---- what CalDAV registers on the WebDAV layer ------------------------------ */
@@ -142,9 +131,9 @@ static void mkcalendar(struct dav_ctx *c)
 static const struct dav_prop props[] = {
     {XML_NS_CALSERVER, "CS", "getctag", p_getctag, 0, 0, NULL},
     {XML_NS_CALDAV, "C", "calendar-home-set", p_calendar_home_set, 0, 0, NULL},
-    {XML_NS_CALDAV, "C", "supported-calendar-component-set", p_supported_components, 0, 0, NULL},
-    {XML_NS_CALDAV, "C", "supported-calendar-data", p_supported_data, 0, 0, NULL},
-    {XML_NS_CALDAV, "C", "max-resource-size", p_max_resource_size, 0, 0, NULL},
+    {XML_NS_CALDAV, "C", "supported-calendar-component-set", p_supported_components, 0, 0, &caldav_calendar},
+    {XML_NS_CALDAV, "C", "supported-calendar-data", p_supported_data, 0, 0, &caldav_calendar},
+    {XML_NS_CALDAV, "C", "max-resource-size", p_max_resource_size, 0, 0, &caldav_calendar},
     /* sections 5.2.1, 5.2.2 and Apple's color: kept by the store, set by PROPPATCH */
     {XML_NS_CALDAV, "C", "calendar-description", NULL, STORE_PROP_DESCRIPTION, 0, &caldav_calendar},
     {XML_NS_CALDAV, "C", "calendar-timezone", NULL, STORE_PROP_TIMEZONE, DAV_PROP_VERBATIM,

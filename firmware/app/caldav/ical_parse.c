@@ -270,7 +270,15 @@ static bool parse_structure(struct reader *r, struct ical_component **root_out)
 
 /* ---- lookup ------------------------------------------------------------- */
 
-bool ical_str_eq_nocase(struct ical_str s, const char *lit) { return eq_nocase(s.ptr, s.len, lit); }
+bool ical_str_eq_nocase(struct ical_str s, const char *lit)
+{
+    if (strlen(lit) != s.len)
+        return false;
+    for (size_t i = 0; i < s.len; i++)
+        if (lower((unsigned char)s.ptr[i]) != lower((unsigned char)lit[i]))
+            return false;
+    return true;
+}
 
 const struct ical_prop *ical_find_prop(const struct ical_component *c, const char *name)
 {

@@ -55,17 +55,6 @@ bool ical_prop_time_value(const struct ical_prop *p, struct ical_str v, struct i
 
 static inline unsigned char lower(unsigned char c) { return (c >= 'A' && c <= 'Z') ? (unsigned char)(c + 32) : c; }
 
-static inline bool eq_nocase(const char *s, size_t n, const char *lit)
-{
-    size_t k = strlen(lit);
-    if (k != n)
-        return false;
-    for (size_t i = 0; i < n; i++)
-        if (lower((unsigned char)s[i]) != lower((unsigned char)lit[i]))
-            return false;
-    return true;
-}
-
 static inline bool str_eq(struct ical_str a, struct ical_str b)
 {
     return a.len == b.len && (a.len == 0 || memcmp(a.ptr, b.ptr, a.len) == 0);
@@ -75,10 +64,7 @@ static inline bool is_digit(char c) { return c >= '0' && c <= '9'; }
 
 static inline bool is_leap(int64_t y) { return (y % 4 == 0 && y % 100 != 0) || y % 400 == 0; }
 
-static inline unsigned days_in_month(int64_t y, unsigned m)
-{
-    static const unsigned char dim[12] = { 31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31 };
-    return m == 2 && is_leap(y) ? 29 : dim[m - 1];
-}
+/* Days in month m (1-12) of year y (ical_time.c). */
+unsigned ical_days_in_month(int64_t y, unsigned m);
 
 #endif

@@ -32,7 +32,7 @@ static bool day_matches(const struct ical_rrule *r, int64_t y, unsigned m, unsig
 {
     if (r->bymonth && !(r->bymonth & (1u << m)))
         return false;
-    unsigned dim = days_in_month(y, m);
+    unsigned dim = ical_days_in_month(y, m);
     if (r->n_bymonthday) {
         bool hit = false;
         for (unsigned i = 0; i < r->n_bymonthday && !hit; i++) {
@@ -138,7 +138,7 @@ static enum expand_result expand(const struct expansion *e)
             if (y > 9999)
                 return EXPAND_DONE;
             first_day = ical_days_from_civil(y, m, 1);
-            n_days = days_in_month(y, m);
+            n_days = ical_days_in_month(y, m);
             break;
         }
         default: {
@@ -159,7 +159,7 @@ static enum expand_result expand(const struct expansion *e)
             ical_civil_from_days(day, &y, &m, &d);
             if (r->freq == ICAL_YEARLY && r->bymonth && !(r->bymonth & (1u << m))) {
                 /* jump to the next month */
-                i += days_in_month(y, m) - d;
+                i += ical_days_in_month(y, m) - d;
                 continue;
             }
             if (!day_matches(r, y, m, d, weekday_of(day), m0, d0, wd0))

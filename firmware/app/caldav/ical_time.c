@@ -44,12 +44,18 @@ void ical_civil_from_days(int64_t days, int64_t *y, unsigned *m, unsigned *d)
     *y = yoe + era * 400 + (*m <= 2);
 }
 
+unsigned ical_days_in_month(int64_t y, unsigned m)
+{
+    static const unsigned char dim[12] = { 31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31 };
+    return m == 2 && is_leap(y) ? 29 : dim[m - 1];
+}
+
 bool ical_parse_time(struct ical_str v, bool is_date, struct ical_time *out)
 {
     unsigned y, m, d, hh = 0, mm = 0, ss = 0;
     if (v.len < 8 || !digits(v.ptr, 4, &y) || !digits(v.ptr + 4, 2, &m) || !digits(v.ptr + 6, 2, &d))
         return false;
-    if (y == 0 || m < 1 || m > 12 || d < 1 || d > days_in_month(y, m))
+    if (y == 0 || m < 1 || m > 12 || d < 1 || d > ical_days_in_month(y, m))
         return false;
     if (is_date) {
         if (v.len != 8)
@@ -181,7 +187,7 @@ static int weekday_code(const char *s, size_t n)
 {
     static const char *const codes[7] = { "SU", "MO", "TU", "WE", "TH", "FR", "SA" };
     for (int i = 0; i < 7; i++)
-        if (eq_nocase(s, n, codes[i]))
+        if (ical_str_eq_nocase((struct ical_str){ s, n }, codes[i]))
             return i;
     return -1;
 }

@@ -192,7 +192,8 @@ struct dav_prop {
     dav_prop_fn get;                  /* NULL: the value the collection keeps in `stored` */
     uint8_t stored;                   /* enum store_prop PROPPATCH sets; 0: not settable */
     uint8_t flags;                    /* DAV_PROP_* */
-    const struct dav_coll_type *type; /* settable on collections of this type only; NULL: any */
+    const struct dav_coll_type *type; /* a property of collections of this type only (read and
+                                         set there, nowhere else); NULL: of any resource */
 };
 
 /* A REPORT (RFC 3253 section 3.6), chosen by the root element of its body. */
@@ -255,14 +256,7 @@ int dav_register(const struct dav_extension *ext);
 
 /* Pieces of a streamed body into c->out: raw text (left out if it does not
  * fit), XML through a writer, escaped character data. */
-static inline void dav_out_raw(struct dav_ctx *c, const char *s)
-{
-    size_t n = strlen(s);
-    if (c->out_len + n <= sizeof(c->out)) {
-        memcpy(c->out + c->out_len, s, n);
-        c->out_len += n;
-    }
-}
+void dav_out_raw(struct dav_ctx *c, const char *s);
 
 /* An XML writer on the free part of c->out; dav_writer_done keeps what it
  * wrote, unless it overflowed. */
@@ -303,6 +297,8 @@ void dav_respond_multistatus(struct dav_ctx *c, dav_render_fn render);
 void dav_respond_precondition(struct dav_ctx *c, int status, const char *prefix, const char *name);
 /* A plain-text error response, with the fields 401 and 405 need. */
 void dav_respond_status(struct dav_ctx *c, int status, const char *detail);
+/* A response without a body (header lines: NULL or "Name: value\r\n"...). */
+void dav_respond_empty(struct dav_ctx *c, int status, const char *headers);
 
 /* Property rendering (RFC 4918 section 9.1): the propstat elements of one
  * resource for c->mode/c->props. A streamed property (the caller writes it

@@ -25,29 +25,21 @@ static bool takes_xml(enum http_method m)
            method_has(m, DAV_METHOD_XML);
 }
 
-static int dav_begin(struct http_exchange *x)
+/* The checks before the body, on a request that holds context c: 0, or the
+ * status answered. */
+static int check_request(struct dav_ctx *c)
 {
-    const struct http_request *req = x->req;
-    struct dav_ctx *c;
+    const struct http_request *req = c->x->req;
     size_t vlen;
     const char *v;
     int rc;
 
-    if (!dav_mounted_store())
-        return 503;
-    if ((rc = dav_ctx_acquire(x, &c)) != 0)
-        return rc;
-    switch (auth_check(c->store, req, c->user)) {
-    case AUTH_OK:
-        break;
-    default:
+    if (auth_check(c->store, req, c->user) != AUTH_OK) {
         dav_respond_status(c, 401, NULL);
-        dav_ctx_free(c);
         return 401;
     }
     if ((rc = dav_resolve(c)) != 0) {
         dav_respond_status(c, rc, rc == 403 ? "Not your collection." : NULL);
-        dav_ctx_free(c);
         return rc;
     }
     c->depth = -1;
@@ -56,57 +48,58 @@ static int dav_begin(struct http_exchange *x)
             c->depth = v[0] - '0';
         else if (!http_token_equals(v, vlen, "infinity")) {
             dav_respond_status(c, 400, "Depth is 0, 1 or infinity.");
-            dav_ctx_free(c);
             return 400;
         }
     }
     if (req->method == HTTP_PROPFIND && c->depth < 0) {
         /* RFC 4918 section 9.1: we may refuse infinite depth */
         dav_respond_precondition(c, 403, "D", "propfind-finite-depth");
-        dav_ctx_free(c);
         return 403;
     }
     if (req->method == HTTP_REPORT && c->depth < 0)
         c->depth = 0; /* RFC 3253 section 3.6 */
     if (takes_xml(req->method) && req->has_content_length && req->content_length > DAV_XML_MAX) {
-        dav_respond_too_large(x, "XML bodies are limited to", DAV_XML_MAX);
-        dav_ctx_free(c);
+        dav_respond_too_large(c->x, "XML bodies are limited to", DAV_XML_MAX);
         return 413;
     }
     if (req->method == HTTP_PUT) {
         const struct dav_coll_type *type = c->target.type;
+        char etag[16];
         if (c->target.kind != DAV_RES_OBJECT) {
             dav_respond_status(c, 405, "PUT creates resources inside collections.");
-            dav_ctx_free(c);
             return 405;
         }
         if (!c->parent_exists) {
             dav_respond_status(c, 409, "The parent collection does not exist.");
-            dav_ctx_free(c);
             return 409;
         }
-        if (req->has_content_length && req->content_length > DAV_MAX_RESOURCE_SIZE) {
-            rc = dav_put_too_large(c);
-            dav_ctx_free(c);
+        if (req->has_content_length && req->content_length > DAV_MAX_RESOURCE_SIZE)
+            return dav_put_too_large(c);
+        if (type && type->put_begin && (rc = type->put_begin(c)) != 0)
             return rc;
-        }
-        if (type && type->put_begin && (rc = type->put_begin(c)) != 0) {
-            dav_ctx_free(c);
-            return rc;
-        }
         /* fail early, before the body is sent (re-checked once it is in) */
-        {
-            char etag[16];
-            if (c->target.exists)
-                dav_etag_format(c->target.obj.etag, etag, sizeof(etag));
-            if ((rc = http_preconditions(req, c->target.exists ? etag : NULL)) != 0) {
-                dav_respond_status(c, rc, NULL);
-                dav_ctx_free(c);
-                return rc;
-            }
+        if (c->target.exists)
+            dav_etag_format(c->target.obj.etag, etag, sizeof(etag));
+        if ((rc = http_preconditions(req, c->target.exists ? etag : NULL)) != 0) {
+            dav_respond_status(c, rc, NULL);
+            return rc;
         }
     }
     return 0;
+}
+
+static int dav_begin(struct http_exchange *x)
+{
+    struct dav_ctx *c;
+    int rc;
+
+    if (!dav_mounted_store())
+        return 503;
+    if ((rc = dav_ctx_acquire(x, &c)) != 0)
+        return rc;
+    if ((rc = check_request(c)) != 0)
+        dav_ctx_free(c);
+    return rc;
 }
 
 static int dav_body(struct http_exchange *x, const uint8_t *data, size_t len)

@@ -51,8 +51,6 @@ bool dav_coll_parent_exists(struct dav_ctx *c, const char *path, size_t len, uin
 
 /* ---- dav_response.c ------------------------------------------------------ */
 
-/* A response without a body. */
-void dav_respond_empty(struct dav_ctx *c, int status, const char *headers);
 /* 413 naming this build's limit: "<what> <limit> bytes." */
 void dav_respond_too_large(struct http_exchange *x, const char *what, unsigned long limit);
 

@@ -244,6 +244,8 @@ const struct dav_prop *dav_prop_find(const struct xml_node *n)
 static bool prop_get(const struct dav_prop *d, struct dav_ctx *c, const struct dav_resource *r,
                      struct xml_writer *w)
 {
+    if (d->type && (r->kind != DAV_RES_COLL || r->type != d->type))
+        return false;
     return d->get ? d->get(c, r, w) : coll_prop(c, r, (enum store_prop)d->stored, w, d->prefix, d->name);
 }
 

@@ -136,6 +136,15 @@ void dav_write_status(struct xml_writer *w, int status)
     xml_write_text_element(w, "D", "status", line, n + reason_len);
 }
 
+void dav_out_raw(struct dav_ctx *c, const char *s)
+{
+    size_t n = strlen(s);
+    if (c->out_len + n <= sizeof(c->out)) {
+        memcpy(c->out + c->out_len, s, n);
+        c->out_len += n;
+    }
+}
+
 void dav_multistatus_open(struct dav_ctx *c)
 {
     const struct dav_extension *ext;

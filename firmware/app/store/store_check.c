@@ -42,7 +42,7 @@ static int check(struct store *s, struct store_check *r, int with_crc)
         prev_seq = bh.seq;
     }
     /* 2. where the next record goes is blank to the end of its block */
-    if (in_log(s, blk_of(s, s->write_addr))) {
+    if (store_in_log(s, blk_of(s, s->write_addr))) {
         if (blk_of(s, s->write_addr) != head_blk(s))
             check_fail(r, "write position outside the head block", s->write_addr);
         end_room = blk_end(s, blk_of(s, s->write_addr)) - s->write_addr;
@@ -63,7 +63,7 @@ static int check(struct store *s, struct store_check *r, int with_crc)
             check_fail(r, "object of an unused collection slot", e->addr);
             continue;
         }
-        if (!in_log(s, blk_of(s, e->addr))) {
+        if (!store_in_log(s, blk_of(s, e->addr))) {
             check_fail(r, "object record outside the log", e->addr);
             continue;
         }
@@ -105,7 +105,7 @@ static int check(struct store *s, struct store_check *r, int with_crc)
         if ((rc = store_rec_check_crc(s, c->rec_addr, &h, with_crc)) < 0)
             return rc;
         r->records++;
-        if (!in_log(s, blk_of(s, c->rec_addr)) || rc != REC_VALID || h.type != REC_COLL ||
+        if (!store_in_log(s, blk_of(s, c->rec_addr)) || rc != REC_VALID || h.type != REC_COLL ||
             store_lread(s, store_adv(s, c->rec_addr, RHDR), s->scratch, 4) || get32(s->scratch) != c->id) {
             check_fail(r, "collection record invalid", c->rec_addr);
             continue;

@@ -248,7 +248,7 @@ void store_space(const struct store *s, struct store_space *sp)
 {
     uint32_t head_room = 0;
     uint32_t b = blk_of(s, s->write_addr);
-    if (in_log(s, b))
+    if (store_in_log(s, b))
         head_room = blk_end(s, b) - s->write_addr;
     sp->total = s->nblocks * s->data_size;
     sp->used = s->nused * s->data_size - head_room;

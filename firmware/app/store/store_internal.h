@@ -150,28 +150,20 @@ static inline uint32_t data_start(const struct store *s, uint32_t b) { return b 
 
 static inline uint32_t blk_end(const struct store *s, uint32_t b) { return (b + 1) * s->block_size; }
 
-/* x % nblocks, for x usually below 2 * nblocks */
-static inline uint32_t ring_mod(const struct store *s, uint32_t x)
-{
-    if (x < s->nblocks)
-        return x;
-    x -= s->nblocks;
-    return x < s->nblocks ? x : x % s->nblocks;
-}
+/* x % nblocks, for x usually below 2 * nblocks (store_log.c) */
+uint32_t store_ring_mod(const struct store *s, uint32_t x);
 
-static inline uint32_t ring_next(const struct store *s, uint32_t b) { return ring_mod(s, b + 1); }
+static inline uint32_t ring_next(const struct store *s, uint32_t b) { return store_ring_mod(s, b + 1); }
 
 static inline uint32_t ring_dist(const struct store *s, uint32_t from, uint32_t to)
 {
-    return ring_mod(s, to + s->nblocks - from);
+    return store_ring_mod(s, to + s->nblocks - from);
 }
 
-static inline uint32_t head_blk(const struct store *s) { return ring_mod(s, s->tail + s->nused - 1); }
+static inline uint32_t head_blk(const struct store *s) { return store_ring_mod(s, s->tail + s->nused - 1); }
 
-static inline int in_log(const struct store *s, uint32_t b)
-{
-    return s->nused && ring_dist(s, s->tail, b) < s->nused;
-}
+/* Is block b one of the log's? (store_log.c) */
+int store_in_log(const struct store *s, uint32_t b);
 
 /* blocks outside the log */
 static inline uint32_t free_blocks(const struct store *s) { return s->nblocks - s->nused; }

@@ -11,12 +11,25 @@
 /* ---- addresses: the ring of blocks ------------------------------------- */
 
 /* n bytes further along the log; an address never rests on a block end */
+uint32_t store_ring_mod(const struct store *s, uint32_t x)
+{
+    if (x < s->nblocks)
+        return x;
+    x -= s->nblocks;
+    return x < s->nblocks ? x : x % s->nblocks;
+}
+
+int store_in_log(const struct store *s, uint32_t b)
+{
+    return s->nused && ring_dist(s, s->tail, b) < s->nused;
+}
+
 uint32_t store_adv(const struct store *s, uint32_t a, uint32_t n)
 {
     uint32_t b = blk_of(s, a), off = a - data_start(s, b) + n;
     if (off < s->data_size)  /* within the block */
         return a + n;
-    b = ring_mod(s, b + off / s->data_size);
+    b = store_ring_mod(s, b + off / s->data_size);
     return data_start(s, b) + off % s->data_size;
 }
 
@@ -118,7 +131,7 @@ int store_seal_behind(struct store *s)
 uint32_t store_blocks_needed(const struct store *s, uint32_t bytes)
 {
     uint32_t b = blk_of(s, s->write_addr);
-    if (in_log(s, b)) {
+    if (store_in_log(s, b)) {
         uint32_t room = blk_end(s, b) - s->write_addr;
         if (bytes <= room)
             return 0;
@@ -166,7 +179,7 @@ int store_prog(struct store *s, uint32_t a, const void *data, uint32_t len)
     while (len) {
         uint32_t b = blk_of(s, a), n = len;
         int rc;
-        if (!in_log(s, b) && (rc = store_open_block(s, b)) != STORE_OK)
+        if (!store_in_log(s, b) && (rc = store_open_block(s, b)) != STORE_OK)
             return rc;
         if (n > blk_end(s, b) - a)
             n = blk_end(s, b) - a;

@@ -170,7 +170,7 @@ static int walk(struct store *s, visit_fn visit, uint32_t *end, struct store_mou
         return STORE_OK;
     }
     for (;;) {
-        if (!in_log(s, blk_of(s, pos))) {
+        if (!store_in_log(s, blk_of(s, pos))) {
             *end = pos;
             return STORE_OK;
         }
@@ -193,7 +193,7 @@ static int walk(struct store *s, visit_fn visit, uint32_t *end, struct store_mou
             if (RHDR + h.len > s->max_record)
                 s->max_record = RHDR + h.len;
             pos = store_adv(s, pos, RHDR + h.len);
-            if (in_log(s, blk_of(s, pos)) && store_log_pos(s, pos) <= prev_pos) {
+            if (store_in_log(s, blk_of(s, pos)) && store_log_pos(s, pos) <= prev_pos) {
                 *end = data_start(s, ring_next(s, head_blk(s)));  /* ring full */
                 return STORE_OK;
             }
@@ -221,7 +221,7 @@ static int walk(struct store *s, visit_fn visit, uint32_t *end, struct store_mou
                     return rc;
                 st->torn_bytes += torn;
                 skip_from = store_adv(s, skip_from, room);
-                if (!in_log(s, blk_of(s, skip_from)))
+                if (!store_in_log(s, blk_of(s, skip_from)))
                     break;
             }
         }
@@ -277,7 +277,7 @@ static int find_log(struct store *s, struct store_mount_stats *st)
         s->nused = count;
     }
     for (b = 0; b < s->nblocks; b++) {
-        if (in_log(s, b))
+        if (store_in_log(s, b))
             continue;
         if (flash_read(s->flash, b * s->block_size, first, BHDR))
             return io_fail(s);
@@ -333,7 +333,7 @@ int store_mount(struct store *s, const struct flash *f, const struct store_confi
 
     /* where writing continues: never after torn bytes in the same block */
     s->write_addr = end;
-    if (in_log(s, blk_of(s, end))) {
+    if (store_in_log(s, blk_of(s, end))) {
         rc = store_is_blank(s, end, blk_end(s, blk_of(s, end)) - end, &programmed);
         if (rc < 0)
             goto out;
