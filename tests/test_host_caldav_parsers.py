@@ -1,4 +1,4 @@
-"""Host tests of the request parsers: XML (firmware/app/util/xml.c), iCalendar
+"""Host tests of the request parsers: XML (firmware/app/util/xml_*.c), iCalendar
 (firmware/app/caldav/ical_*.c), and libFuzzer targets for them, for the HTTP parsers
 (http_parse.c, http_chunked.c, http_cond.c; their table-driven tests are in
 test_host_parser.py), sync tokens (sync.c) and Basic credentials (auth.c).
@@ -149,7 +149,7 @@ def record_soak(name, figures):
 
 
 TARGETS = {
-    "xml": "XML reader (xml.c)",
+    "xml": "XML reader (xml_parse.c)",
     "ical": "iCalendar reader and time ranges (ical_*.c)",
     "http": "request head, chunked bodies, entity tags (http_parse.c, http_chunked.c, http_cond.c)",
     "sync": "sync tokens (sync.c) against a reference reader",

@@ -1,4 +1,4 @@
-/* libFuzzer target for the XML reader and writer (firmware/app/util/xml.c).
+/* libFuzzer target for the XML reader and writer (firmware/app/util/xml_*.c).
  *
  * For each input:
  *   - parse it with a small and with a roomy arena (limits: 16 levels, the

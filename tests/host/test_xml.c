@@ -1,4 +1,4 @@
-/* Unit tests of the XML reader and writer (firmware/app/util/xml.c).
+/* Unit tests of the XML reader and writer (firmware/app/util/xml_*.c).
  *
  * Table of documents with the status and error offset expected, then
  * structural checks on real request bodies from CalDAV clients (Apple

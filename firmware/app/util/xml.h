@@ -26,6 +26,9 @@
 #define XML_NS_APPLE_ICAL "http://apple.com/ns/ical/"
 #define XML_NS_XML        "http://www.w3.org/XML/1998/namespace"
 
+/* XML 1.0 section 2.3 S */
+static inline bool xml_is_space(unsigned char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r'; }
+
 struct xml_str {
     const char *ptr;
     size_t len;
