@@ -429,7 +429,7 @@ int main(int argc, char **argv)
     printf("body pieces %lu, pauses %lu, producer waits %lu\n", bodies, pauses, waits);
     if (rounds >= 10)
         CHECK(pauses > 10 && waits > 10 && bodies > 100);
-    CHECK(httpd_stats.conns_open == 0);
-    CHECK(httpd_stats.requests == 2u * (unsigned)rounds);
+    CHECK(httpd_get_stats()->conns_open == 0);
+    CHECK(httpd_get_stats()->requests == 2u * (unsigned)rounds);
     return check_summary();
 }

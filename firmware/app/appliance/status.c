@@ -62,6 +62,7 @@ static int render_network(char *out, size_t size)
 
 static int render_http(char *out, size_t size)
 {
+    const struct httpd_stats *hs = httpd_get_stats();
     return snprintf(out, size,
         "conns_open: %" PRIu32 "\n"
         "conns_max_open: %" PRIu32 "\n"
@@ -76,11 +77,11 @@ static int render_http(char *out, size_t size)
         "requests: %" PRIu64 "\n"
         "responses_4xx: %" PRIu64 "\n"
         "responses_5xx: %" PRIu64 "\n",
-        httpd_stats.conns_open, httpd_stats.conns_max_open,
-        httpd_stats.conns_total, httpd_stats.conns_refused,
-        httpd_stats.conns_waiting, httpd_stats.conns_idle, httpd_stats.conns_waited,
-        httpd_stats.conns_timed_out, httpd_stats.conns_reclaimed, httpd_stats.orphans_reset,
-        httpd_stats.requests, httpd_stats.responses_4xx, httpd_stats.responses_5xx);
+        hs->conns_open, hs->conns_max_open,
+        hs->conns_total, hs->conns_refused,
+        hs->conns_waiting, hs->conns_idle, hs->conns_waited,
+        hs->conns_timed_out, hs->conns_reclaimed, hs->orphans_reset,
+        hs->requests, hs->responses_4xx, hs->responses_5xx);
 }
 
 /* The SYN queue, and how half-open connections ended (syn_queue.h): a
@@ -117,14 +118,15 @@ static int render_syn(char *out, size_t size)
 /* /dav/ request contexts: taken, and requests waiting for one */
 static int render_dav(char *out, size_t size)
 {
+    const struct dav_stats *ds = dav_get_stats();
     return snprintf(out, size,
         "dav_ctx_used: %" PRIu32 "\n"
         "dav_ctx_max: %u\n"
         "dav_waiting: %" PRIu32 "\n"
         "dav_waited: %" PRIu64 "\n"
         "dav_refused: %" PRIu64 "\n",
-        dav_stats.ctx_used, (unsigned)DAV_CTX_MAX, dav_stats.waiting, dav_stats.waited,
-        dav_stats.refused);
+        ds->ctx_used, (unsigned)DAV_CTX_MAX, ds->waiting, ds->waited,
+        ds->refused);
 }
 
 static int render_heap(char *out, size_t size)

@@ -15,7 +15,7 @@
  * Object names are decoded path segments.
  *
  * Memory: a fixed pool of DAV_CTX_MAX request contexts (a request that finds
- * none waits for one, in a queue of DAV_CTX_WAIT_MAX, at most dav_ctx_wait_ms;
+ * none waits for one, in a queue of DAV_CTX_WAIT_MAX, at most DAV_CTX_WAIT_MS;
  * beyond either it gets 503 with Retry-After), one upload buffer of DAV_MAX_RESOURCE_SIZE
  * shared by PUT bodies, and one work buffer used inside a single callback.
  * Nothing is allocated. */
@@ -154,12 +154,12 @@ struct store *dav_mounted_store(void);
 /* store_check() of the store as dav_mount() found it (problems == 0: consistent) */
 const struct store_check *dav_mount_check(void);
 /* Main-loop hook: hands free contexts and the store to requests waiting for
- * them, and answers 503 to those that waited dav_ctx_wait_ms. */
+ * them, and answers 503 to those that waited the longest wait. */
 void dav_poll(void);
 
-/* The longest wait for a context, in sys_now() ms (DAV_CTX_WAIT_MS; the host
- * build sets it from --dav-wait-ms). */
-extern uint32_t dav_ctx_wait_ms;
+/* The longest wait for a context, in sys_now() ms: DAV_CTX_WAIT_MS unless
+ * set (the host build's --dav-wait-ms). */
+void dav_set_ctx_wait_ms(uint32_t ms);
 
 struct dav_stats {
     uint32_t ctx_used;          /* request contexts taken now */
@@ -167,7 +167,7 @@ struct dav_stats {
     uint64_t waited;            /* requests that waited for one, since boot */
     uint64_t refused;           /* 503: the wait queue was full, or the wait too long */
 };
-extern struct dav_stats dav_stats;
+const struct dav_stats *dav_get_stats(void);
 
 /* The route handler for /dav/ (appliance/routes.c). */
 extern const struct http_handler dav_handler;

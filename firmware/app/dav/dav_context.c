@@ -30,7 +30,7 @@ static unsigned wait_count;
  * connection reads nothing meanwhile: httpd's HTTPD_BEGIN_WAIT). dav_poll()
  * lets the oldest in as soon as a context is free. The wait is bounded: a
  * request gets 503 with Retry-After when the queue is full or after
- * dav_ctx_wait_ms (below httpd's idle timeout, which would reset it). */
+ * ctx_wait_ms (below httpd's idle timeout, which would reset it). */
 struct ctx_waiter {
     struct http_exchange *x;
     uint32_t since_ms;          /* sys_now() when it began to wait */
@@ -39,8 +39,12 @@ static struct ctx_waiter ctx_waiters[DAV_CTX_WAIT_MAX];
 static unsigned ctx_waiting;
 static struct http_exchange *ctx_handover;  /* dav_poll() is letting it in */
 static struct http_exchange *ctx_expired;   /* dav_poll() is sending it its 503 */
-uint32_t dav_ctx_wait_ms = DAV_CTX_WAIT_MS;
-struct dav_stats dav_stats;
+static uint32_t ctx_wait_ms = DAV_CTX_WAIT_MS;
+static struct dav_stats dav_stats;
+
+void dav_set_ctx_wait_ms(uint32_t ms) { ctx_wait_ms = ms; }
+
+const struct dav_stats *dav_get_stats(void) { return &dav_stats; }
 
 static struct store_check mount_check;
 
@@ -204,7 +208,7 @@ void dav_poll(void)
             break; /* it did not (cannot happen): try again next time */
     }
     /* the oldest first: those that waited too long get their 503 */
-    while (ctx_waiting && (uint32_t)(sys_now() - ctx_waiters[0].since_ms) >= dav_ctx_wait_ms) {
+    while (ctx_waiting && (uint32_t)(sys_now() - ctx_waiters[0].since_ms) >= ctx_wait_ms) {
         struct http_exchange *x = ctx_waiters[0].x;
         dav_ctx_wait_remove(x);
         ctx_expired = x;

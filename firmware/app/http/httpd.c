@@ -38,6 +38,8 @@
 
 struct httpd_stats httpd_stats;
 
+const struct httpd_stats *httpd_get_stats(void) { return &httpd_stats; }
+
 static const struct http_router *router; /* httpd_init's */
 
 /* CONN_DETACHED: the connection went on waiting without its struct conn */
@@ -546,12 +548,12 @@ static err_t on_sent(void *arg, struct tcp_pcb *pcb, u16_t len)
     return process(c) == CONN_ABORTED ? ERR_ABRT : ERR_OK;
 }
 
-/* The handler holds the request (waiting for a /dav/ context, its body paused,
- * or its end() deferred while the store's writer is busy): the client waits for
- * us, it is not idle. Its wait ends in dav.c (a context wait in 503 after
- * dav_ctx_wait_ms; the writer's holder is itself timed out if its client
- * stalls), not in a reset: on a lossy link a lost RST left a client that had
- * sent its whole PUT waiting for ever (the lossy-link soak's 900 s timeouts). */
+/* The handler holds the request (it waits for a resource of the handler's, its
+ * body paused, or its end() deferred): the client waits for us, it is not
+ * idle. The handler ends the wait (/dav/ answers 503 after its longest wait
+ * for a context; the writer's holder is itself timed out if its client
+ * stalls), not a reset: on a lossy link a lost RST left a client that had sent
+ * its whole PUT waiting for ever. */
 static int server_holds(const struct conn *c)
 {
     return c->paused || (c->rx_state == RX_RESPOND && c->accepted && !c->responded);

@@ -120,7 +120,8 @@ struct httpd_stats {
     uint64_t requests;
     uint64_t responses_4xx, responses_5xx;
 };
-extern struct httpd_stats httpd_stats;
+/* The server's counters (the HTTP layer keeps them). */
+const struct httpd_stats *httpd_get_stats(void);
 
 /* Give waiting connections the state freed since the last call: call it
  * from the main loop. */

@@ -90,4 +90,7 @@ int httpd_send_pending(struct conn *c);
 /* httpd_response.c: an interim "100 Continue" goes out before anything else. */
 void httpd_send_continue(struct conn *c);
 
+/* The counters httpd_get_stats() shows, kept by httpd.c and httpd_response.c. */
+extern struct httpd_stats httpd_stats;
+
 #endif

@@ -228,7 +228,7 @@ int main(int argc, char **argv)
                         argv[0], optarg);
                 return 2;
             }
-            dav_ctx_wait_ms = (uint32_t)v;
+            dav_set_ctx_wait_ms((uint32_t)v);
             break;
         }
         case 'h':
