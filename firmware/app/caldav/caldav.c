@@ -120,7 +120,7 @@ static void mkcalendar(struct dav_ctx *c)
     c->target.type = &caldav_calendar;
     if (root && (rc = dav_apply_props(c, id, root, false)) != STORE_OK) {
         store_coll_delete(c->store, id);
-        dav_respond_status(c, dav_store_http_status(rc), store_strerror(rc));
+        dav_respond_store_error(c, rc);
         return;
     }
     dav_respond_empty(c, 201, NULL);

@@ -171,7 +171,7 @@ static void sync_collection(struct dav_ctx *c)
         return;
     }
     if (rc != STORE_OK) {
-        dav_respond_status(c, dav_store_http_status(rc), store_strerror(rc));
+        dav_respond_store_error(c, rc);
         return;
     }
     report->limit = 0;

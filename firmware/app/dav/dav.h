@@ -337,6 +337,8 @@ long dav_read_object(struct dav_ctx *c, uint32_t coll, const char *name, size_t 
 
 /* Store status to HTTP status (docs/store.md "Limits and errors"). */
 int dav_store_http_status(int rc);
+/* A failed store operation answered: that status, the store's text. */
+void dav_respond_store_error(struct dav_ctx *c, int rc);
 
 /* Percent-decode a request path into out; 0 or an HTTP status. */
 int dav_decode_path(const char *in, size_t len, char *out, size_t cap, size_t *out_len);

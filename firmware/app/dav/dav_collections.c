@@ -61,7 +61,7 @@ int dav_create_collection(struct dav_ctx *c, const struct dav_coll_type *type, u
     }
     rc = store_coll_create(c->store, c->user, key, id);
     if (rc != STORE_OK) {
-        dav_respond_status(c, dav_store_http_status(rc), store_strerror(rc));
+        dav_respond_store_error(c, rc);
         return dav_store_http_status(rc);
     }
     return 0;
@@ -122,7 +122,7 @@ void dav_do_delete(struct dav_ctx *c)
                 break;
         }
         if (rc != STORE_OK) {
-            dav_respond_status(c, dav_store_http_status(rc), store_strerror(rc));
+            dav_respond_store_error(c, rc);
             return;
         }
         dav_respond_empty(c, 204, NULL);
@@ -136,7 +136,7 @@ void dav_do_delete(struct dav_ctx *c)
     }
     rc = store_delete_object(c->store, c->target.coll, c->path + c->name_off, c->name_len, NULL);
     if (rc != STORE_OK) {
-        dav_respond_status(c, dav_store_http_status(rc), store_strerror(rc));
+        dav_respond_store_error(c, rc);
         return;
     }
     dav_respond_empty(c, 204, NULL);

@@ -177,7 +177,7 @@ void dav_do_put(struct dav_ctx *c)
     }
     if (rc != STORE_OK) {
         rc == STORE_ERR_TOO_LARGE ? (void)dav_put_too_large(c)
-                                  : dav_respond_status(c, dav_store_http_status(rc), store_strerror(rc));
+                                  : dav_respond_store_error(c, rc);
         return;
     }
     dav_etag_format(tag, etag, sizeof(etag));

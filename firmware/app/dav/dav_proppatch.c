@@ -110,7 +110,7 @@ void dav_do_proppatch(struct dav_ctx *c)
     if (rc == STORE_OK)
         rc = dav_apply_props(c, c->target.coll, c->doc.root, false);
     if (rc != STORE_OK && rc != STORE_ERR_INVALID) {
-        dav_respond_status(c, dav_store_http_status(rc), store_strerror(rc));
+        dav_respond_store_error(c, rc);
         return;
     }
     c->phase = rc == STORE_OK ? 0 : 1;

@@ -29,6 +29,11 @@ int dav_store_http_status(int rc)
     }
 }
 
+void dav_respond_store_error(struct dav_ctx *c, int rc)
+{
+    dav_respond_status(c, dav_store_http_status(rc), store_strerror(rc));
+}
+
 void dav_respond_status(struct dav_ctx *c, int status, const char *detail)
 {
     struct http_exchange *x = c->x;
