@@ -207,6 +207,14 @@ def test_dav_sync_collection(target):
                     '</D:sync-token><D:sync-level>1</D:sync-level><D:prop/></D:sync-collection>',
                     {"Depth": "0"})
             assert r.status == 403 and error_element(r) == [tag("D", "valid-sync-token")], bad
+        # DAV:limit's nresults is a positive decimal number of at most 32 bits
+        for bad in ("", "0", "-1", "+2", "2x", "0x10", "4294967296", "99999999999"):
+            r = dav("REPORT", cal, '<D:sync-collection xmlns:D="DAV:"><D:sync-token/><D:sync-level>1'
+                    f'</D:sync-level><D:limit><D:nresults>{bad}</D:nresults></D:limit><D:prop/>'
+                    '</D:sync-collection>', {"Depth": "0"})
+            assert r.status == 400, bad
+        got, _ = sync(dav, cal, limit=" 4294967295 ")
+        assert len(got) == first + more - 1
         assert dav("DELETE", other + "x.ics").status == 204
         for i in (0, *range(2, first + more)):
             assert dav("DELETE", f"{cal}{i}.ics").status == 204

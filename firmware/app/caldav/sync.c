@@ -2,7 +2,6 @@
 
 #include <inttypes.h>
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
 
 #include "caldav/caldav.h"
@@ -178,21 +177,16 @@ static void sync_collection(struct dav_ctx *c)
     if ((n = xml_child(root, XML_NS_DAV, "limit")) != NULL) {
         const struct xml_node *nr = xml_child(n, XML_NS_DAV, "nresults");
         struct xml_str v = nr ? xml_text_trimmed(nr) : (struct xml_str){"", 0};
-        char digits[12];
-        char *end;
-        unsigned long limit;
-        if (!v.len || v.len >= sizeof(digits)) {
+        uint32_t limit;
+        if (!v.len) {
             dav_respond_status(c, 400, "limit needs nresults.");
             return;
         }
-        memcpy(digits, v.ptr, v.len);
-        digits[v.len] = '\0';
-        limit = strtoul(digits, &end, 10);
-        if (*end || limit == 0) {
+        if (parse_u32(v.ptr, v.len, &limit) != 0 || limit == 0) {
             dav_respond_status(c, 400, "nresults is a positive number.");
             return;
         }
-        report->limit = (uint32_t)limit;
+        report->limit = limit;
     }
     c->mode = DAV_PROP;
     c->props = xml_child(root, XML_NS_DAV, "prop");

@@ -109,15 +109,19 @@ void dav_ctx_wait_remove(struct http_exchange *x)
 /* A context for x's request: 0 with *out set, HTTPD_BEGIN_WAIT (queued), or
  * 503 (answered). Waiting requests go first: a new one does not overtake
  * them when a context has just been freed. */
+static int refuse(struct http_exchange *x, const char *why)
+{
+    dav_stats.refused++;
+    httpd_respond_error(x, 503, why, "Retry-After: 1\r\n");
+    return 503;
+}
+
 int dav_ctx_acquire(struct http_exchange *x, struct dav_ctx **out)
 {
     unsigned i;
     if (x == ctx_expired) {
         ctx_expired = NULL;
-        dav_stats.refused++;
-        httpd_respond_error(x, 503, "Every request context stayed busy for the longest wait.",
-                            "Retry-After: 1\r\n");
-        return 503;
+        return refuse(x, "Every request context stayed busy for the longest wait.");
     }
     if ((x == ctx_handover || !ctx_waiting) && (*out = ctx_get(x)) != NULL) {
         if (x == ctx_handover) {
@@ -129,12 +133,8 @@ int dav_ctx_acquire(struct http_exchange *x, struct dav_ctx **out)
     for (i = 0; i < ctx_waiting; i++)
         if (ctx_waiters[i].x == x)
             return HTTPD_BEGIN_WAIT; /* keeps its place */
-    if (ctx_waiting == DAV_CTX_WAIT_MAX) {
-        dav_stats.refused++;
-        httpd_respond_error(x, 503, "All request contexts are busy and the wait queue is full.",
-                            "Retry-After: 1\r\n");
-        return 503;
-    }
+    if (ctx_waiting == DAV_CTX_WAIT_MAX)
+        return refuse(x, "All request contexts are busy and the wait queue is full.");
     ctx_waiters[ctx_waiting].x = x;
     ctx_waiters[ctx_waiting].since_ms = sys_now();
     ctx_waiting++;

@@ -105,7 +105,7 @@ int dav_find_collection(struct dav_ctx *c, const char *path, size_t len, uint32_
     unsigned i;
     if (dav_coll_key(path, len, DAV_PLAIN_KEY, key))
         return STORE_ERR_NOT_FOUND;
-    for (i = 0; (ext = dav_extension(i)) != NULL; i++) {
+    for (i = 0; (ext = dav_extensions[i]) != NULL; i++) {
         if (!ext->coll_type)
             continue;
         key[0] = ext->coll_type->key;

@@ -24,8 +24,8 @@ char *dav_work_buffer(size_t *size);
 
 /* ---- dav_extensions.c: what the layers above registered ----------------- */
 
-/* The i-th extension registered, NULL past the last. */
-const struct dav_extension *dav_extension(unsigned i);
+/* What dav_register() took, in order, then NULL. */
+extern const struct dav_extension *dav_extensions[DAV_EXTENSIONS_MAX + 1];
 /* The REPORT whose body has this root element, or NULL. */
 const struct dav_report *dav_report_find(const struct xml_node *root);
 const struct dav_method *dav_method_find(enum http_method method);

@@ -180,7 +180,7 @@ static void write_reports(struct xml_writer *w, const struct dav_coll_type *type
 {
     const struct dav_extension *ext;
     unsigned e, i;
-    for (e = 0; (ext = dav_extension(e)) != NULL; e++) {
+    for (e = 0; (ext = dav_extensions[e]) != NULL; e++) {
         for (i = 0; i < ext->n_reports; i++) {
             if (ext->reports[i].type != type)
                 continue;
@@ -233,7 +233,7 @@ const struct dav_prop *dav_prop_find(const struct xml_node *n)
     for (i = 0; i < PROPS_COUNT; i++)
         if (xml_is(n, props[i].ns, props[i].name))
             return &props[i];
-    for (e = 0; (ext = dav_extension(e)) != NULL; e++)
+    for (e = 0; (ext = dav_extensions[e]) != NULL; e++)
         for (i = 0; i < ext->n_props; i++)
             if (xml_is(n, ext->props[i].ns, ext->props[i].name))
                 return &ext->props[i];
@@ -357,7 +357,7 @@ unsigned dav_write_propstats(struct dav_ctx *c, struct xml_writer *w, const stru
         }
     } else {
         found = write_all(c, w, r, props, PROPS_COUNT);
-        for (e = 0; (ext = dav_extension(e)) != NULL; e++)
+        for (e = 0; (ext = dav_extensions[e]) != NULL; e++)
             found += write_all(c, w, r, ext->props, ext->n_props);
     }
     if (streamed)

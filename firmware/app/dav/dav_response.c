@@ -69,7 +69,7 @@ void dav_respond_precondition(struct dav_ctx *c, int status, const char *prefix,
     unsigned i;
     bool fits = append(x->scratch, x->scratch_size, &n,
                        "<?xml version=\"1.0\" encoding=\"utf-8\"?>\n<D:error xmlns:D=\"DAV:\"");
-    for (i = 0; (ext = dav_extension(i)) != NULL; i++)
+    for (i = 0; (ext = dav_extensions[i]) != NULL; i++)
         if (ext->error_xmlns)
             fits = fits && append(x->scratch, x->scratch_size, &n, ext->error_xmlns);
     for (i = 0; i < sizeof(tail) / sizeof(tail[0]); i++)
@@ -155,7 +155,7 @@ void dav_multistatus_open(struct dav_ctx *c)
     const struct dav_extension *ext;
     unsigned e;
     dav_out_raw(c, "<?xml version=\"1.0\" encoding=\"utf-8\"?>\n<D:multistatus xmlns:D=\"DAV:\"");
-    for (e = 0; (ext = dav_extension(e)) != NULL; e++)
+    for (e = 0; (ext = dav_extensions[e]) != NULL; e++)
         if (ext->xmlns)
             dav_out_raw(c, ext->xmlns);
     dav_out_raw(c, ">\n");
