@@ -422,8 +422,161 @@ static int head_step(struct conn *c)
 
 /* Work through received bytes until everything waits for send room, more
  * input, or a handler. */
+/* ---- sending ------------------------------------------------------------ */
+
+/* Queuing what a response has ready (its head and body come from
+ * httpd_response.c) lives here, beside process() that calls it after every
+ * request: in a file of its own it could not be inlined, and the call cost
+ * a keep-alive small GET on LiteEth ~1% of its cycles (bench/README.md). */
+#define CHUNK_FRAMING 12       /* "xxxxxxxx\r\n" before and "\r\n" after a piece */
+
+static const char continue_line[] = "HTTP/1.1 100 Continue\r\n\r\n";
+static const char last_chunk[] = "0\r\n\r\n";
+
+/* Queue up to len bytes; returns how many were taken, or -1 on a fatal
+ * error (the connection must be aborted). */
+static int queue_bytes(struct conn *c, const void *ptr, uint32_t len, int copy, int more)
+{
+    u16_t room = tcp_sndbuf(c->pcb);
+    u16_t n;
+    u8_t flags = copy ? TCP_WRITE_FLAG_COPY : 0;
+    err_t err;
+
+    if (room == 0 || tcp_sndqueuelen(c->pcb) >= TCP_SND_QUEUELEN)
+        return 0;
+    n = len > room ? room : (u16_t)len;
+    if (n < len || more)
+        flags |= TCP_WRITE_FLAG_MORE;
+    err = tcp_write(c->pcb, ptr, n, flags);
+    if (err == ERR_MEM) {
+        httpd_write_stalled(c, 1);
+        return 0; /* retried from tcp_sent or tcp_poll (and httpd_poll) */
+    }
+    return err == ERR_OK ? n : -1;
+}
+
+/* Ask the producer for the next piece, framed as a chunk if need be. */
+static int produce_piece(struct conn *c)
+{
+    size_t room = STAGE_MAX - CHUNK_FRAMING, len = 0;
+    char *buf = c->stage + (c->tx_chunked ? CHUNK_FRAMING - 2 : 0);
+    int rc, counted = !c->tx_chunked && c->tx_length_left != HTTPD_LENGTH_UNKNOWN;
+
+    if (counted && c->tx_length_left < room)
+        room = c->tx_length_left;
+    rc = c->produce(&c->x, buf, room, &len);
+    if (rc < 0 || len > room)
+        return -1;
+    if (counted) {
+        /* the Content-Length sent must be the length produced (RFC 9112
+         * section 6.3): a producer that falls short breaks the framing */
+        c->tx_length_left -= (uint32_t)len;
+        if (rc == 1 && c->tx_length_left)
+            return -1;
+        if (c->tx_length_left == 0)
+            rc = 1;
+    }
+    if (rc == 1)
+        c->tx_producing = 0;
+    if (len && c->tx_chunked) {
+        /* RFC 9112 section 7.1: chunk-size in hex, right-aligned before the
+         * data; by hand, as snprintf costs more than the rest of a piece's framing */
+        static const char hex[] = "0123456789abcdef";
+        size_t start = CHUNK_FRAMING - 2, v = len;
+        c->stage[--start] = '\n';
+        c->stage[--start] = '\r';
+        do {
+            c->stage[--start] = hex[v & 15];
+            v >>= 4;
+        } while (v);
+        memcpy(buf + len, "\r\n", 2);
+        c->stage_off = (uint16_t)start;
+        c->stage_len = (uint16_t)(CHUNK_FRAMING + len);
+    } else {
+        c->stage_off = 0;
+        c->stage_len = (uint16_t)len;
+    }
+    if (!c->tx_producing && c->tx_chunked)
+        c->last_chunk_left = sizeof(last_chunk) - 1;
+    return len || !c->tx_producing;
+}
+
+/* A produced response renders at most this much per main-loop turn (with a
+ * state pool, whose stalled writes the main loop retries): a long listing
+ * rendered into a 64 KiB send buffer at once kept the CPU from the MAC's two
+ * RX slots for milliseconds, and frames were dropped. */
+#if HTTPD_CONNS_MAX
+#define PRODUCE_TURN HTTPD_PRODUCE_TURN
+#else
+#define PRODUCE_TURN SIZE_MAX
+#endif
+
+static int send_pending(struct conn *c)
+{
+    size_t produced = 0;
+    for (;;) {
+        int n;
+        if (c->continue_left) {
+            size_t off = sizeof(continue_line) - 1 - c->continue_left;
+            n = queue_bytes(c, continue_line + off, c->continue_left, 0, 0);
+            if (n > 0)
+                c->continue_left -= (uint8_t)n;
+        } else if (c->stage_off < c->stage_len) {
+            n = queue_bytes(c, c->stage + c->stage_off, (uint32_t)(c->stage_len - c->stage_off),
+                            1, c->body_tx_left || c->tx_producing || c->last_chunk_left);
+            if (n > 0)
+                c->stage_off += (uint16_t)n;
+        } else if (c->body_tx_left) {
+            n = queue_bytes(c, c->body, c->body_tx_left, c->body_copy, 0);
+            if (n > 0) {
+                c->body += n;
+                c->body_tx_left -= (uint32_t)n;
+            }
+        } else if (c->tx_producing) {
+            if (tcp_sndbuf(c->pcb) < CHUNK_FRAMING) {
+                n = 0;
+            } else if (produced >= PRODUCE_TURN) {
+                httpd_write_stalled(c, 1); /* the main loop comes back after RX */
+                n = 0;
+            } else {
+                n = produce_piece(c); /* 0: the producer is not ready */
+                produced += (size_t)(c->stage_len - c->stage_off);
+            }
+        } else if (c->last_chunk_left) {
+            size_t off = sizeof(last_chunk) - 1 - c->last_chunk_left;
+            n = queue_bytes(c, last_chunk + off, c->last_chunk_left, 0, 0);
+            if (n > 0)
+                c->last_chunk_left -= (uint8_t)n;
+        } else {
+            break;
+        }
+        if (n < 0)
+            return -1;
+        if (n == 0)
+            break;
+    }
+    tcp_output(c->pcb);
+    return 0;
+}
+
+void httpd_send_continue(struct conn *c)
+{
+    c->continue_left = sizeof(continue_line) - 1;
+}
+
 static enum conn_fate process_loop(struct conn *c);
 static enum conn_fate conn_detach(struct conn *c, int idle);
+
+/* After a response, a connection keeps its state while states are spare and
+ * no record waits for one (conn_admission_release's own test; the waiting
+ * count is the one admission keeps for us). Asked here, inline, before
+ * conn_detach: it is the answer after every keep-alive request, and a call
+ * into admission and back through state_spare costs that request a few
+ * cache lines. */
+static inline int keeps_state(const struct conn *c)
+{
+    return !HTTPD_CONNS_MAX || c->rx || c->peer_closed || (conns_spare() && !httpd_stats.conns_waiting);
+}
 
 static enum conn_fate process(struct conn *c)
 {
@@ -446,7 +599,7 @@ static enum conn_fate process_loop(struct conn *c)
     for (;;) {
         int progress = 0;
 
-        if (response_pending(c) && httpd_send_pending(c) < 0)
+        if (response_pending(c) && send_pending(c) < 0)
             return conn_abort(c);
         if (c->rx_state == RX_BODY)
             progress = body_step(c);
@@ -455,7 +608,7 @@ static enum conn_fate process_loop(struct conn *c)
             if (c->close_after || c->peer_closed)
                 return conn_close(c);
             request_reset(c);
-            if (conn_detach(c, 0) == CONN_DETACHED)
+            if (!keeps_state(c) && conn_detach(c, 0) == CONN_DETACHED)
                 return CONN_DETACHED;
             progress = 1;
         }

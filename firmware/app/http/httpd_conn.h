@@ -83,11 +83,7 @@ static inline int response_pending(const struct conn *c)
  * with a state pool, the main loop retries stalled writes (httpd_poll). */
 void httpd_write_stalled(struct conn *c, uint8_t stalled);
 
-/* httpd_response.c: queue what the response has ready, as far as the send
- * buffer takes it. 0, or -1 on a fatal error (the caller aborts c). */
-int httpd_send_pending(struct conn *c);
-
-/* httpd_response.c: an interim "100 Continue" goes out before anything else. */
+/* httpd.c: an interim "100 Continue" goes out before anything else. */
 void httpd_send_continue(struct conn *c);
 
 /* The counters httpd_get_stats() shows, kept by httpd.c and httpd_response.c. */

@@ -14,15 +14,6 @@
 /* 2: the HTTP server lets an idle connection's state go after two quiet polls, before the timeout */
 _Static_assert(IDLE_TIMEOUT_POLLS >= 2 && IDLE_TIMEOUT_POLLS < 65535, "idle_polls is 16 bits");
 
-void server_conn_window_give(struct tcp_pcb *pcb, uint32_t n)
-{
-    while (n) {
-        u16_t step = n > 0xffff ? 0xffff : (u16_t)n;
-        tcp_recved(pcb, step);
-        n -= step;
-    }
-}
-
 void server_conn_unhook(struct tcp_pcb *pcb)
 {
     tcp_arg(pcb, NULL);
