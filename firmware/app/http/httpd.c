@@ -567,15 +567,19 @@ void httpd_send_continue(struct conn *c)
 static enum conn_fate process_loop(struct conn *c);
 static enum conn_fate conn_detach(struct conn *c, int idle);
 
-/* After a response, a connection keeps its state while states are spare and
- * no record waits for one (conn_admission_release's own test; the waiting
- * count is the one admission keeps for us). Asked here, inline, before
- * conn_detach: it is the answer after every keep-alive request, and a call
- * into admission and back through state_spare costs that request a few
- * cache lines. */
+/* A connection may take a state, or keep its own after a response, while
+ * states are spare and no record queues for one (the count admission keeps
+ * for us): conn_admission_release's test, asked here inline after every
+ * request and on every accept, where a call into admission and back through
+ * its callbacks cost a small GET a few cache lines. */
+static inline int state_may_stay(void)
+{
+    return conns_spare() && !httpd_stats.conns_waiting;
+}
+
 static inline int keeps_state(const struct conn *c)
 {
-    return !HTTPD_CONNS_MAX || c->rx || c->peer_closed || (conns_spare() && !httpd_stats.conns_waiting);
+    return !HTTPD_CONNS_MAX || c->rx || c->peer_closed || state_may_stay();
 }
 
 static enum conn_fate process(struct conn *c)
@@ -817,6 +821,20 @@ static void state_attach(void *state, struct tcp_pcb *pcb, struct pbuf *rx, int 
         process(c);
 }
 
+/* lwIP's accept callback: a state now when one may be taken (first come,
+ * first served), else a record of admission's. */
+static err_t on_accept(void *arg, struct tcp_pcb *pcb, err_t err)
+{
+    struct conn *c;
+
+    if (err != ERR_OK || !pcb)
+        return ERR_VAL;
+    if (!state_may_stay() || (c = conn_alloc()) == NULL)
+        return conn_admission_wait(pcb);
+    state_attach(c, pcb, NULL, 0);
+    return ERR_OK;
+}
+
 static const struct conn_admission_server admission = {
     .request_complete = head_complete,
     .state_alloc = state_alloc,
@@ -872,6 +890,7 @@ int httpd_init(uint16_t port, const struct http_router *routes)
         tcp_close(pcb);
         return -1;
     }
-    conn_admission_start(listener, &admission);
+    conn_admission_start(&admission);
+    tcp_accept(listener, on_accept);
     return 0;
 }

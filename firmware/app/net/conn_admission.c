@@ -357,26 +357,16 @@ void conn_admission_poll(void)
     }
 }
 
-static err_t on_accept(void *arg, struct tcp_pcb *pcb, err_t err)
+err_t conn_admission_wait(struct tcp_pcb *pcb)
 {
-    void *state;
-
-    if (err != ERR_OK || !pcb)
-        return ERR_VAL;
-    /* first come, first served; with few states, one only once it asks */
-    state = waiting_queue.oldest || !server->state_spare() ? NULL : server->state_alloc();
-    if (!state) {
-        if (conn_wait(pcb) == 0)
-            return ERR_OK;
-        (*server->refused)++;
-        tcp_abort(pcb);
-        return ERR_ABRT;
-    }
-    server->state_attach(state, pcb, NULL, 0);
-    return ERR_OK;
+    if (conn_wait(pcb) == 0)
+        return ERR_OK;
+    (*server->refused)++;
+    tcp_abort(pcb);
+    return ERR_ABRT;
 }
 
-void conn_admission_start(struct tcp_pcb *listener, const struct conn_admission_server *s)
+void conn_admission_start(const struct conn_admission_server *s)
 {
     server = s;
 #if HTTPD_WAIT_POOL
@@ -385,5 +375,4 @@ void conn_admission_start(struct tcp_pcb *listener, const struct conn_admission_
 #if HTTPD_HEAD_PIECES
     LWIP_MEMPOOL_INIT(conn_head_piece);
 #endif
-    tcp_accept(listener, on_accept);
 }

@@ -52,8 +52,17 @@ struct conn_admission_server {
     uint64_t *orphans_reset;  /* their closed connections reset (server_conn_close) */
 };
 
-/* Admit the connections listener accepts, for server (which must outlive it). */
-void conn_admission_start(struct tcp_pcb *listener, const struct conn_admission_server *server);
+/* Admit connections for server (which must outlive them). The server's own
+ * accept callback (tcp_accept) gives a new connection a state when one is
+ * spare and no record queues for one (conn_admission_queued: first come,
+ * first served), and hands it to conn_admission_wait() otherwise: a new
+ * connection that takes a state at once costs no call into admission. */
+void conn_admission_start(const struct conn_admission_server *server);
+
+/* A connection just accepted that takes no state now: it waits as a record.
+ * ERR_OK, or ERR_ABRT once it is reset for want of memory even for a record
+ * (counted in refused): what the accept callback returns. */
+err_t conn_admission_wait(struct tcp_pcb *pcb);
 
 /* From the main loop: park idle records, close those idle for the timeout,
  * reset the one idle longest for a SYN waiting for a PCB, and hand queued
