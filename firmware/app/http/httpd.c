@@ -870,7 +870,10 @@ static enum conn_fate conn_detach(struct conn *c, int idle)
 void httpd_poll(void)
 {
     retry_stalled_writes();
-    conn_admission_poll();
+    /* admission has work only while it holds records: queued or idle ones
+     * (the counts it keeps for us); the main loop turns far more often */
+    if (httpd_stats.conns_waiting || httpd_stats.conns_idle)
+        conn_admission_poll();
 }
 
 int httpd_init(uint16_t port, const struct http_router *routes)
