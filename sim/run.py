@@ -28,6 +28,12 @@
                                bytes, runts, jumbo frames, crafted headers; seeded)
   --lwip-clock-scale N         the firmware's lwIP clock = simulated time x N (default 1;
                                with N as slirp's, lost frames cost 1/N of their timeouts)
+  --peer-pid PID               simulated time waits, before each poll of the host sockets,
+                               until process PID and its descendants are blocked, so the
+                               clients' wall-time speed does not move any simulated figure
+                               (bench/README.md, "The peer in simulated time")
+  --progress SECONDS           print the simulated cycles per wall second this often
+                               (default 30; 0: only at exit)
 
 No root is needed: the SoC's Ethernet is bridged to libslirp (user-mode
 networking), which forwards a TCP port on 127.0.0.1 to the appliance. Its clock
@@ -304,6 +310,17 @@ class SimOptions:
     # 1/N of its simulated time.
     lwip_clock_scale: int = 1
 
+    # A host process (and its descendants) that simulated time waits for: before each poll of
+    # the host sockets, until all its threads are blocked (sim/modules/slirp_ethernet/peer_wait.h).
+    # A benchmark passes its own pid (os.getpid()) so its clients' speed moves no simulated figure.
+    # None: clients run in wall time beside the simulation. peer_wait_ms: how long a runnable
+    # peer is waited for before simulated time goes on without it (reported at exit).
+    peer_pid: Optional[int] = None
+    peer_wait_ms: int = 60000
+    # Wall seconds between the simulator's speed reports (simulated cycles per wall second) on
+    # its console; 0: only at exit.
+    progress_s: int = 30
+
     # The slirp module plays spoofed TCP peers on command (SYN floods, half-open connections:
     # Simulator.flood_command(), sim/modules/slirp_ethernet/flood.h).
     flood: bool = False
@@ -394,6 +411,10 @@ class Simulator:
         for module in config.modules:
             if module["module"] == "slirp_ethernet":
                 module["args"]["clock_scale"] = options.slirp_clock_scale
+                module["args"]["progress_s"] = int(options.progress_s)
+                if options.peer_pid:
+                    module["args"]["peer_pid"] = int(options.peer_pid)
+                    module["args"]["peer_wait_ms"] = int(options.peer_wait_ms)
                 if options.flood:  # relative to the run directory, the simulator's cwd
                     module["args"]["flood_control"] = FLOOD_CONTROL
                 if self.faults:
@@ -610,6 +631,12 @@ def main(argv=None):
                              "fragments, bad TCP offsets and flags, odd UDP/ICMP; malformed.h), seeded by "
                              "--malformed-seed; counters printed at exit and kept in inject.json")
     parser.add_argument("--malformed-seed", type=int, default=1, help="seed of the malformed frames")
+    parser.add_argument("--peer-pid", type=int, default=None, metavar="PID",
+                        help="wait, before each poll of the host sockets, until process PID and its "
+                             "descendants are blocked: simulated figures then do not depend on the "
+                             "clients' or the host's speed (bench/README.md)")
+    parser.add_argument("--progress", type=int, default=30, metavar="SECONDS",
+                        help="print simulated cycles per wall second this often (default 30; 0: at exit only)")
     parser.add_argument("--gap-cycles", type=int, default=DEFAULT_GAP_CYCLES,
                         help="--phy model: idle sys_clk cycles between frames into the SoC")
     parser.add_argument("--flash", default=None, metavar="FILE",
@@ -642,6 +669,10 @@ def main(argv=None):
         parser.error("--slirp-clock-scale must be 1..1000")
     if not 1 <= args.lwip_clock_scale <= 1000:
         parser.error("--lwip-clock-scale must be 1..1000")
+    if args.progress < 0:
+        parser.error("--progress must be 0 or more seconds")
+    if args.peer_pid is not None and not os.path.isdir(f"/proc/{args.peer_pid}"):
+        parser.error(f"--peer-pid {args.peer_pid}: no such process")
     if args.malformed_every is not None and args.malformed_every < 1:
         parser.error("--malformed-every must be at least 1 cycle")
     inject = ({"interval_cycles": args.malformed_every, "seed": args.malformed_seed}
@@ -653,7 +684,7 @@ def main(argv=None):
             faults=faults, fault_seed=args.fault_seed, fault_mode=args.fault_mode,
             fault_spare_syn=args.fault_spare_syn, fault_stats=args.fault_stats,
             slirp_clock_scale=args.slirp_clock_scale, lwip_clock_scale=args.lwip_clock_scale,
-            inject=inject)))
+            inject=inject, peer_pid=args.peer_pid, progress_s=args.progress)))
 
 
 if __name__ == "__main__":

@@ -43,9 +43,19 @@
  * cycles since start-up / sys_clk_hz (times `clock_scale`), like lwIP's in the
  * firmware: slirp's TCP retransmission, delayed-ACK and TIME_WAIT timers then
  * keep a fixed ratio to the SoC's own, however slowly the simulator runs. The host sockets
- * are still polled every `poll_cycles` cycles without blocking, so host
- * clients are served at the simulator's speed. The simulation never stops
- * while the SoC idles (its clock runs on), so a pending timer always fires.
+ * are polled every `poll_cycles` cycles without blocking. The simulation never
+ * stops while the SoC idles (its clock runs on), so a pending timer always fires.
+ *
+ * Peer (argument `peer_pid`, peer_wait.h): before each poll of the host
+ * sockets the module waits until the named host process (a benchmark, and
+ * what it started, e.g. ab) is blocked, so what the host's clients have
+ * written or read by a simulated cycle does not depend on how fast the
+ * simulator or the clients run. Without it, clients run in wall time beside
+ * the simulation.
+ *
+ * Speed (argument `progress_s`): every that many seconds of wall time, and at
+ * exit, the module prints how many cycles it has simulated and at how many
+ * simulated cycles per wall second.
  *
  * Faults (argument `faults`, faults.c): a seeded, deterministic fault
  * injector between slirp and the PHY, in either or both directions: drop,
@@ -84,6 +94,11 @@
  *               {"seed", "interval_cycles", "kinds", "stats"}), absent: none
  *   flood_control  path of a UNIX datagram socket that starts floods of
  *               spoofed SYNs and half-open connections (flood.h); absent: none
+ *   peer_pid    host process to wait for before each poll (peer_wait.h); absent
+ *               or 0: none
+ *   peer_wait_ms  wall time a runnable peer is waited for before simulated time
+ *               goes on without it (default 60000)
+ *   progress_s  seconds of wall time between speed reports (default 0: at exit only)
  */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -91,6 +106,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include <json-c/json.h>
 #include <slirp/libslirp.h>
@@ -100,6 +116,7 @@
 #include "faults.h"
 #include "malformed.h"
 #include "flood.h"
+#include "peer_wait.h"
 #include "poll_gate.h"
 #include "synack_guard.h"
 #include "slirp_glue.h"
@@ -171,6 +188,12 @@ struct session {
     int finished;
 
     struct poll_gate gate; /* whether a poll slot needs slirp's socket walks */
+    struct peer_wait peer; /* the host process whose clients simulated time waits for */
+
+    /* simulator speed: wall time (s) and cycles at start-up and at the last report */
+    unsigned progress_s;
+    double wall_start, wall_report;
+    uint64_t cycles_report;
     struct synack_guard synack; /* repeated SYN-ACKs reach slirp without MSS (synack_guard.h) */
     uint8_t slirp_frame[MAX_FRAME];
 };
@@ -227,6 +250,8 @@ static void deliver_to_slirp(const uint8_t *data, size_t len, int flags, void *o
             if (synack_guard_frame(&s->synack, s->slirp_frame, len))
                 data = s->slirp_frame;
         }
+        /* slirp may write to a host socket at once: the peer's reads so far must be done */
+        peer_wait_settle(&s->peer, "[slirp_ethernet]");
         slirp_glue_input(s->slirp, data, len); /* may queue frames to the SoC at once */
         poll_gate_touch(&s->gate);
     }
@@ -263,6 +288,34 @@ static void poll_host(struct session *s)
     poll_gate_sync(&s->gate, fds, nfds, now, timeout);
     if (slirp_glue_poll(s->slirp, 0, NULL) != 0) /* what it read or wrote may change what slirp watches */
         poll_gate_touch(&s->gate);
+}
+
+/* simulator speed ----------------------------------------------------------- */
+
+static double wall_now(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
+}
+
+/* simulated cycles per wall second since start-up, and since the last report */
+static void report_speed(struct session *s, double now, FILE *out)
+{
+    double total = now - s->wall_start, recent = now - s->wall_report;
+
+    if (total <= 0)
+        return;
+    fprintf(out, "[slirp_ethernet] %.1f M cycles simulated (%.4f s at %.6g MHz) in %.1f s of wall time: "
+            "%.3f M cycles/s", (double)s->cycles / 1e6, (double)s->cycles / (double)s->sys_clk_hz,
+            (double)s->sys_clk_hz / 1e6, total, (double)s->cycles / total / 1e6);
+    if (recent > 0 && s->wall_report > s->wall_start)
+        fprintf(out, ", %.3f M cycles/s over the last %.0f s",
+                (double)(s->cycles - s->cycles_report) / recent / 1e6, recent);
+    fprintf(out, "\n");
+    fflush(out);
+    s->wall_report = now;
+    s->cycles_report = s->cycles;
 }
 
 /* wire pacing --------------------------------------------------------------- */
@@ -405,6 +458,8 @@ static void finish(struct session *s)
     fprintf(stderr, "[slirp_ethernet] SYN-ACKs from the SoC: %llu, %llu repeated, %llu of them passed to slirp "
             "without their MSS option (synack_guard.h)\n", (unsigned long long)s->synack.synacks,
             (unsigned long long)s->synack.repeats, (unsigned long long)s->synack.stripped);
+    report_speed(s, wall_now(), stderr);
+    peer_wait_report(&s->peer, "[slirp_ethernet]");
     fprintf(stderr, "[slirp_ethernet] host sockets: slirp's socket walks ran in %llu poll slots, %llu slots "
             "had nothing for them%s\n", (unsigned long long)s->gate.polls, (unsigned long long)s->gate.skipped,
             s->gate.broken ? " (epoll unavailable: every slot walked)" : "");
@@ -515,6 +570,7 @@ static int slirp_ethernet_new(void **sess, char *args)
     struct slirp_glue_config glue_config = {.name = "[slirp_ethernet]"};
     struct in_addr guest_addr;
     unsigned host_port, guest_port, clock_scale;
+    pid_t peer;
     const char *guest_ip, *pcap, *flood_control;
     json_object *jfaults, *jinject;
     struct sigaction sa;
@@ -532,6 +588,13 @@ static int slirp_ethernet_new(void **sess, char *args)
     s->poll_cycles = arg_uint(jargs, "poll_cycles", 2048);
     s->rx_queue_max = arg_uint(jargs, "rx_queue", 256);
     s->sys_clk_hz = arg_u64(jargs, "sys_clk_hz", 0);
+    s->progress_s = arg_uint(jargs, "progress_s", 0);
+    peer = (pid_t)arg_uint(jargs, "peer_pid", 0);
+    if (peer_wait_init(&s->peer, peer, arg_uint(jargs, "peer_wait_ms", 60000)) != 0) {
+        fprintf(stderr, "[slirp_ethernet] peer_pid %d: no such process visible in /proc (%s)\n", (int)peer,
+                strerror(errno));
+        exit(1);
+    }
     clock_scale = arg_uint(jargs, "clock_scale", 1);
     if (clock_scale < 1 || clock_scale > 1000) {
         fprintf(stderr, "[slirp_ethernet] clock_scale %u: expected 1..1000\n", clock_scale);
@@ -628,6 +691,9 @@ static int slirp_ethernet_new(void **sess, char *args)
         }
         printf(" counters: %s\n", s->fault_stats ? s->fault_stats : "printed at exit");
     }
+    if (s->peer.peer)
+        printf("[slirp_ethernet] simulated time waits for host process %d and its descendants before each "
+               "poll (up to %u ms each)\n", (int)s->peer.peer, s->peer.max_wait_ms);
     if (malformed_active(&s->inject))
         printf("[slirp_ethernet] malformed frames into the SoC: one every %llu cycles on average "
                "(seed %llu), counters: %s\n", (unsigned long long)s->inject.interval_cycles,
@@ -797,7 +863,8 @@ static int slirp_ethernet_tick(void *sess, uint64_t time_ps)
     default:
         return RC_OK;
     }
-    s->cycles++;
+    if (!s->cycles++)
+        s->wall_start = s->wall_report = wall_now();
     for (i = 0; i < 2; i++) { /* a cycle of wire time has passed; an idle wire stays at -1 cycle */
         s->wire[i].wait -= s->unit_cycle;
         if (s->wire[i].wait < -s->unit_cycle)
@@ -812,6 +879,7 @@ static int slirp_ethernet_tick(void *sess, uint64_t time_ps)
 
     if (s->cycles >= s->next_poll) {
         s->next_poll = s->cycles + s->poll_cycles;
+        peer_wait_settle(&s->peer, "[slirp_ethernet]");
         poll_host(s);
         flood_poll(&s->flood, s->cycles);
         if (s->faulty) {
@@ -825,6 +893,11 @@ static int slirp_ethernet_tick(void *sess, uint64_t time_ps)
         if (s->pcap_dirty) { /* readable even after SIGKILL */
             fflush(s->pcap);
             s->pcap_dirty = 0;
+        }
+        if (s->progress_s) {
+            double now = wall_now();
+            if (now - s->wall_report >= s->progress_s)
+                report_speed(s, now, stdout);
         }
     }
     return RC_OK;
