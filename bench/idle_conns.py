@@ -207,7 +207,8 @@ def measure(counts, requests, concurrency, nic="liteeth", phy="gmii", build_dir=
     rows = []
     socks = []
     t0 = time.time()
-    with Simulator(build_dir, SimOptions(port=free_port(), echo=False, fresh_flash=True, phy=phy)) as sim:
+    with Simulator(build_dir, SimOptions(port=free_port(), echo=False, fresh_flash=True, phy=phy,
+                                         peer_pid=os.getpid())) as sim:
         sim.wait_ready()
         st = read_status(sim.port)
         hz = st["sys_clk_hz"]

@@ -139,8 +139,9 @@ def measure(nic, phy, requests, new_requests, out_dir, keep_pcap=False, new_conc
     pcap = os.path.join(out_dir, f"{nic}-{phy}.pcap")
     payload = os.urandom(BULK_SIZE)
     t0 = time.time()
+    # peer_pid: simulated time waits for this process and ab (bench/README.md, "The peer")
     with Simulator(build_dir, SimOptions(port=free_port(), echo=False, fresh_flash=True, phy=phy,
-                                         pcap=pcap)) as sim:
+                                         pcap=pcap, peer_pid=os.getpid())) as sim:
         sim.wait_ready()
         hz = read_status(sim.port)["sys_clk_hz"]
         overhead = status_cost(sim.port)
@@ -149,12 +150,16 @@ def measure(nic, phy, requests, new_requests, out_dir, keep_pcap=False, new_conc
                  "keep-alive": ab(sim.port, requests, 10, True)}
         # the query string marks these requests in the pcap (/static/ ignores it)
         ab(sim.port, LATENCY_REQUESTS, 1, True, LATENCY_QUERY)
+    peer = sim.peer_counters()
+    if not peer or peer["unsynchronized_polls"]:
+        print(f"nic_compare: warning: {nic} {phy}: simulated time went on without the clients "
+              f"({peer}): its figures depend on the host's speed", file=sys.stderr)
     byte_ns = 8000 / PHY_MBPS[phy]
     flows = tcp_flows(pcap, byte_ns)
     times = transfer_times(flows)
     lat = latencies_ns(flows, f"GET {SMALL_PATH}{LATENCY_QUERY}")
     result = {"nic": nic, "phy": phy, "link_mbps": PHY_MBPS[phy], "sys_clk_hz": hz,
-              "wall_s": round(time.time() - t0), "status_read_cycles": overhead}
+              "wall_s": round(time.time() - t0), "status_read_cycles": overhead, "peer": peer}
     for kind in ("get", "put"):
         d = bulk_rows[kind]
         result[f"bulk_{kind}"] = {

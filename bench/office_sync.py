@@ -492,7 +492,8 @@ def cpu(before, after, overhead):
 def boot(build_dir, image, phy, pcap, run_dir_flash, log):
     from litedav.sim.run import SimOptions, Simulator, free_port
     shutil.copyfile(image, run_dir_flash)
-    sim = Simulator(build_dir, SimOptions(port=free_port(), echo=False, flash=run_dir_flash, phy=phy, pcap=pcap))
+    sim = Simulator(build_dir, SimOptions(port=free_port(), echo=False, flash=run_dir_flash, phy=phy, pcap=pcap,
+                                          peer_pid=os.getpid()))
     sim.start()
     t0 = time.time()
     try:
