@@ -151,7 +151,7 @@ def measure(nic, phy, requests, new_requests, out_dir, keep_pcap=False, new_conc
         # the query string marks these requests in the pcap (/static/ ignores it)
         ab(sim.port, LATENCY_REQUESTS, 1, True, LATENCY_QUERY)
     peer = sim.peer_counters()
-    if not peer or peer["unsynchronized_polls"]:
+    if not peer or peer["unsynchronized"]:
         print(f"nic_compare: warning: {nic} {phy}: simulated time went on without the clients "
               f"({peer}): its figures depend on the host's speed", file=sys.stderr)
     byte_ns = 8000 / PHY_MBPS[phy]

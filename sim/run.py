@@ -530,15 +530,15 @@ class Simulator:
 
     def peer_counters(self, timeout=10):
         """After stop(): the slirp module's report on waiting for SimOptions.peer_pid, as a dict
-        (checks, waits, waited_s, unsynchronized_polls, overruns), or None when it did not wait
-        for a peer. unsynchronized_polls > 0: some simulated time went on without the peer."""
+        (checks, waits, waited_s, unsynchronized, overruns), or None when it did not wait for a
+        peer. unsynchronized > 0: some simulated time went on without the peer."""
         self.exited.wait(timeout)  # the report is printed at exit
         for line in reversed(self.console):
-            m = re.search(r"peer process \d+: checked at (\d+) polls, waited at (\d+) \(([\d.]+) s of wall "
-                          r"time\), (\d+) polls unsynchronized \((\d+) overruns", line)
+            m = re.search(r"peer process \d+: checked (\d+) times, waited (\d+) times \(([\d.]+) s of wall "
+                          r"time\), (\d+) checks unsynchronized \((\d+) overruns", line)
             if m:
                 return {"checks": int(m[1]), "waits": int(m[2]), "waited_s": float(m[3]),
-                        "unsynchronized_polls": int(m[4]), "overruns": int(m[5])}
+                        "unsynchronized": int(m[4]), "overruns": int(m[5])}
         return None
 
     def __enter__(self):

@@ -24,16 +24,111 @@ static double wall_s(void)
     return (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
 }
 
-/* the contents of a small /proc file, NUL-terminated; -1 when it cannot be read */
-static ssize_t read_small(const char *path, char *buf, size_t size)
+/* The /proc files of the peer's processes and threads stay open between
+ * checks (a check then costs a getdents per process and a pread per file),
+ * keyed by pid and tid; an entry a complete walk did not see is closed. */
+struct proc_entry {
+    pid_t pid;
+    DIR *tasks;
+    unsigned seen;
+};
+
+struct task_entry {
+    pid_t pid, tid;
+    int stat_fd, children_fd;
+    unsigned seen;
+};
+
+struct proc_cache {
+    struct proc_entry procs[PEER_MAX_PROCS];
+    struct task_entry tasks[PEER_MAX_TASKS];
+    unsigned walk; /* number of the walk in progress */
+};
+
+static int open_task_file(pid_t pid, pid_t tid, const char *name)
 {
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    char path[96];
+    snprintf(path, sizeof(path), "/proc/%d/task/%d/%s", (int)pid, (int)tid, name);
+    return open(path, O_RDONLY | O_CLOEXEC);
+}
+
+static void close_task(struct task_entry *t)
+{
+    if (t->stat_fd >= 0)
+        close(t->stat_fd);
+    if (t->children_fd >= 0)
+        close(t->children_fd);
+    memset(t, 0, sizeof(*t));
+    t->stat_fd = t->children_fd = -1;
+}
+
+static struct task_entry *find_task(struct proc_cache *c, pid_t pid, pid_t tid)
+{
+    struct task_entry *t, *free_slot = NULL;
+    int i;
+
+    for (i = 0; i < PEER_MAX_TASKS; i++) {
+        t = &c->tasks[i];
+        if (t->pid == pid && t->tid == tid)
+            return t;
+        if (!t->pid && !free_slot)
+            free_slot = t;
+    }
+    if (!free_slot)
+        return NULL;
+    free_slot->stat_fd = open_task_file(pid, tid, "stat");
+    if (free_slot->stat_fd < 0)
+        return NULL;
+    free_slot->children_fd = open_task_file(pid, tid, "children");
+    free_slot->pid = pid;
+    free_slot->tid = tid;
+    return free_slot;
+}
+
+static DIR *find_proc(struct proc_cache *c, pid_t pid)
+{
+    struct proc_entry *p, *free_slot = NULL;
+    char path[64];
+    int i;
+
+    for (i = 0; i < PEER_MAX_PROCS; i++) {
+        p = &c->procs[i];
+        if (p->pid == pid) {
+            p->seen = c->walk;
+            rewinddir(p->tasks); /* procfs lists the threads afresh */
+            return p->tasks;
+        }
+        if (!p->pid && !free_slot)
+            free_slot = p;
+    }
+    snprintf(path, sizeof(path), "/proc/%d/task", (int)pid);
+    if (!free_slot)
+        return opendir(path); /* more processes than slots: the caller closes it */
+    free_slot->tasks = opendir(path);
+    if (!free_slot->tasks)
+        return NULL;
+    free_slot->pid = pid;
+    free_slot->seen = c->walk;
+    return free_slot->tasks;
+}
+
+static int cached_dir(const struct proc_cache *c, const DIR *d)
+{
+    int i;
+    for (i = 0; i < PEER_MAX_PROCS; i++)
+        if (c->procs[i].tasks == d)
+            return 1;
+    return 0;
+}
+
+/* a cached file's contents, NUL-terminated; -1 when the task has gone */
+static ssize_t read_again(int fd, char *buf, size_t size)
+{
     ssize_t n;
 
     if (fd < 0)
         return -1;
-    n = read(fd, buf, size - 1);
-    close(fd);
+    n = pread(fd, buf, size - 1, 0);
     if (n < 0)
         return -1;
     buf[n] = 0;
@@ -41,60 +136,81 @@ static ssize_t read_small(const char *path, char *buf, size_t size)
 }
 
 /* R (running or waiting for a CPU) and D (uninterruptible, e.g. disk I/O) are busy */
-static int task_busy(pid_t pid, const char *tid)
+static int stat_busy(const char *stat)
 {
-    char path[320], buf[512], *end;
-
-    snprintf(path, sizeof(path), "/proc/%d/task/%s/stat", (int)pid, tid);
-    if (read_small(path, buf, sizeof(buf)) < 0)
-        return 0; /* the thread has just ended */
-    end = strrchr(buf, ')'); /* the command name in parentheses may hold anything */
-    if (!end || end[1] != ' ')
-        return 0;
-    return end[2] == 'R' || end[2] == 'D';
+    const char *end = strrchr(stat, ')'); /* the command name in parentheses may hold anything */
+    return end && end[1] == ' ' && (end[2] == 'R' || end[2] == 'D');
 }
 
-static int tree_state(const struct peer_wait *w, pid_t pid, int depth);
-
-/* the children of one thread */
-static int children_state(const struct peer_wait *w, pid_t pid, const char *tid, int depth)
-{
-    char path[320], buf[4096], *p, *next;
-
-    snprintf(path, sizeof(path), "/proc/%d/task/%s/children", (int)pid, tid);
-    if (read_small(path, buf, sizeof(buf)) <= 0)
-        return BLOCKED;
-    for (p = buf; *p; p = next) {
-        long child = strtol(p, &next, 10);
-        if (next == p)
-            break;
-        if (child > 0 && child != w->self && tree_state(w, (pid_t)child, depth + 1) == BUSY)
-            return BUSY;
-    }
-    return BLOCKED;
-}
+static int tree_state(struct peer_wait *w, pid_t pid, int depth);
 
 /* BUSY as soon as one thread of pid or of its descendants is; GONE: pid is no more */
-static int tree_state(const struct peer_wait *w, pid_t pid, int depth)
+static int tree_state(struct peer_wait *w, pid_t pid, int depth)
 {
-    char path[64];
-    DIR *d;
+    struct proc_cache *c = w->cache;
     struct dirent *e;
+    DIR *d = find_proc(c, pid);
     int state = BLOCKED;
 
-    snprintf(path, sizeof(path), "/proc/%d/task", (int)pid);
-    d = opendir(path);
     if (!d)
         return GONE;
     while (state == BLOCKED && (e = readdir(d))) {
+        char buf[4096], *p, *next;
+        struct task_entry *t;
+        pid_t tid;
+
         if (e->d_name[0] < '0' || e->d_name[0] > '9')
             continue;
-        if (task_busy(pid, e->d_name))
+        tid = (pid_t)atoi(e->d_name);
+        t = find_task(c, pid, tid);
+        if (!t)
+            continue; /* ended since the listing, or no slot left */
+        if (read_again(t->stat_fd, buf, sizeof(buf)) <= 0) {
+            close_task(t); /* ended: its entry may belong to a new task of the same ids next time */
+            continue;
+        }
+        t->seen = c->walk;
+        if (stat_busy(buf)) {
             state = BUSY;
-        else if (depth < MAX_DEPTH)
-            state = children_state(w, pid, e->d_name, depth);
+            break;
+        }
+        if (depth >= MAX_DEPTH || read_again(t->children_fd, buf, sizeof(buf)) <= 0)
+            continue;
+        for (p = buf; *p; p = next) {
+            long child = strtol(p, &next, 10);
+            if (next == p)
+                break;
+            if (child > 0 && child != w->self && tree_state(w, (pid_t)child, depth + 1) == BUSY) {
+                state = BUSY;
+                break;
+            }
+        }
     }
-    closedir(d);
+    if (!cached_dir(c, d))
+        closedir(d);
+    return state;
+}
+
+/* one check of the peer's tree; after a complete walk, entries it did not see are closed */
+static int check_peer(struct peer_wait *w)
+{
+    struct proc_cache *c = w->cache;
+    int i, state;
+
+    c->walk++;
+    state = tree_state(w, w->peer, 0);
+    if (state != BLOCKED)
+        return state;
+    for (i = 0; i < PEER_MAX_TASKS; i++)
+        if (c->tasks[i].pid && c->tasks[i].seen != c->walk)
+            close_task(&c->tasks[i]);
+    for (i = 0; i < PEER_MAX_PROCS; i++) {
+        struct proc_entry *p = &c->procs[i];
+        if (p->pid && p->seen != c->walk) {
+            closedir(p->tasks);
+            memset(p, 0, sizeof(*p));
+        }
+    }
     return state;
 }
 
@@ -102,17 +218,26 @@ int peer_wait_init(struct peer_wait *w, pid_t peer, unsigned max_wait_ms)
 {
     char path[64];
 
+    struct proc_cache *c;
+    int i;
+
     memset(w, 0, sizeof(*w));
     w->peer = peer;
     w->self = getpid();
+    w->due = 1;
     w->max_wait_ms = max_wait_ms ? max_wait_ms : 1;
     if (!peer)
         return 0;
     snprintf(path, sizeof(path), "/proc/%d/task", (int)peer);
-    if (access(path, R_OK) != 0) {
+    c = calloc(1, sizeof(*c));
+    if (!c || access(path, R_OK) != 0) {
+        free(c);
         w->peer = 0;
         return -1;
     }
+    for (i = 0; i < PEER_MAX_TASKS; i++)
+        c->tasks[i].stat_fd = c->tasks[i].children_fd = -1;
+    w->cache = c;
     return 0;
 }
 
@@ -129,20 +254,20 @@ void peer_wait_settle(struct peer_wait *w, const char *prefix)
     double t0;
     int state, spins = 0;
 
-    if (!w->peer || w->gone)
+    if (!w->peer || w->gone || !w->due)
         return;
     w->checks++;
-    state = tree_state(w, w->peer, 0);
+    state = check_peer(w);
     if (state == GONE) {
         peer_gone(w, prefix);
         return;
     }
     if (state == BLOCKED) {
-        w->unsynced = 0;
+        w->unsynced = w->due = 0;
         return;
     }
     if (w->unsynced) {
-        w->unsynced_polls++;
+        w->unsynced_checks++;
         return;
     }
     w->waits++;
@@ -153,17 +278,19 @@ void peer_wait_settle(struct peer_wait *w, const char *prefix)
             sched_yield();
         else
             nanosleep(&pause, NULL);
-        state = tree_state(w, w->peer, 0);
+        state = check_peer(w);
         waited = wall_s() - t0;
         if (state == GONE) {
             peer_gone(w, prefix);
             break;
         }
-        if (state == BLOCKED)
+        if (state == BLOCKED) {
+            w->due = 0;
             break;
+        }
         if (waited * 1000.0 >= w->max_wait_ms) {
             w->unsynced = 1;
-            w->unsynced_polls++;
+            w->unsynced_checks++;
             if (w->overruns++ == 0) {
                 printf("%s peer process %d stayed runnable for %u ms: simulated time goes on without it "
                        "until it blocks (figures now depend on the host's speed)\n", prefix, (int)w->peer,
@@ -180,8 +307,8 @@ void peer_wait_report(const struct peer_wait *w, const char *prefix)
 {
     if (!w->peer)
         return;
-    fprintf(stderr, "%s peer process %d: checked at %llu polls, waited at %llu (%.1f s of wall time), "
-            "%llu polls unsynchronized (%llu overruns of %u ms)\n", prefix, (int)w->peer,
+    fprintf(stderr, "%s peer process %d: checked %llu times, waited %llu times (%.1f s of wall time), "
+            "%llu checks unsynchronized (%llu overruns of %u ms)\n", prefix, (int)w->peer,
             (unsigned long long)w->checks, (unsigned long long)w->waits, w->waited_s,
-            (unsigned long long)w->unsynced_polls, (unsigned long long)w->overruns, w->max_wait_ms);
+            (unsigned long long)w->unsynced_checks, (unsigned long long)w->overruns, w->max_wait_ms);
 }

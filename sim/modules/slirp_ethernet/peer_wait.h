@@ -18,11 +18,16 @@
  * however long the host takes to schedule it. The simulator's own process
  * (a descendant of the peer when the peer started it) is left out.
  *
+ * Only slirp's own socket operations wake a blocked client, so a check is due
+ * only after slirp may have read, written, accepted or closed a host socket
+ * (peer_wait_touch()); the /proc reads are not free (tens to hundreds of
+ * microseconds on a loaded host).
+ *
  * A peer that sleeps on a timer (time.sleep) is blocked too: simulated time
  * goes on meanwhile, which is what such a client asks for. A peer that stays
  * runnable for `max_wait_ms` of wall time (a busy loop, or work that has
  * nothing to do with the appliance) lets simulated time go on unsynchronized
- * until it is next seen blocked; those polls are counted and reported, so a
+ * until it is next seen blocked; those checks are counted and reported, so a
  * benchmark can tell that its figures depended on the host.
  *
  * Linux only (/proc/PID/task/TID/stat and .../children).
@@ -33,23 +38,31 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#define PEER_MAX_PROCS 16  /* processes and threads whose /proc files stay open */
+#define PEER_MAX_TASKS 256
+
 struct peer_wait {
     pid_t peer;              /* 0: waiting is off */
     pid_t self;              /* this simulator's process, never waited for */
     unsigned max_wait_ms;
     int unsynced;            /* the peer overran max_wait_ms and has not blocked since */
+    int due;                 /* slirp used a host socket since the peer was last seen blocked */
     int gone;                /* the peer process ended: waiting stopped */
-    uint64_t checks;         /* polls that looked at the peer */
+    uint64_t checks;         /* settles that looked at the peer */
     uint64_t waits;          /* ... of them found it busy and waited */
-    uint64_t unsynced_polls; /* polls that went on without it */
+    uint64_t unsynced_checks; /* ... found it busy and went on without it (overrun) */
     uint64_t overruns;       /* times it overran max_wait_ms */
     double waited_s;         /* wall time spent waiting */
+    void *cache;             /* open /proc files (peer_wait.c) */
 };
 
 /* peer 0: off. Prints nothing; 0 or -1 with errno when /proc cannot show the peer. */
 int peer_wait_init(struct peer_wait *w, pid_t peer, unsigned max_wait_ms);
 
-/* Return once the peer is blocked (or has overrun); call before slirp's socket walk. */
+/* slirp may have read, written, accepted or closed a host socket: the next settle checks */
+static inline void peer_wait_touch(struct peer_wait *w) { w->due = 1; }
+
+/* Return once the peer is blocked (or has overrun); call before slirp may use a host socket. */
 void peer_wait_settle(struct peer_wait *w, const char *prefix);
 
 /* one line of counters for the exit report */

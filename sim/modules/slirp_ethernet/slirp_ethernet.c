@@ -239,6 +239,22 @@ static void queue_to_soc(const uint8_t *data, size_t len, int flags, void *opaqu
     s->rx_queued++;
 }
 
+/* A TCP segment over IPv4 with no payload and no SYN, FIN or RST: slirp
+ * takes it without touching a host socket (it reads them only when polled). */
+static int pure_tcp_ack(const uint8_t *data, size_t len)
+{
+    size_t ihl, doff, total;
+
+    if (len < 14 + 20 || data[12] != 0x08 || data[13] != 0x00 || (data[14] >> 4) != 4 || data[23] != 6)
+        return 0;
+    ihl = (size_t)(data[14] & 0x0f) * 4;
+    total = (size_t)data[16] << 8 | data[17];
+    if (len < 14 + ihl + 20 || total > len - 14)
+        return 0;
+    doff = (size_t)(data[14 + ihl + 12] >> 4) * 4;
+    return total == ihl + doff && !(data[14 + ihl + 13] & 0x07); /* FIN 1, SYN 2, RST 4 */
+}
+
 /* SoC -> host: a frame (after the fault link) reaches slirp, unless the
  * receiving end found its FCS bad */
 static void deliver_to_slirp(const uint8_t *data, size_t len, int flags, void *opaque)
@@ -250,9 +266,14 @@ static void deliver_to_slirp(const uint8_t *data, size_t len, int flags, void *o
             if (synack_guard_frame(&s->synack, s->slirp_frame, len))
                 data = s->slirp_frame;
         }
-        /* slirp may write to a host socket at once: the peer's reads so far must be done */
-        peer_wait_settle(&s->peer, "[slirp_ethernet]");
+        int socket_io = !pure_tcp_ack(data, len);
+        /* slirp may write data to a host socket at once (or shut it): the peer's reads so
+         * far must be done */
+        if (socket_io)
+            peer_wait_settle(&s->peer, "[slirp_ethernet]");
         slirp_glue_input(s->slirp, data, len); /* may queue frames to the SoC at once */
+        if (socket_io)
+            peer_wait_touch(&s->peer);
         poll_gate_touch(&s->gate);
     }
 }
@@ -288,6 +309,7 @@ static void poll_host(struct session *s)
     poll_gate_sync(&s->gate, fds, nfds, now, timeout);
     if (slirp_glue_poll(s->slirp, 0, NULL) != 0) /* what it read or wrote may change what slirp watches */
         poll_gate_touch(&s->gate);
+    peer_wait_touch(&s->peer);
 }
 
 /* simulator speed ----------------------------------------------------------- */
