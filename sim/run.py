@@ -206,6 +206,24 @@ def _model_fingerprint(gateware_dir):
     return h.hexdigest()
 
 
+BUILD_COMMIT_FILE = ".git-commit"
+
+
+def _record_commit(build_dir):
+    """Names the source a build was made from in build_dir/.git-commit (the short commit, with
+    -dirty for uncommitted changes): the simulator speed benchmark reports it."""
+    try:
+        src = os.path.dirname(os.path.realpath(__file__))
+        commit = subprocess.run(["git", "-C", src, "rev-parse", "--short", "HEAD"], check=True,
+                                stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True).stdout.strip()
+        dirty = subprocess.run(["git", "-C", src, "status", "--porcelain", "--untracked-files=no"], check=True,
+                               stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True).stdout.strip()
+    except (OSError, subprocess.CalledProcessError):
+        return
+    with open(os.path.join(build_dir, BUILD_COMMIT_FILE), "w") as f:
+        f.write(commit + ("-dirty" if dirty else "") + "\n")
+
+
 def build(build_dir=DEFAULT_BUILD, soc_args=(), nic="liteeth", phy=None, fw_defs=()):
     """nic: liteeth or offload (litedav-soc --nic); the firmware is built against that SoC's
     headers in build_dir, so it gets the matching netif driver. phy: the wire rate of the
@@ -227,6 +245,7 @@ def build(build_dir=DEFAULT_BUILD, soc_args=(), nic="liteeth", phy=None, fw_defs
     _run(["make", "-C", os.path.join(TOP, "firmware"), f"SOC_BUILD={build_dir}", f"-j{os.cpu_count() or 2}",
           *([f"LITEDAV_FW_DEFS={' '.join(fw_defs)}"] if fw_defs else [])],
          os.path.join(logs, "firmware.log"))
+    _record_commit(build_dir)
     gateware = os.path.join(build_dir, "gateware")
     stamp = os.path.join(gateware, ".model-fingerprint")
     _run([*soc, "--firmware", fw], os.path.join(logs, "soc-gateware.log"), cwd=TOP)
