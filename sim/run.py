@@ -46,8 +46,9 @@ import time
 from dataclasses import dataclass
 from typing import Optional
 
-from litedav.sim.config import (DEFAULT_FLASH_SIZE, DEFAULT_GAP_CYCLES, DEFAULT_PHY, MODULE_SHARED_DIRS, MODULES_DIR,
-                                PHY_RATES, check_flash_size, describe_phy, sim_config)
+from litedav.sim.config import (DEFAULT_FLASH_SIZE, DEFAULT_GAP_CYCLES, DEFAULT_PHY, MODEL_DIR, MODULE_SHARED_DIRS,
+                                MODULES_DIR, PHY_RATES, check_flash_size, describe_phy, model_settings,
+                                sim_config)
 from litedav.soc.sizes import parse_size
 
 TOP = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -189,16 +190,25 @@ def _run(cmd, quiet_log=None, **kw):
 
 def _model_fingerprint(gateware_dir):
     """What the Verilator model depends on: the generated Verilog and C++ glue
-    (minus LiteX's timestamp comments) and the sim module sources, with the
-    shared C they build from. Firmware changes do not count: main RAM is
-    loaded from its .init file at start."""
+    (minus LiteX's timestamp comments), the sim module sources, with the
+    shared C they build from, and the model's own build (sim/model/, its
+    settings and the Verilator that compiles it). Firmware changes do not
+    count: main RAM is loaded from its .init file at start."""
     h = hashlib.sha256()
+    settings = model_settings()
+    h.update(repr(sorted(settings.items())).encode())
+    try:
+        version = subprocess.run([settings["VERILATOR"], "--version"], stdout=subprocess.PIPE,
+                                 stderr=subprocess.STDOUT, text=True).stdout
+    except OSError:
+        version = "no verilator"
+    h.update(version.encode())
     for name in ("sim.v", "sim_init.cpp", "sim_header.h"):
         with open(os.path.join(gateware_dir, name)) as f:
             for line in f:
                 if not line.lstrip().startswith("//"):
                     h.update(line.encode())
-    for top in (MODULES_DIR, *MODULE_SHARED_DIRS):
+    for top in (MODULES_DIR, MODEL_DIR, *MODULE_SHARED_DIRS):
         for root, _, files in sorted(os.walk(top)):
             for name in sorted(files):
                 with open(os.path.join(root, name), "rb") as f:
