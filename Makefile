@@ -19,7 +19,7 @@ help:
 	@echo "make deps      install Debian packages, lwIP sources and Python packages (idempotent)"
 	@echo "make sim       build SoC headers, firmware and the Verilator model"
 	@echo "make run       run the already built simulator (PORT=$(PORT))"
-	@echo "make bench     plain LiteEth vs offload NIC: bulk GET/PUT, small GETs, latency at GMII and MII; LM3S port in QEMU: instructions per request; cycles per request vs idle connections; office calendar sync: a user's day on both NICs, OFFICE_CLIENTS (default 100, the whole office) clients at once on the offload NIC over the 100-user store (bench/results/latest.*); hours; the whole office is 2.55 G simulated cycles, ~1 hour of wall time for its sync plus ~5 min of boot when its simulator has a core to itself (OFFICE_CLIENTS=12: ~5 min of sync)"
+	@echo "make bench     plain LiteEth vs offload NIC: bulk GET/PUT, small GETs, latency at GMII and MII; LM3S port in QEMU: instructions per request; cycles per request vs idle connections; office calendar sync: a user's day on both NICs, OFFICE_CLIENTS (default 100, the whole office) clients at once on the offload NIC over the 100-user store (bench/results/latest.*); hours; the whole office is 2.55 G simulated cycles, ~1 hour of wall time for its sync plus ~5 min of boot when its simulator has a core to itself (OFFICE_CLIENTS=12: ~5 min of sync); the simulator's own speed, simulated cycles per wall second (sim_speed)"
 	@echo "make resources  ECP5 LUT4/FF/BRAM of the offload NIC cores (Yosys synth_ecp5)"
 	@echo "make bitstreams  every board's bitstream (build/<board>/: colorlight_i5 .bit, tang_nano_4k .fs + EMCU firmware), timing-checked, and its report (bench/results/fpga-<board>.*); slow"
 	@echo "make soak      long reliability runs: 1,000 CalDAV transactions by 20 clients over a lossy link, 100 power cuts, 10 million executions per parser fuzzer (bench/results/reliability.*); hours"
@@ -71,6 +71,7 @@ bench: deps
 	@$(PYTHON) -m litedav.bench.idle_conns --out bench/results
 	@$(PYTHON) -m litedav.bench.office_sync --nic liteeth offload --no-office --out bench/results
 	@$(PYTHON) -m litedav.bench.office_sync --nic offload --no-day --users 100 --clients $(OFFICE_CLIENTS) --out bench/results
+	@$(PYTHON) -m litedav.bench.sim_speed --out bench/results
 
 resources: deps
 	@$(PYTHON) -m litedav.bench.gateware_resources --json bench/results/gateware_resources.json

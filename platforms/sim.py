@@ -35,8 +35,8 @@ from litex.soc.integration.soc import SoCRegion
 from litex.soc.integration.soc_core import get_mem_data
 
 from litedav.sim.config import (DEFAULT_FLASH_FILE, DEFAULT_FLASH_SIZE, DEFAULT_GAP_CYCLES, DEFAULT_PHY,
-                                MODULE_SHARED_DIRS, MODULES_DIR, PHY_RATES, check_flash_size, check_phy,
-                                sim_config)
+                                MODEL_DIR, MODULE_SHARED_DIRS, MODULES_DIR, PHY_RATES, check_flash_size,
+                                check_phy, model_settings, sim_config)
 from litedav.sim.flash import SimFlash, WINDOW_SIZE
 from litedav.sim.phy import SimPHY
 from litedav.soc.litedav_soc import MAIN_RAM_BASE, LiteDAVSoC
@@ -231,7 +231,10 @@ def build(args):
     builder = Builder(soc, output_dir=output_dir, compile_software=False, compile_gateware=False)
     modules_dir = os.path.abspath(os.path.join(output_dir, "sim_modules"))
     stage_sim_modules(modules_dir)
+    settings = model_settings()
     builder.build(
+        # LiteX's sim_init.cpp calls the tracer after each eval only in a tracing build
+        trace           = bool(settings.get("TRACE")),
         sim_config      = sim_config(sys_clk_freq, args.host_port, args.gap_cycles,
                                      args.flash_file, args.flash_size, phy=args.phy,
                                      spi_flash=args.spi_flash, spi_flash_args={}),
@@ -248,11 +251,26 @@ def build(args):
         if firmware_words is None:
             sys.exit("litedav-soc: --compile needs --firmware (the image is part of the sim model)")
         print(f"[litedav-soc] compiling the simulator with Verilator in {builder.gateware_dir}", flush=True)
-        # LiteX's make does not track module sources outside its tree: rebuild them.
-        shutil.rmtree(os.path.join(builder.gateware_dir, "modules"), ignore_errors=True)
-        subprocess.run(["bash", "build_sim.sh"], cwd=builder.gateware_dir, check=True,
-                       stdout=None if os.environ.get("V") else subprocess.DEVNULL)
+        # LiteX's make does not track module sources outside its tree: rebuild them; and the
+        # model from scratch (sim/run.py only asks for it when its inputs changed).
+        for name in ("modules", "obj_dir"):
+            shutil.rmtree(os.path.join(builder.gateware_dir, name), ignore_errors=True)
+        compile_model(builder.gateware_dir, soc.platform, settings)
     print(f"[litedav-soc] {NAME}: headers in {builder.generated_dir}, gateware in {builder.gateware_dir}")
+
+
+def compile_model(gateware_dir, platform, settings):
+    """obj_dir/Vsim and the sim modules, with our makefile (sim/model/model.mk) rather than
+    LiteX's build_sim.sh: no tracing unless asked for, the model's C++ optimized for speed."""
+    import litex.build.sim
+    verilog = [os.path.abspath(os.path.join(gateware_dir, f)) for f, *_ in platform.sources
+               if not f.endswith((".hex", ".init"))]
+    jobs = os.environ.get("LITEDAV_SIM_JOBS") or str(os.cpu_count() or 2)
+    subprocess.run(["make", "-f", os.path.join(MODEL_DIR, "model.mk"),
+                    f"LITEX_SIM_CORE={os.path.join(os.path.dirname(litex.build.sim.__file__), 'core')}",
+                    f"VERILOG={' '.join(verilog)}", f"JOBS={jobs}",
+                    *(f"{k}={v}" for k, v in settings.items())],
+                   cwd=gateware_dir, check=True, stdout=None if os.environ.get("V") else subprocess.DEVNULL)
 
 
 def stage_sim_modules(dest):

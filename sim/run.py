@@ -53,8 +53,9 @@ import time
 from dataclasses import dataclass
 from typing import Optional
 
-from litedav.sim.config import (DEFAULT_FLASH_SIZE, DEFAULT_GAP_CYCLES, DEFAULT_PHY, MODULE_SHARED_DIRS, MODULES_DIR,
-                                PHY_RATES, check_flash_size, describe_phy, sim_config)
+from litedav.sim.config import (DEFAULT_FLASH_SIZE, DEFAULT_GAP_CYCLES, DEFAULT_PHY, MODEL_DIR, MODULE_SHARED_DIRS,
+                                MODULES_DIR, PHY_RATES, check_flash_size, describe_phy, model_settings,
+                                sim_config)
 from litedav.soc.sizes import parse_size
 
 TOP = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -196,21 +197,48 @@ def _run(cmd, quiet_log=None, **kw):
 
 def _model_fingerprint(gateware_dir):
     """What the Verilator model depends on: the generated Verilog and C++ glue
-    (minus LiteX's timestamp comments) and the sim module sources, with the
-    shared C they build from. Firmware changes do not count: main RAM is
-    loaded from its .init file at start."""
+    (minus LiteX's timestamp comments), the sim module sources, with the
+    shared C they build from, and the model's own build (sim/model/, its
+    settings and the Verilator that compiles it). Firmware changes do not
+    count: main RAM is loaded from its .init file at start."""
     h = hashlib.sha256()
+    settings = model_settings()
+    h.update(repr(sorted(settings.items())).encode())
+    try:
+        version = subprocess.run([settings["VERILATOR"], "--version"], stdout=subprocess.PIPE,
+                                 stderr=subprocess.STDOUT, text=True).stdout
+    except OSError:
+        version = "no verilator"
+    h.update(version.encode())
     for name in ("sim.v", "sim_init.cpp", "sim_header.h"):
         with open(os.path.join(gateware_dir, name)) as f:
             for line in f:
                 if not line.lstrip().startswith("//"):
                     h.update(line.encode())
-    for top in (MODULES_DIR, *MODULE_SHARED_DIRS):
+    for top in (MODULES_DIR, MODEL_DIR, *MODULE_SHARED_DIRS):
         for root, _, files in sorted(os.walk(top)):
             for name in sorted(files):
                 with open(os.path.join(root, name), "rb") as f:
                     h.update(name.encode() + f.read())
     return h.hexdigest()
+
+
+BUILD_COMMIT_FILE = ".git-commit"
+
+
+def _record_commit(build_dir):
+    """Names the source a build was made from in build_dir/.git-commit (the short commit, with
+    -dirty for uncommitted changes): the simulator speed benchmark reports it."""
+    try:
+        src = os.path.dirname(os.path.realpath(__file__))
+        commit = subprocess.run(["git", "-C", src, "rev-parse", "--short", "HEAD"], check=True,
+                                stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True).stdout.strip()
+        dirty = subprocess.run(["git", "-C", src, "status", "--porcelain", "--untracked-files=no"], check=True,
+                               stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True).stdout.strip()
+    except (OSError, subprocess.CalledProcessError):
+        return
+    with open(os.path.join(build_dir, BUILD_COMMIT_FILE), "w") as f:
+        f.write(commit + ("-dirty" if dirty else "") + "\n")
 
 
 def build(build_dir=DEFAULT_BUILD, soc_args=(), nic="liteeth", phy=None, fw_defs=()):
@@ -234,6 +262,7 @@ def build(build_dir=DEFAULT_BUILD, soc_args=(), nic="liteeth", phy=None, fw_defs
     _run(["make", "-C", os.path.join(TOP, "firmware"), f"SOC_BUILD={build_dir}", f"-j{os.cpu_count() or 2}",
           *([f"LITEDAV_FW_DEFS={' '.join(fw_defs)}"] if fw_defs else [])],
          os.path.join(logs, "firmware.log"))
+    _record_commit(build_dir)
     gateware = os.path.join(build_dir, "gateware")
     stamp = os.path.join(gateware, ".model-fingerprint")
     _run([*soc, "--firmware", fw], os.path.join(logs, "soc-gateware.log"), cwd=TOP)

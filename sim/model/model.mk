@@ -1,0 +1,63 @@
+# The simulated SoC's Verilator model (obj_dir/Vsim), built in a build's gateware folder by
+# platforms/sim.py in place of LiteX's sim core Makefile. LiteX's C sources (its sim loop,
+# module loader, pad registry, config parser) are compiled from the installed LiteX package;
+# what differs from LiteX's own build:
+#   - no --trace unless TRACE=1: a traced model keeps per-signal change bookkeeping in every
+#     eval and LiteX's glue flushes the VCD writer every step, even with no dump active
+#   - the model's C++ at OPT_FAST (Verilator's default for the model's hot code is -Os, and
+#     LiteX's -O3 in CFLAGS comes before it on the command line, so -Os wins)
+#   - our own Verilator glue (model_glue.cpp), which has no tracer unless TRACE=1
+#
+# Variables (platforms/sim.py passes them; sim/run.py fingerprints them with the sources):
+#   LITEX_SIM_CORE  LiteX's sim core folder (sim.c, modules/ ...)
+#   VERILOG         Verilog sources, in order (VexRiscv's core, sim.v)
+#   VERILATOR       the verilator to run (default: verilator on PATH)
+#   OPT_FAST        optimization of the model's per-cycle code (default -O2)
+#   OPT_SLOW        optimization of its once-only code (default: none, it compiles faster)
+#   MARCH           extra target flags for the model (e.g. -march=native; default none)
+#   TRACE=1         a VCD-tracing model (sim.vcd), for LiteX's --trace flow
+#   JOBS            parallel compiler jobs
+
+LITEX_SIM_CORE ?= $(error LITEX_SIM_CORE is not set)
+VERILOG        ?= $(error VERILOG is not set)
+VERILATOR      ?= verilator
+OPT_FAST       ?= -O2
+OPT_SLOW       ?=
+MARCH          ?=
+TRACE          ?=
+JOBS           ?= 2
+
+HERE    := $(dir $(abspath $(lastword $(MAKEFILE_LIST))))
+OBJ_DIR := $(abspath obj_dir)
+CC      ?= gcc
+
+# LiteX's sim core: the main loop and its helpers, plain C
+CORE_C    := sim.c modules.c pads.c parse.c libdylib.c
+CORE_OBJS := $(addprefix $(OBJ_DIR)/core_,$(CORE_C:.c=.o))
+CORE_CFLAGS := -O2 -g -Wall -I$(LITEX_SIM_CORE) $(if $(TRACE),-DLITEDAV_TRACE=1)
+LIBS := -lpthread -Wl,--no-as-needed -ljson-c -lz -lm -lstdc++ -ldl -levent
+
+.PHONY: all modules model
+all: modules model
+
+# The sim modules (.so loaded at run time), with LiteX's module makefiles and the build's
+# variables.mak (EXTRA_MOD_LIST: LiteDAV's own modules).
+modules:
+	mkdir -p modules
+	$(MAKE) -C modules -f $(LITEX_SIM_CORE)/modules/Makefile
+
+$(OBJ_DIR)/core_%.o: $(LITEX_SIM_CORE)/%.c
+	mkdir -p $(OBJ_DIR)
+	$(CC) -c $(CORE_CFLAGS) -o $@ $<
+
+model: $(CORE_OBJS)
+	$(VERILATOR) --cc $(VERILOG) --top-module sim --exe -Mdir $(OBJ_DIR) \
+		-O3 -Wno-fatal -Wno-BLKANDNBLK -Wno-WIDTH -Wno-COMBDLY -Wno-CASEINCOMPLETE \
+		--unroll-count 256 --output-split 5000 --output-split-cfuncs 500 --relative-includes \
+		-DPRINTF_COND=0 \
+		$(if $(TRACE),--trace --output-split-ctrace 500,) \
+		$(abspath sim_init.cpp) $(HERE)model_glue.cpp $(CORE_OBJS) \
+		-CFLAGS "-g -I$(abspath .) -I$(LITEX_SIM_CORE) $(MARCH) $(if $(TRACE),-DLITEDAV_TRACE=1)" \
+		-LDFLAGS "$(MARCH) $(LIBS)"
+	$(MAKE) -j$(JOBS) -C $(OBJ_DIR) -f Vsim.mk Vsim OPT_FAST="$(OPT_FAST)" OPT_SLOW="$(OPT_SLOW)" OPT_GLOBAL=-O2 \
+		CFG_CXXFLAGS_PCH_I=-include
