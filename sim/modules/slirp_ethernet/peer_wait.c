@@ -14,6 +14,7 @@
 #define MAX_DEPTH 8   /* descendants followed: the benchmark, ab, a shell in between */
 #define YIELD_SPINS 64 /* re-checks after sched_yield before sleeping between them */
 #define SLEEP_NS 20000
+#define CONFIRM_NS 50000 /* between the two looks that find the peer blocked */
 
 enum { BLOCKED, BUSY, GONE };
 
@@ -35,7 +36,7 @@ struct proc_entry {
 
 struct task_entry {
     pid_t pid, tid;
-    int stat_fd, children_fd;
+    int stat_fd, children_fd, schedstat_fd;
     unsigned seen;
 };
 
@@ -43,6 +44,7 @@ struct proc_cache {
     struct proc_entry procs[PEER_MAX_PROCS];
     struct task_entry tasks[PEER_MAX_TASKS];
     unsigned walk; /* number of the walk in progress */
+    unsigned long long runs; /* times the walk's threads have run on a CPU (schedstat), summed */
 };
 
 static int open_task_file(pid_t pid, pid_t tid, const char *name)
@@ -58,8 +60,10 @@ static void close_task(struct task_entry *t)
         close(t->stat_fd);
     if (t->children_fd >= 0)
         close(t->children_fd);
+    if (t->schedstat_fd >= 0)
+        close(t->schedstat_fd);
     memset(t, 0, sizeof(*t));
-    t->stat_fd = t->children_fd = -1;
+    t->stat_fd = t->children_fd = t->schedstat_fd = -1;
 }
 
 static struct task_entry *find_task(struct proc_cache *c, pid_t pid, pid_t tid)
@@ -80,6 +84,7 @@ static struct task_entry *find_task(struct proc_cache *c, pid_t pid, pid_t tid)
     if (free_slot->stat_fd < 0)
         return NULL;
     free_slot->children_fd = open_task_file(pid, tid, "children");
+    free_slot->schedstat_fd = open_task_file(pid, tid, "schedstat");
     free_slot->pid = pid;
     free_slot->tid = tid;
     return free_slot;
@@ -174,6 +179,11 @@ static int tree_state(struct peer_wait *w, pid_t pid, int depth)
             state = BUSY;
             break;
         }
+        if (read_again(t->schedstat_fd, buf, sizeof(buf)) > 0) {
+            char *runs = strrchr(buf, ' '); /* on-CPU ns, waiting ns, times run */
+            if (runs)
+                c->runs += strtoull(runs + 1, NULL, 10);
+        }
         if (depth >= MAX_DEPTH || read_again(t->children_fd, buf, sizeof(buf)) <= 0)
             continue;
         for (p = buf; *p; p = next) {
@@ -198,6 +208,7 @@ static int check_peer(struct peer_wait *w)
     int i, state;
 
     c->walk++;
+    c->runs = 0;
     state = tree_state(w, w->peer, 0);
     if (state != BLOCKED)
         return state;
@@ -236,7 +247,7 @@ int peer_wait_init(struct peer_wait *w, pid_t peer, unsigned max_wait_ms)
         return -1;
     }
     for (i = 0; i < PEER_MAX_TASKS; i++)
-        c->tasks[i].stat_fd = c->tasks[i].children_fd = -1;
+        c->tasks[i].stat_fd = c->tasks[i].children_fd = c->tasks[i].schedstat_fd = -1;
     w->cache = c;
     return 0;
 }
@@ -250,45 +261,44 @@ static void peer_gone(struct peer_wait *w, const char *prefix)
 
 void peer_wait_settle(struct peer_wait *w, const char *prefix)
 {
-    struct timespec pause = {0, SLEEP_NS};
-    double t0;
-    int state, spins = 0;
+    struct timespec pause = {0, SLEEP_NS}, confirm = {0, CONFIRM_NS};
+    struct proc_cache *c = w->cache;
+    unsigned long long runs = 0;
+    double t0 = 0;
+    int state, spins = 0, blocked_once = 0;
 
     if (!w->peer || w->gone || !w->due)
         return;
     w->checks++;
-    state = check_peer(w);
-    if (state == GONE) {
-        peer_gone(w, prefix);
-        return;
-    }
-    if (state == BLOCKED) {
-        w->unsynced = w->due = 0;
-        return;
-    }
-    if (w->unsynced) {
-        w->unsynced_checks++;
-        return;
-    }
-    w->waits++;
-    t0 = wall_s();
     for (;;) {
-        double waited;
-        if (spins++ < YIELD_SPINS)
-            sched_yield();
-        else
-            nanosleep(&pause, NULL);
         state = check_peer(w);
-        waited = wall_s() - t0;
         if (state == GONE) {
             peer_gone(w, prefix);
             break;
         }
         if (state == BLOCKED) {
-            w->due = 0;
+            /* Blocked twice in a row without running in between: a thread seen
+             * between two steps of its work (asleep for a moment inside a
+             * connect, say) has run or is runnable again by the second look. */
+            if (blocked_once && c->runs == runs) {
+                w->unsynced = w->due = 0;
+                break;
+            }
+            blocked_once = 1;
+            runs = c->runs;
+            nanosleep(&confirm, NULL);
+            continue;
+        }
+        blocked_once = 0;
+        if (w->unsynced) {
+            w->unsynced_checks++;
             break;
         }
-        if (waited * 1000.0 >= w->max_wait_ms) {
+        if (!t0) {
+            w->waits++;
+            t0 = wall_s();
+        }
+        if ((wall_s() - t0) * 1000.0 >= w->max_wait_ms) {
             w->unsynced = 1;
             w->unsynced_checks++;
             if (w->overruns++ == 0) {
@@ -299,8 +309,13 @@ void peer_wait_settle(struct peer_wait *w, const char *prefix)
             }
             break;
         }
+        if (spins++ < YIELD_SPINS)
+            sched_yield();
+        else
+            nanosleep(&pause, NULL);
     }
-    w->waited_s += wall_s() - t0;
+    if (t0)
+        w->waited_s += wall_s() - t0;
 }
 
 void peer_wait_report(const struct peer_wait *w, const char *prefix)

@@ -18,6 +18,10 @@
  * however long the host takes to schedule it. The simulator's own process
  * (a descendant of the peer when the peer started it) is left out.
  *
+ * The peer counts as blocked when two looks CONFIRM_NS apart find every thread
+ * blocked and none has run on a CPU in between (schedstat), so a thread caught
+ * asleep for a moment between two steps of its work does not count.
+ *
  * Only slirp's own socket operations wake a blocked client, so a check is due
  * only after slirp may have read, written, accepted or closed a host socket
  * (peer_wait_touch()); the /proc reads are not free (tens to hundreds of
