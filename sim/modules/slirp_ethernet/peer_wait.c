@@ -18,7 +18,7 @@
 
 enum { BLOCKED, BUSY, GONE };
 
-static double wall_s(void)
+double peer_wait_wall_s(void)
 {
     struct timespec t;
     clock_gettime(CLOCK_MONOTONIC, &t);
@@ -147,8 +147,6 @@ static int stat_busy(const char *stat)
     return end && end[1] == ' ' && (end[2] == 'R' || end[2] == 'D');
 }
 
-static int tree_state(struct peer_wait *w, pid_t pid, int depth);
-
 /* BUSY as soon as one thread of pid or of its descendants is; GONE: pid is no more */
 static int tree_state(struct peer_wait *w, pid_t pid, int depth)
 {
@@ -228,7 +226,6 @@ static int check_peer(struct peer_wait *w)
 int peer_wait_init(struct peer_wait *w, pid_t peer, unsigned max_wait_ms)
 {
     char path[64];
-
     struct proc_cache *c;
     int i;
 
@@ -296,9 +293,9 @@ void peer_wait_settle(struct peer_wait *w, const char *prefix)
         }
         if (!t0) {
             w->waits++;
-            t0 = wall_s();
+            t0 = peer_wait_wall_s();
         }
-        if ((wall_s() - t0) * 1000.0 >= w->max_wait_ms) {
+        if ((peer_wait_wall_s() - t0) * 1000.0 >= w->max_wait_ms) {
             w->unsynced = 1;
             w->unsynced_checks++;
             if (w->overruns++ == 0) {
@@ -315,7 +312,7 @@ void peer_wait_settle(struct peer_wait *w, const char *prefix)
             nanosleep(&pause, NULL);
     }
     if (t0)
-        w->waited_s += wall_s() - t0;
+        w->waited_s += peer_wait_wall_s() - t0;
 }
 
 void peer_wait_report(const struct peer_wait *w, const char *prefix)

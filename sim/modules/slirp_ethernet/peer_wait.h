@@ -72,4 +72,7 @@ void peer_wait_settle(struct peer_wait *w, const char *prefix);
 /* one line of counters for the exit report */
 void peer_wait_report(const struct peer_wait *w, const char *prefix);
 
+/* the host's monotonic clock in seconds (wall time, for waits and speed reports) */
+double peer_wait_wall_s(void);
+
 #endif

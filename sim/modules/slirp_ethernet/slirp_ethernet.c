@@ -47,7 +47,8 @@
  * stops while the SoC idles (its clock runs on), so a pending timer always fires.
  *
  * Peer (argument `peer_pid`, peer_wait.h): before each poll of the host
- * sockets the module waits until the named host process (a benchmark, and
+ * sockets, and before each frame that may make slirp write to one (anything
+ * but a pure TCP ACK), the module waits until the named host process (a benchmark, and
  * what it started, e.g. ab) is blocked, so what the host's clients have
  * written or read by a simulated cycle does not depend on how fast the
  * simulator or the clients run. Without it, clients run in wall time beside
@@ -106,7 +107,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include <json-c/json.h>
 #include <slirp/libslirp.h>
@@ -266,7 +266,7 @@ static void deliver_to_slirp(const uint8_t *data, size_t len, int flags, void *o
             if (synack_guard_frame(&s->synack, s->slirp_frame, len))
                 data = s->slirp_frame;
         }
-        int socket_io = !pure_tcp_ack(data, len);
+        int socket_io = s->peer.peer && !pure_tcp_ack(data, len);
         /* slirp may write data to a host socket at once (or shut it): the peer's reads so
          * far must be done */
         if (socket_io)
@@ -313,13 +313,6 @@ static void poll_host(struct session *s)
 }
 
 /* simulator speed ----------------------------------------------------------- */
-
-static double wall_now(void)
-{
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
-}
 
 /* simulated cycles per wall second since start-up, and since the last report */
 static void report_speed(struct session *s, double now, FILE *out)
@@ -480,7 +473,7 @@ static void finish(struct session *s)
     fprintf(stderr, "[slirp_ethernet] SYN-ACKs from the SoC: %llu, %llu repeated, %llu of them passed to slirp "
             "without their MSS option (synack_guard.h)\n", (unsigned long long)s->synack.synacks,
             (unsigned long long)s->synack.repeats, (unsigned long long)s->synack.stripped);
-    report_speed(s, wall_now(), stderr);
+    report_speed(s, peer_wait_wall_s(), stderr);
     peer_wait_report(&s->peer, "[slirp_ethernet]");
     fprintf(stderr, "[slirp_ethernet] host sockets: slirp's socket walks ran in %llu poll slots, %llu slots "
             "had nothing for them%s\n", (unsigned long long)s->gate.polls, (unsigned long long)s->gate.skipped,
@@ -886,7 +879,7 @@ static int slirp_ethernet_tick(void *sess, uint64_t time_ps)
         return RC_OK;
     }
     if (!s->cycles++)
-        s->wall_start = s->wall_report = wall_now();
+        s->wall_start = s->wall_report = peer_wait_wall_s();
     for (i = 0; i < 2; i++) { /* a cycle of wire time has passed; an idle wire stays at -1 cycle */
         s->wire[i].wait -= s->unit_cycle;
         if (s->wire[i].wait < -s->unit_cycle)
@@ -917,7 +910,7 @@ static int slirp_ethernet_tick(void *sess, uint64_t time_ps)
             s->pcap_dirty = 0;
         }
         if (s->progress_s) {
-            double now = wall_now();
+            double now = peer_wait_wall_s();
             if (now - s->wall_report >= s->progress_s)
                 report_speed(s, now, stdout);
         }
