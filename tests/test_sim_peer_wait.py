@@ -130,7 +130,10 @@ def boot_and_exchange(sim_build, pcap, mark, delay):
     return times, peer["waits"]
 
 
-def test_simulated_time_waits_for_the_client(sim_build, tmp_path):
+def test_simulated_time_waits_for_the_client(sim_build, appliance, tmp_path):
+    # appliance: the session's simulator, also this process's child, runs beside the two boots
+    # all along; it keeps its own clock, and they must not wait for it (peer_wait.h)
+    assert appliance.proc.poll() is None
     quick, _ = boot_and_exchange(sim_build, str(tmp_path / "quick.pcap"), "quick", lambda: None)
     spins, waited = boot_and_exchange(sim_build, str(tmp_path / "spins.pcap"), "spins", lambda: spin(DELAY_S))
     assert waited >= 2 * len(BODY) // CHUNK, waited  # it did wait for the busy client

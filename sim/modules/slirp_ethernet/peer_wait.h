@@ -16,7 +16,9 @@
  * what the appliance sent so far, so what slirp finds in its sockets is a function of
  * simulated history alone: a client's own computing takes no simulated time,
  * however long the host takes to schedule it. The simulator's own process
- * (a descendant of the peer when the peer started it) is left out.
+ * (a descendant of the peer when the peer started it) is left out, and so are
+ * other simulators (processes of the same command name) with their descendants:
+ * they keep their own clocks and never block on this one.
  *
  * The peer counts as blocked when two looks CONFIRM_NS apart find every thread
  * blocked and none has run on a CPU in between (schedstat), so a thread caught
