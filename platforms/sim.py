@@ -40,6 +40,7 @@ from litedav.sim.config import (DEFAULT_FLASH_FILE, DEFAULT_FLASH_SIZE, DEFAULT_
 from litedav.sim.flash import SimFlash, WINDOW_SIZE
 from litedav.sim.phy import SimPHY
 from litedav.soc.litedav_soc import MAIN_RAM_BASE, LiteDAVSoC
+from litedav.soc.main_ram import add_sdram_main_ram
 from litedav.soc.sizes import parse_size
 
 from . import colorlight_i5
@@ -149,6 +150,58 @@ class SimBoard:
         return soc.ethphy
 
 
+class ColorlightI5Model(SimBoard):
+    """The Colorlight i5's SoC as platforms/colorlight_i5.py builds it, in the simulator (the
+    board model, `--board colorlight_i5`): its CPU variant and sys_clk, its 8 MiB of SDR SDRAM
+    (M12L64322A, LiteDRAM's controller with the chip's timings at sys_clk) behind its 8 KiB L2
+    (soc/main_ram.py), the offload NIC with the board's sys-clock MAC datapath and DMA register
+    slices, and its store device: LiteSPI 1x with the GD25Q16 chip model.
+
+    What differs from the board, and why:
+    - the SDRAM is LiteDRAM's SDRAMPHYModel (read latency as GENSDRPHY's settings), not the chip
+      behind GENSDRPHY's I/O registers; it starts with the firmware in it and LiteDRAM's DFI in
+      hardware control (its reset state), so the CPU resets into main RAM: no BIOS, no SDRAM
+      initialization, no copy of the firmware from flash (the board spends those before serving);
+    - the Ethernet PHY is the simulator's (sim/phy.py), one byte per sys_clk in place of the
+      RGMII PHY's 125 MHz domain: at the board's 75 MHz that carries MII (100 Mbit/s), not GMII.
+    """
+
+    NIC_SYS_DATAPATH = True
+    NIC_BUS_SLICES   = True
+    NAME             = colorlight_i5.NAME
+    SYS_CLK_FREQ     = colorlight_i5.DEFAULT_SYS_CLK_FREQ
+    CPU_VARIANT      = colorlight_i5.CPU_VARIANT
+    DEFAULT_NIC      = "offload"   # the board's bitstream
+    DEFAULT_PHY      = "mii"
+
+    def __init__(self, firmware_words=None):
+        SimBoard.__init__(self, 0, firmware_words, spi_flash=True)
+
+    def soc_kwargs(self):
+        return dict(
+            cpu_reset_address        = MAIN_RAM_BASE,
+            integrated_rom_size      = 0,
+            integrated_sram_size     = 0,
+            uart_name                = "sim",
+        )
+
+    def add_board(self, soc, sys_clk_freq):
+        from litedram.modules import M12L64322A
+        from litedram.phy.model import SDRAMPHYModel, get_sdram_phy_settings
+        soc.crg    = CRG(soc.platform.request("sys_clk"))
+        soc.ethphy = SimPHY(soc.platform.request("eth", 0))
+        module = M12L64322A(sys_clk_freq, "1:1")
+        settings = get_sdram_phy_settings(memtype=module.memtype, data_width=32, clk_freq=sys_clk_freq)
+        soc.sdrphy = SDRAMPHYModel(module, settings, clk_freq=sys_clk_freq, init=self.firmware_words or [])
+        add_sdram_main_ram(soc, soc.sdrphy, module, colorlight_i5.L2_CACHE_SIZE)
+        add_spi_flash(soc)
+        return soc.ethphy
+
+
+# The SoCs of boards the simulator models (litedav-soc --platform sim --board NAME).
+BOARD_MODELS = {ColorlightI5Model.NAME: ColorlightI5Model}
+
+
 def add_sim_flash(soc):
     """The host-backed NOR flash (sim/flash.py, docs/sim_flash.md) as region `sim_flash`:
     firmware sees SIM_FLASH_BASE/SIM_FLASH_SIZE in generated/mem.h."""
@@ -179,9 +232,14 @@ def add_arguments(parser):
     flow; litedav-sim writes one per run) and which flash the SoC has."""
     parser.add_argument("--host-port", type=int, default=8080,
                         help="sim: default host TCP port on 127.0.0.1 forwarded to the SoC's port 80")
-    parser.add_argument("--phy", default=DEFAULT_PHY, choices=tuple(PHY_RATES),
-                        help="sim: Ethernet wire rate of the default sim_config.js: gmii (1000 Mbit/s), "
-                             "mii (100 Mbit/s), or model (one byte per sys_clk, TX not paced)")
+    parser.add_argument("--board", default=None, choices=tuple(BOARD_MODELS),
+                        help="sim: that board's SoC (its CPU variant, sys_clk, SDRAM behind its L2, NIC "
+                             "and flash) instead of the ideal SoC (125 MHz, single-cycle on-chip RAM); "
+                             "the board model, docs/board_model.md")
+    parser.add_argument("--phy", default=None, choices=tuple(PHY_RATES),
+                        help="sim: Ethernet wire rate of the default sim_config.js: gmii (1000 Mbit/s, the "
+                             "default), mii (100 Mbit/s, the default with --board), or model (one byte per "
+                             "sys_clk, TX not paced)")
     parser.add_argument("--gap-cycles", type=int, default=DEFAULT_GAP_CYCLES,
                         help="sim, --phy model: idle cycles between frames into the SoC (IFG + preamble)")
     parser.add_argument("--flash-file", default=DEFAULT_FLASH_FILE,
@@ -201,32 +259,40 @@ def build(args):
     --output-dir; --compile: then compile the Verilator model."""
     if args.build or args.load or args.flash:
         sys.exit("litedav-soc: --build/--load/--flash are for boards; the simulator uses --compile")
-    sys_clk_freq = args.sys_clk_freq or DEFAULT_SYS_CLK_FREQ
+    model = BOARD_MODELS[args.board] if args.board else None
+    sys_clk_freq = args.sys_clk_freq or (model.SYS_CLK_FREQ if model else DEFAULT_SYS_CLK_FREQ)
     try:
         check_flash_size(args.flash_size)
     except ValueError as e:
         sys.exit(f"litedav-soc: --flash-size {args.flash_size}: {e}")
     output_dir = args.output_dir or os.path.join("build", NAME)
+    args.phy = args.phy or (model.DEFAULT_PHY if model else DEFAULT_PHY)
     try:
         check_phy(args.phy, sys_clk_freq)
     except ValueError as e:
         sys.exit(f"litedav-soc: --phy {args.phy}: {e}")
+    if model:
+        args.spi_flash = True   # the board's store device
 
     firmware_words = None
     if args.firmware:
         if not os.path.isfile(args.firmware):
             sys.exit(f"litedav-soc: firmware image {args.firmware!r} not found (build it with `make firmware`)")
         firmware_words = get_mem_data(args.firmware, endianness="little")
-        if len(firmware_words) * 4 > args.main_ram_size:
+        if not model and len(firmware_words) * 4 > args.main_ram_size:
             sys.exit(f"litedav-soc: firmware ({len(firmware_words) * 4} bytes) does not fit main RAM")
 
-    soc = LiteDAVSoC(Platform(), SimBoard(args.main_ram_size, firmware_words, args.spi_flash),
+    board = model(firmware_words) if model else SimBoard(args.main_ram_size, firmware_words, args.spi_flash)
+    soc = LiteDAVSoC(Platform(), board,
         sys_clk_freq   = sys_clk_freq,
         eth_rx_slots   = args.eth_rx_slots or ETH_RX_SLOTS,
         eth_tx_slots   = args.eth_tx_slots or ETH_TX_SLOTS,
         bus_bursting   = args.bus_bursting,
-        cpu_variant    = args.cpu_variant or CPU_VARIANT,
-        nic            = args.nic or DEFAULT_NIC)
+        cpu_variant    = args.cpu_variant or (model.CPU_VARIANT if model else CPU_VARIANT),
+        nic            = args.nic or (model.DEFAULT_NIC if model else DEFAULT_NIC))
+    if model and firmware_words and len(firmware_words) * 4 > soc.bus.regions["main_ram"].size:
+        sys.exit(f"litedav-soc: firmware ({len(firmware_words) * 4} bytes) does not fit the "
+                 f"{args.board}'s main RAM")
 
     builder = Builder(soc, output_dir=output_dir, compile_software=False, compile_gateware=False)
     modules_dir = os.path.abspath(os.path.join(output_dir, "sim_modules"))

@@ -79,6 +79,15 @@ def check_flash_size(size):
     return size
 
 
+def clocker_freq_hz(sys_clk_freq):
+    """The frequency LiteX's clocker module gets for sys_clk: LiteX's sim steps in whole
+    picoseconds, so a half period must be one (75 MHz's is 6666.7 ps: it runs at 6667 ps, 74.996
+    MHz). Only the order of edges depends on it; every figure counts sys_clk cycles and turns
+    them into time at the SoC's own sys_clk (the sim modules' sys_clk_hz)."""
+    half_period_ps = round(1e12 / sys_clk_freq / 2)
+    return int(1e12 / (2 * half_period_ps))
+
+
 def sim_config(sys_clk_freq, host_port, gap_cycles, flash_file=DEFAULT_FLASH_FILE,
                flash_size=DEFAULT_FLASH_SIZE, flash_timing=None, phy=DEFAULT_PHY, pcap=None,
                spi_flash=False, spi_flash_args=None):
@@ -93,7 +102,7 @@ def sim_config(sys_clk_freq, host_port, gap_cycles, flash_file=DEFAULT_FLASH_FIL
     pcap: file for a trace of every frame (relative: from the run directory), None for none."""
     check_phy(phy, sys_clk_freq)
     config = SimConfig()
-    config.add_clocker("sys_clk", freq_hz=int(sys_clk_freq))
+    config.add_clocker("sys_clk", freq_hz=clocker_freq_hz(sys_clk_freq))
     config.add_module("serial2console", "serial")
     config.add_module("slirp_ethernet", "eth", args={
         "host_port": host_port, "guest_port": 80, "guest_ip": "10.0.2.15",

@@ -45,9 +45,12 @@ struct port_stats port_stats;
 #define RAM_FLASH_SIZE (4u * 1024u * 1024u)
 extern char __heap_end[];
 static struct flash_ram store_ram;
-/* The /bulk buffer (bulk.c) sits below the RAM flash, for the same reason. */
+/* The /bulk buffer (bulk.c) sits below the RAM flash, for the same reason
+ * (at the top of the free RAM when the SoC has a flash for the store: the
+ * boards' 8 MiB of SDRAM leave no room for an unused RAM flash). */
 #define BULK_AREA_SIZE (1024u * 1024u)
-#define FREE_RAM_NEEDED (MEM_SIZE + 1024u + BULK_AREA_SIZE + RAM_FLASH_SIZE)
+#define RAM_FLASH_ROOM (port_flash() ? 0u : RAM_FLASH_SIZE)
+#define FREE_RAM_NEEDED (MEM_SIZE + 1024u + BULK_AREA_SIZE + RAM_FLASH_ROOM)
 
 /* --- port.h ------------------------------------------------------------- */
 
@@ -70,7 +73,7 @@ uint8_t *port_bulk_buffer(uint32_t size)
 {
     if (size > BULK_AREA_SIZE || (size_t)(__heap_end - __heap_start) < FREE_RAM_NEEDED)
         return NULL;
-    return (uint8_t *)((uintptr_t)__heap_end - RAM_FLASH_SIZE - BULK_AREA_SIZE);
+    return (uint8_t *)((uintptr_t)__heap_end - RAM_FLASH_ROOM - BULK_AREA_SIZE);
 }
 
 /* lwIP's clock runs this many times faster than sys_clk time: 1 on a board.
