@@ -3,14 +3,19 @@
 
 PYTHON ?= python3
 PORT   ?= 8080
-NIC    ?= liteeth
+NIC    ?=
+BOARD  ?=
 BUILD  := build/sim
+# litedav-sim's SoC: the ideal SoC with LiteEth's MAC unless NIC= or BOARD= (a board model, with
+# its board's NIC unless NIC= says otherwise) choose another
+SIM_SOC = $(if $(BOARD),--board $(BOARD)) $(if $(NIC),--nic $(NIC))
 
 .PHONY: help deps sim firmware demo demo-lm3s flash-lm3s9b95 run host test soak bench resources bitstreams fuzz clean
 
 help:
 	@echo "make demo      install, build and run the simulated appliance on http://127.0.0.1:$(PORT)/"
 	@echo "make demo NIC=offload  the same with the offload NIC (DMA rings, checksum offload; build/sim-offload)"
+	@echo "make demo BOARD=colorlight_i5  the Colorlight i5's SoC as built (75 MHz, SDRAM behind its L2, offload NIC, SPI flash; MII): the board model, docs/board_model.md"
 	@echo "make demo-lm3s the LM3S9B95 (Cortex-M3) port in QEMU's lm3s6965evb on http://127.0.0.1:8081/"
 	@echo "make flash-lm3s9b95  build the LM3S9B95 image and flash a real board (FLASHER=openocd|lm4flash,"
 	@echo "               ADAPTER=ek-lm3s9b9x|stellaris-eval|ti-icdi, ERASE_STORE=1; scripts/flash_lm3s9b95.sh --help)"
@@ -30,14 +35,14 @@ deps:
 	@bash scripts/deps.sh
 
 sim: deps
-	@$(PYTHON) -m litedav.sim.run build --nic $(NIC)
+	@$(PYTHON) -m litedav.sim.run build $(SIM_SOC)
 
 firmware: deps
 	@$(PYTHON) -m litedav.soc.build --platform sim >/dev/null
 	@$(MAKE) --no-print-directory -C firmware SOC_BUILD=$(CURDIR)/$(BUILD)
 
 demo: deps
-	@$(PYTHON) -m litedav.sim.run demo --nic $(NIC) --port $(PORT)
+	@$(PYTHON) -m litedav.sim.run demo $(SIM_SOC) --port $(PORT)
 
 demo-lm3s: deps
 	@$(MAKE) --no-print-directory -C firmware/ports/lm3s9b95 qemu PORT=8081
@@ -49,7 +54,7 @@ flash-lm3s9b95: deps
 	@FLASHER=$(FLASHER) ADAPTER=$(ADAPTER) ERASE_STORE=$(ERASE_STORE) scripts/flash_lm3s9b95.sh $(LM3S_IMAGE)
 
 run:
-	@$(PYTHON) -m litedav.sim.run run --nic $(NIC) --port $(PORT)
+	@$(PYTHON) -m litedav.sim.run run $(SIM_SOC) --port $(PORT)
 
 host: deps
 	@$(MAKE) --no-print-directory -C firmware/ports/host server SANITIZE=0

@@ -1,4 +1,6 @@
-"""Plain LiteEth MAC vs the offload NIC, side by side, on the simulated SoC.
+"""Plain LiteEth MAC vs the offload NIC, side by side, on the simulated SoCs: the ideal SoC
+(VexRiscv at 125 MHz, single-cycle RAM) and each board model (the board's SoC as built:
+docs/board_model.md), each at the PHYs its sys_clk carries.
 
 For each PHY (GMII 1000 Mbit/s and MII 100 Mbit/s, both paced at wire rate with preamble,
 FCS and inter-frame gap) and each NIC, boots the simulator with a pcap trace and measures:
@@ -14,7 +16,8 @@ Every figure comes from simulated time: CPU cycles from the SoC's cycle counter 
 busy = not idle in the main loop), goodput and latency from the pcap's simulated-time stamps.
 bench/README.md defines each figure.
 
-    python3 -m litedav.bench.nic_compare [--phy gmii mii] [--requests N] [--out DIR]
+    python3 -m litedav.bench.nic_compare [--soc ideal colorlight_i5] [--phy gmii mii] [--requests N]
+                                         [--out DIR]
 
 Writes DIR/latest.json (section "soc"), DIR/latest.md and DIR/latest.png (default bench/results/),
 keeping the sections other benchmarks merged into latest.json and latest.md (`make bench` adds the
@@ -32,6 +35,7 @@ import time
 import urllib.request
 
 from litedav.bench.pcap_flows import latencies_ns, tcp_flows
+from litedav.sim.config import BOARD_MODEL_PHYS, IDEAL_SOC, check_phy
 from litedav.sim.run import NICS, SimOptions, Simulator, build, default_build_dir, free_port
 
 TOP = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -134,9 +138,17 @@ def transfer_times(flows):
     return times
 
 
-def measure(nic, phy, requests, new_requests, out_dir, keep_pcap=False, new_concurrency=8):
-    build_dir = default_build_dir(nic)
-    pcap = os.path.join(out_dir, f"{nic}-{phy}.pcap")
+def soc_build_dir(soc, nic):
+    return default_build_dir(nic, board=None if soc == IDEAL_SOC else soc)
+
+
+def soc_label(soc):
+    return "ideal SoC" if soc == IDEAL_SOC else f"{soc} board model"
+
+
+def measure(nic, phy, requests, new_requests, out_dir, keep_pcap=False, new_concurrency=8, soc=IDEAL_SOC):
+    build_dir = soc_build_dir(soc, nic)
+    pcap = os.path.join(out_dir, f"{nic}-{phy}.pcap" if soc == IDEAL_SOC else f"{soc}-{nic}-{phy}.pcap")
     payload = os.urandom(BULK_SIZE)
     t0 = time.time()
     # peer_pid: simulated time waits for this process and ab (bench/README.md, "The peer")
@@ -158,7 +170,7 @@ def measure(nic, phy, requests, new_requests, out_dir, keep_pcap=False, new_conc
     flows = tcp_flows(pcap, byte_ns)
     times = transfer_times(flows)
     lat = latencies_ns(flows, f"GET {SMALL_PATH}{LATENCY_QUERY}")
-    result = {"nic": nic, "phy": phy, "link_mbps": PHY_MBPS[phy], "sys_clk_hz": hz,
+    result = {"soc": soc, "nic": nic, "phy": phy, "link_mbps": PHY_MBPS[phy], "sys_clk_hz": hz,
               "wall_s": round(time.time() - t0), "status_read_cycles": overhead, "peer": peer}
     for kind in ("get", "put"):
         d = bulk_rows[kind]
@@ -202,14 +214,15 @@ def ratio(a, b, digits=1):
 
 def markdown(results):
     lines = []
-    by = {(r["nic"], r["phy"]): r for r in results}
-    for phy in dict.fromkeys(r["phy"] for r in results):
-        le, off = by.get(("liteeth", phy)), by.get(("offload", phy))
+    # rows written before the board models are the ideal SoC's
+    by = {(r.get("soc", IDEAL_SOC), r["nic"], r["phy"]): r for r in results}
+    for soc, phy in dict.fromkeys((r.get("soc", IDEAL_SOC), r["phy"]) for r in results):
+        le, off = by.get((soc, "liteeth", phy)), by.get((soc, "offload", phy))
         if not le or not off:
             continue
         mhz = le["sys_clk_hz"] / 1e6
         lines += [f"\n**{phy.upper()} {PHY_MBPS[phy]} Mbit/s (TCP payload limit {link_limit_MBps(phy):.2f} MB/s), "
-                  f"VexRiscv at {mhz:g} MHz**\n",
+                  f"{soc_label(soc)}: VexRiscv at {mhz:g} MHz**\n",
                   "| figure | LiteEth | offload NIC | offload gain |", "|---|---|---|---|"]
 
         def row(name, a, b, gain):
@@ -243,6 +256,8 @@ def plot(results, path):
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
+    results = [r for r in results if r.get("soc", IDEAL_SOC) == IDEAL_SOC]  # the board models: the table
+
     phys = list(dict.fromkeys(r["phy"] for r in results))
     panels = [("bulk GET goodput, MB/s\n(dashed: the link's limit)", lambda r: r["bulk_get"]["goodput_MBps"]),
               ("bulk PUT goodput, MB/s\n(dashed: the link's limit)", lambda r: r["bulk_put"]["goodput_MBps"]),
@@ -275,6 +290,11 @@ def main(argv=None):
     parser.add_argument("--phy", nargs="+", default=["gmii", "mii"], choices=list(PHY_MBPS),
                         help="link rates to measure")
     parser.add_argument("--nic", nargs="+", default=list(NICS), choices=NICS)
+    parser.add_argument("--soc", nargs="+", default=[IDEAL_SOC, *BOARD_MODEL_PHYS],
+                        choices=[IDEAL_SOC, *BOARD_MODEL_PHYS],
+                        help="SoCs to measure: the ideal SoC (125 MHz, single-cycle RAM) and the board "
+                             "models (docs/board_model.md); a board model runs only the PHYs its sys_clk "
+                             "carries (the simulated PHY moves a byte per cycle)")
     parser.add_argument("--requests", type=int, default=300, help="requests of the keep-alive ab run")
     parser.add_argument("--new-requests", type=int, default=200,
                         help="requests of the new-connection ab run (waves of --new-concurrency)")
@@ -296,15 +316,25 @@ def main(argv=None):
             results = results["soc"]
         write_reports(results, args.out, write_json=False)
         return
-    for nic in args.nic:
-        build(default_build_dir(nic), nic=nic)
-    results = []
-    for phy in args.phy:
+    sys_clk_hz = {}
+    for soc in args.soc:
         for nic in args.nic:
-            print(f"[bench] {NIC_LABELS[nic]}, {phy.upper()} {PHY_MBPS[phy]} Mbit/s ...", flush=True)
-            results.append(measure(nic, phy, args.requests, args.new_requests, args.out, args.keep_pcap,
-                                   args.new_concurrency))
-            print(f"[bench]   done in {results[-1]['wall_s']} s of wall time", flush=True)
+            build_dir = build(soc_build_dir(soc, nic), nic=nic, board=None if soc == IDEAL_SOC else soc)
+            sys_clk_hz[soc] = Simulator._sys_clk_hz(os.path.join(build_dir, "gateware"))
+    results = []
+    for soc in args.soc:
+        for phy in args.phy:
+            try:
+                check_phy(phy, sys_clk_hz[soc])
+            except ValueError as e:
+                print(f"[bench] {soc_label(soc)}, {phy.upper()}: skipped ({e})", flush=True)
+                continue
+            for nic in args.nic:
+                print(f"[bench] {soc_label(soc)}, {NIC_LABELS[nic]}, {phy.upper()} {PHY_MBPS[phy]} Mbit/s ...",
+                      flush=True)
+                results.append(measure(nic, phy, args.requests, args.new_requests, args.out, args.keep_pcap,
+                                       args.new_concurrency, soc))
+                print(f"[bench]   done in {results[-1]['wall_s']} s of wall time", flush=True)
     write_reports(results, args.out)
 
 

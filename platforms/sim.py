@@ -34,7 +34,7 @@ from litex.soc.integration.builder import Builder
 from litex.soc.integration.soc import SoCRegion
 from litex.soc.integration.soc_core import get_mem_data
 
-from litedav.sim.config import (DEFAULT_FLASH_FILE, DEFAULT_FLASH_SIZE, DEFAULT_GAP_CYCLES, DEFAULT_PHY,
+from litedav.sim.config import (BOARD_MODEL_PHYS, DEFAULT_FLASH_FILE, DEFAULT_FLASH_SIZE, DEFAULT_GAP_CYCLES, DEFAULT_PHY,
                                 MODEL_DIR, MODULE_SHARED_DIRS, MODULES_DIR, PHY_RATES, check_flash_size,
                                 check_phy, model_settings, sim_config)
 from litedav.sim.flash import SimFlash, WINDOW_SIZE
@@ -172,7 +172,7 @@ class ColorlightI5Model(SimBoard):
     SYS_CLK_FREQ     = colorlight_i5.DEFAULT_SYS_CLK_FREQ
     CPU_VARIANT      = colorlight_i5.CPU_VARIANT
     DEFAULT_NIC      = "offload"   # the board's bitstream
-    DEFAULT_PHY      = "mii"
+    DEFAULT_PHY      = BOARD_MODEL_PHYS[NAME]
 
     def __init__(self, firmware_words=None):
         SimBoard.__init__(self, 0, firmware_words, spi_flash=True)
@@ -200,6 +200,7 @@ class ColorlightI5Model(SimBoard):
 
 # The SoCs of boards the simulator models (litedav-soc --platform sim --board NAME).
 BOARD_MODELS = {ColorlightI5Model.NAME: ColorlightI5Model}
+assert set(BOARD_MODELS) == set(BOARD_MODEL_PHYS)
 
 
 def add_sim_flash(soc):

@@ -38,6 +38,12 @@ def model_settings():
     return settings
 
 
+# Boards whose SoC the simulator models (`--board NAME`: platforms/sim.py BOARD_MODELS), each with
+# the PHY its runs default to: the simulated PHY moves one byte per sys_clk, so a board model whose
+# sys_clk is below 125 MHz carries MII (100 Mbit/s), not GMII.
+BOARD_MODEL_PHYS = {"colorlight_i5": "mii"}
+IDEAL_SOC = "ideal"   # the SoC of every figure before the board models: 125 MHz, single-cycle RAM
+
 # The PHY's wire rates in bit/s (the slirp_ethernet module paces both directions at it): None is
 # LiteEth's model behaviour, one byte per sys_clk into the SoC and TX never throttled.
 PHY_RATES = {"model": None, "mii": 100_000_000, "gmii": 1_000_000_000}

@@ -12,6 +12,10 @@
   --spi-flash                  the boards' flash path: LiteSPI with a SPI NOR chip model
                                (a 2 MiB GD25Q16 in the flash image file) in place of the sim
                                flash, built in build/sim-spiflash (docs/spi_flash.md)
+  --board colorlight_i5        the board model: that board's SoC (CPU variant, 75 MHz,
+                               SDRAM behind its L2, offload NIC, SPI flash) instead of the
+                               ideal SoC, built in build/sim-colorlight_i5[-offload]
+                               (docs/board_model.md); MII unless --phy says otherwise
   --phy gmii|mii|model         Ethernet wire rate: 1000 Mbit/s (default), 100 Mbit/s,
                                or one byte per sys_clk with TX not paced
   --pcap FILE                  trace every frame both ways, timestamped in simulated
@@ -53,7 +57,7 @@ import time
 from dataclasses import dataclass
 from typing import Optional
 
-from litedav.sim.config import (DEFAULT_FLASH_SIZE, DEFAULT_GAP_CYCLES, DEFAULT_PHY, MODEL_DIR, MODULE_SHARED_DIRS,
+from litedav.sim.config import (BOARD_MODEL_PHYS, DEFAULT_FLASH_SIZE, DEFAULT_GAP_CYCLES, DEFAULT_PHY, MODEL_DIR, MODULE_SHARED_DIRS,
                                 MODULES_DIR, PHY_RATES, check_flash_size, describe_phy, model_settings,
                                 sim_config)
 from litedav.soc.sizes import parse_size
@@ -63,11 +67,22 @@ DEFAULT_BUILD = os.path.join(TOP, "build", "sim")
 NICS = ("liteeth", "offload")
 
 
-def default_build_dir(nic="liteeth", spi_flash=False):
+def default_build_dir(nic="liteeth", spi_flash=False, board=None):
     """build/sim for LiteEth's MAC, build/sim-<nic> for another NIC; -spiflash appended for the
-    SoC with the boards' flash path (--spi-flash)."""
+    SoC with the boards' flash path (--spi-flash). A board model (board: a BOARD_MODEL_PHYS name,
+    which has the boards' flash path anyway): build/sim-<board>, -<nic> appended likewise."""
+    if board:
+        check_board(board)
+        folder = f"{DEFAULT_BUILD}-{board}"
+        return folder if nic == "liteeth" else f"{folder}-{nic}"
     folder = DEFAULT_BUILD if nic == "liteeth" else f"{DEFAULT_BUILD}-{nic}"
     return f"{folder}-spiflash" if spi_flash else folder
+
+
+def check_board(board):
+    if board not in BOARD_MODEL_PHYS:
+        raise ValueError(f"no board model {board!r}: one of {', '.join(BOARD_MODEL_PHYS)}")
+    return board
 READY_MARK = "listening on http://"
 
 
@@ -241,12 +256,15 @@ def _record_commit(build_dir):
         f.write(commit + ("-dirty" if dirty else "") + "\n")
 
 
-def build(build_dir=DEFAULT_BUILD, soc_args=(), nic="liteeth", phy=None, fw_defs=()):
+def build(build_dir=DEFAULT_BUILD, soc_args=(), nic="liteeth", phy=None, fw_defs=(), board=None):
     """nic: liteeth or offload (litedav-soc --nic); the firmware is built against that SoC's
     headers in build_dir, so it gets the matching netif driver. phy: the wire rate of the
     build's own sim_config.js (litedav-soc --phy); `Simulator` chooses its own at run time.
     fw_defs: compiler options for the firmware (firmware/Makefile's LITEDAV_FW_DEFS, e.g.
-    "-DMEMP_NUM_TCP_PCB=64"); such a build needs a folder of its own."""
+    "-DMEMP_NUM_TCP_PCB=64"); such a build needs a folder of its own. board: that board's SoC
+    (a BOARD_MODEL_PHYS name, litedav-soc --board) instead of the ideal SoC."""
+    if board:
+        soc_args = ("--board", check_board(board), *soc_args)
     if nic not in NICS:
         raise ValueError(f"unknown NIC {nic!r}: one of {', '.join(NICS)}")
     # The steps run from different folders (LiteX from the top, make in firmware/), so a
@@ -425,6 +443,10 @@ class Simulator:
                     os.remove(link)
                 os.symlink(os.path.join(gateware, name), link)
         options = self.options
+        if options.lwip_clock_scale != 1 and not os.path.exists(os.path.join(gateware, MAIN_RAM_INIT)):
+            raise ValueError("lwip_clock_scale (--lwip-clock-scale) patches the firmware in the ideal "
+                             f"SoC's main RAM image ({MAIN_RAM_INIT}); this build keeps it elsewhere "
+                             "(a board model's SDRAM banks)")
         if options.lwip_clock_scale != 1:
             main_ram = os.path.join(run_dir, MAIN_RAM_INIT)
             os.remove(main_ram)
@@ -619,9 +641,14 @@ def main(argv=None):
     parser = argparse.ArgumentParser(prog="litedav-sim", description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("command", choices=("build", "run", "demo"), help="what to do")
-    parser.add_argument("--nic", default="liteeth", choices=NICS,
+    parser.add_argument("--board", default=None, choices=tuple(BOARD_MODEL_PHYS),
+                        help="simulate that board's SoC (the board model: its CPU variant, sys_clk, SDRAM "
+                             "behind its L2, NIC and flash; docs/board_model.md) instead of the ideal SoC "
+                             "(125 MHz, single-cycle RAM)")
+    parser.add_argument("--nic", default=None, choices=NICS,
                         help="Ethernet of the SoC: LiteEth's MAC (CPU copies, software checksums) or the "
-                             "offload NIC (DMA rings, checksum offload)")
+                             "offload NIC (DMA rings, checksum offload); default: liteeth, with --board "
+                             "the board's (offload)")
     parser.add_argument("--spi-flash", action="store_true",
                         help="the SoC with the boards' flash path: LiteSPI and its 1x PHY with a SPI NOR "
                              "chip model on the pads (2 MiB GD25Q16 in the --flash image; the store where "
@@ -631,10 +658,11 @@ def main(argv=None):
                              "-spiflash appended with --spi-flash)")
     parser.add_argument("--port", type=int, default=int(os.environ.get("LITEDAV_PORT", 8080)),
                         help="TCP port on 127.0.0.1 forwarded to the appliance's port 80 (env LITEDAV_PORT)")
-    parser.add_argument("--phy", default=DEFAULT_PHY, choices=tuple(PHY_RATES),
+    parser.add_argument("--phy", default=None, choices=tuple(PHY_RATES),
                         help="Ethernet wire rate, both directions, with preamble, FCS and inter-frame "
-                             "gap: gmii 1000 Mbit/s, mii 100 Mbit/s; model: one byte per sys_clk into "
-                             "the SoC (--gap-cycles between frames), TX not paced")
+                             "gap: gmii 1000 Mbit/s (default), mii 100 Mbit/s (default with --board: the "
+                             "simulated PHY's byte per sys_clk is short of GMII below 125 MHz); model: one "
+                             "byte per sys_clk into the SoC (--gap-cycles between frames), TX not paced")
     parser.add_argument("--pcap", default=None, metavar="FILE",
                         help="write every frame, both directions, to a nanosecond pcap timestamped in "
                              "simulated time (cycles / sys_clk)")
@@ -705,9 +733,14 @@ def main(argv=None):
         parser.error(f"faults: {e}")
     if to_soc or from_soc:
         faults = {"to_soc": to_soc, "from_soc": from_soc}
-    build_dir = os.path.abspath(args.build_dir or default_build_dir(args.nic, args.spi_flash))
+    if args.board and args.spi_flash:
+        parser.error("--spi-flash: a board model has its board's flash already")
+    args.nic = args.nic or ("offload" if args.board else "liteeth")
+    args.phy = args.phy or (BOARD_MODEL_PHYS[args.board] if args.board else DEFAULT_PHY)
+    build_dir = os.path.abspath(args.build_dir or default_build_dir(args.nic, args.spi_flash, args.board))
     if args.command in ("build", "demo"):
-        build(build_dir, nic=args.nic, phy=args.phy, soc_args=("--spi-flash",) if args.spi_flash else ())
+        build(build_dir, nic=args.nic, phy=args.phy, soc_args=("--spi-flash",) if args.spi_flash else (),
+              board=args.board)
     if not 1 <= args.slirp_clock_scale <= 1000:
         parser.error("--slirp-clock-scale must be 1..1000")
     if not 1 <= args.lwip_clock_scale <= 1000:

@@ -1,0 +1,61 @@
+"""The board model: the Colorlight i5's SoC as its bitstream builds it, in the simulator
+(`litedav-sim --board colorlight_i5`, platforms/sim.py ColorlightI5Model, docs/board_model.md),
+built in build/sim-colorlight_i5-offload (LITEDAV_BOARD_MODEL_BUILD: another folder).
+
+  1. It is the board's SoC: the firmware reports the board's sys_clk (75 MHz) and main RAM (8 MiB
+     of SDRAM through LiteDRAM, the 8 KiB L2 in front), the store on the SPI NOR chip model, the
+     offload NIC's driver.
+  2. python caldav's calendar round trip (the same flow as on the ideal SoC, tests/caldav_suite.py)
+     completes against it over MII, the PHY rate its 75 MHz carries.
+"""
+import os
+import re
+
+import pytest
+
+from caldav_checks import app_limits
+from caldav_suite import test_caldav_client_flow  # noqa: F401  (run against this target)
+from http_checks import Target, status
+
+BOARD = "colorlight_i5"
+BOARD_SYS_CLK_HZ = 75_000_000   # platforms/colorlight_i5.py DEFAULT_SYS_CLK_FREQ
+BOARD_MAIN_RAM = 8 * 1024 * 1024  # M12L64322A: 8 MiB
+TIMEOUT = 300  # wall seconds per exchange: the board model simulates slower than the ideal SoC
+
+
+@pytest.fixture(scope="module")
+def board_model():
+    from litedav.sim.run import SimOptions, Simulator, build, default_build_dir, free_port
+    folder = os.environ.get("LITEDAV_BOARD_MODEL_BUILD") or default_build_dir("offload", board=BOARD)
+    build_dir = build(folder, nic="offload", board=BOARD)
+    sim = Simulator(build_dir, SimOptions(port=free_port(), echo=False, fresh_flash=True, phy="mii"))
+    sim.start()
+    try:
+        sim.wait_ready(timeout=600)
+        yield sim
+    finally:
+        sim.stop()
+        print("\n--- board model console (last lines) ---\n" + "\n".join(sim.console[-15:]))
+
+
+@pytest.fixture(scope="module")
+def target(board_model):
+    return Target(port=board_model.port, cycles_hz=BOARD_SYS_CLK_HZ, timeout=TIMEOUT, quick=True,
+                  **app_limits())
+
+
+def test_it_is_the_boards_soc(board_model, target):
+    console = "\n".join(board_model.console)
+    assert f"({BOARD_SYS_CLK_HZ} Hz)" in console, console
+    assert re.search(r"flash: SPI NOR gd25q16 .*store at 0x180000, 512 KiB", console), console
+    generated = os.path.join(board_model.build_dir, "software", "include", "generated")
+    with open(os.path.join(generated, "mem.h")) as f:
+        mem = f.read()
+    assert re.search(r"#define MAIN_RAM_SIZE 0x0*%x\b" % BOARD_MAIN_RAM, mem), mem
+    with open(os.path.join(generated, "soc.h")) as f:
+        soc = f.read()
+    assert re.search(r"#define CONFIG_L2_SIZE 8192\b", soc), soc
+    assert re.search(r'#define CONFIG_CPU_HUMAN_NAME "VexRiscv_LinuxNoDsp', soc), soc  # linux+no-dsp
+    with open(os.path.join(generated, "csr.h")) as f:
+        assert "CSR_NIC_BASE" in f.read()  # the offload NIC, whose driver the firmware then has
+    assert status(target)["sys_clk_hz"] == BOARD_SYS_CLK_HZ
