@@ -33,6 +33,7 @@ import time
 import urllib.request
 
 from litedav.bench.lm3s_instructions import merge_section
+from litedav.sim.config import BOARD_MODEL_PHYS, IDEAL_SOC
 from litedav.sim.run import NICS, SimOptions, Simulator, build, default_build_dir, free_port
 
 TOP = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -110,8 +111,13 @@ def build_commit(build_dir, override=None):
         return "unknown"
 
 
-def measure_idle(build_dir, seconds, log):
-    with Simulator(build_dir, SimOptions(port=free_port(), echo=False, fresh_flash=True)) as sim:
+def soc_phy(soc):
+    """The PHY a SoC is measured at: GMII on the ideal SoC, the board model's own (MII at 75 MHz)."""
+    return "gmii" if soc == IDEAL_SOC else BOARD_MODEL_PHYS[soc]
+
+
+def measure_idle(build_dir, seconds, log, phy="gmii"):
+    with Simulator(build_dir, SimOptions(port=free_port(), echo=False, fresh_flash=True, phy=phy)) as sim:
         sim.wait_ready()
         read_status(sim.port)  # the first answer after boot: connection set-up out of the window
         with Window(sim) as w:
@@ -119,8 +125,8 @@ def measure_idle(build_dir, seconds, log):
     return w.figures()
 
 
-def measure_ab(build_dir, requests, concurrency, log):
-    with Simulator(build_dir, SimOptions(port=free_port(), echo=False, fresh_flash=True)) as sim:
+def measure_ab(build_dir, requests, concurrency, log, phy="gmii"):
+    with Simulator(build_dir, SimOptions(port=free_port(), echo=False, fresh_flash=True, phy=phy)) as sim:
         sim.wait_ready()
         read_status(sim.port)
         with Window(sim) as w:
@@ -163,18 +169,22 @@ def measure_day(build_dir, nic, log):
     return {**w.figures(), "items": len(items)}
 
 
-def measure(nic, build_dir, situations, args, log):
+def measure(nic, build_dir, situations, args, log, soc=IDEAL_SOC):
     rows = []
     commit = build_commit(build_dir, args.commit)
+    phy = soc_phy(soc)
     for situation in situations:
-        log(f"{nic} ({args.label}, {commit}): {situation} ...")
+        if situation == "day" and soc != IDEAL_SOC:
+            log(f"{soc} {nic}: day skipped (office_sync's store image is the ideal SoC's sim flash)")
+            continue
+        log(f"{soc} {nic} ({args.label}, {commit}): {situation} ...")
         if situation == "idle":
-            f = measure_idle(build_dir, args.idle_seconds, log)
+            f = measure_idle(build_dir, args.idle_seconds, log, phy)
         elif situation == "ab":
-            f = measure_ab(build_dir, args.requests, args.concurrency, log)
+            f = measure_ab(build_dir, args.requests, args.concurrency, log, phy)
         else:
             f = measure_day(build_dir, nic, log)
-        row = {"label": args.label, "nic": nic, "phy": "gmii", "situation": situation, "commit": commit,
+        row = {"label": args.label, "soc": soc, "nic": nic, "phy": phy, "situation": situation, "commit": commit,
                "build_dir": os.path.relpath(build_dir, TOP) if build_dir.startswith(TOP + os.sep) else
                os.path.basename(build_dir), **f}
         log(f"  {f['mcycles_per_s']:.3f} M cycles/s ({f['sim_cycles']:,} cycles in {f['wall_s']} s, "
@@ -189,15 +199,17 @@ SITUATION_TEXT = {"idle": "idle (booted, nothing connected)", "ab": "`ab -k -c 1
 
 
 def markdown(rows):
-    lines = [MD_BEGIN, "\n**Simulator speed: simulated sys_clk cycles per wall second** (GMII; wall time "
+    lines = [MD_BEGIN, "\n**Simulator speed: simulated sys_clk cycles per wall second** (ideal SoC at "
+             "125 MHz and GMII, board models at their own sys_clk and PHY: docs/board_model.md; wall time "
              "of this host, so compare rows measured back to back; load = 1-minute load average "
              "before -> after)\n",
-             "| label | NIC | situation | M cycles/s | simulated cycles | wall s | frames | host load | "
+             "| label | SoC | NIC | PHY | situation | M cycles/s | simulated cycles | wall s | frames | host load | "
              "M cycles per simulator CPU s | commit |",
-             "|---|---|---|---|---|---|---|---|---|---|"]
+             "|---|---|---|---|---|---|---|---|---|---|---|---|"]
     for r in rows:
         extra = f", {r['failed']} failed" if r.get("failed") else ""
-        lines.append(f"| {r['label']} | {r['nic']} | {SITUATION_TEXT.get(r['situation'], r['situation'])}{extra} | "
+        lines.append(f"| {r['label']} | {r.get('soc', IDEAL_SOC)} | {r['nic']} | {r.get('phy', 'gmii')} | "
+                     f"{SITUATION_TEXT.get(r['situation'], r['situation'])}{extra} | "
                      f"{r['mcycles_per_s']:.3f} | {r['sim_cycles']:,} | {r['wall_s']} | {r['frames']:,} | "
                      f"{r['load_before']} -> {r['load_after']} | {r.get('mcycles_per_cpu_s') or '-'} | "
                      f"{r['commit']} |")
@@ -216,11 +228,12 @@ def merge_reports(rows, out):
             data = json.load(f)
         if isinstance(data, dict):
             old = data.get(SECTION, {}).get("rows", [])
-    key = lambda r: (r["label"], r["nic"], r["situation"])  # noqa: E731
+    key = lambda r: (r["label"], r.get("soc", IDEAL_SOC), r["nic"], r["situation"])  # noqa: E731
     fresh = {key(r) for r in rows}
     merged = [r for r in old if key(r) not in fresh] + rows
     order = {s: i for i, s in enumerate(SITUATIONS)}
-    merged.sort(key=lambda r: (r["label"], r["nic"], order.get(r["situation"], 99)))
+    merged.sort(key=lambda r: (r["label"], r.get("soc", IDEAL_SOC) != IDEAL_SOC, r.get("soc", IDEAL_SOC),
+                               r["nic"], order.get(r["situation"], 99)))
     return merge_section(out, SECTION, {"rows": merged}, markdown(merged), MD_BEGIN, MD_END)
 
 
@@ -242,6 +255,9 @@ def main(argv=None):
     parser = argparse.ArgumentParser(prog="sim_speed", description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--nic", nargs="+", default=list(NICS), choices=NICS)
+    parser.add_argument("--soc", nargs="+", default=[IDEAL_SOC], choices=[IDEAL_SOC, *BOARD_MODEL_PHYS],
+                        help="SoCs to measure: the ideal SoC (default) and the board models (docs/board_model.md; "
+                             "at their own PHY, without the user's day)")
     parser.add_argument("--build-dir", nargs="+", default=None, metavar="[NIC=]DIR",
                         help="simulator builds to measure, as is (no build step): NIC=DIR per NIC, or DIR "
                              "with one --nic; default: build/sim, build/sim-offload, built first")
@@ -266,13 +282,17 @@ def main(argv=None):
     def log(msg):
         print(f"[sim_speed] {msg}", flush=True)
 
+    if dirs and len(args.soc) > 1:
+        parser.error("--build-dir names the builds of one SoC: give one --soc")
     rows = []
     try:
-        for nic in args.nic:
-            build_dir = dirs.get(nic)
-            if build_dir is None:
-                build_dir = build(default_build_dir(nic), nic=nic)
-            rows += measure(nic, build_dir, situations, args, log)
+        for soc in args.soc:
+            board = None if soc == IDEAL_SOC else soc
+            for nic in args.nic:
+                build_dir = dirs.get(nic)
+                if build_dir is None:
+                    build_dir = build(default_build_dir(nic, board=board), nic=nic, board=board)
+                rows += measure(nic, build_dir, situations, args, log, soc)
     except BenchError as e:
         sys.exit(f"sim_speed: {e}")
     print(merge_reports(rows, args.out))
