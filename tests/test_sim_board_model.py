@@ -46,8 +46,8 @@ def target(board_model):
 
 def test_it_is_the_boards_soc(board_model, target):
     console = "\n".join(board_model.console)
-    assert f"({BOARD_SYS_CLK_HZ} Hz)" in console, console
-    assert re.search(r"flash: SPI NOR gd25q16 .*store at 0x180000, 512 KiB", console), console
+    assert f", {BOARD_SYS_CLK_HZ} Hz)" in console, console  # the firmware's banner
+    assert re.search(r"flash: SPI NOR gd25q16\b.*store at 0x180000, 512 KiB", console), console
     generated = os.path.join(board_model.build_dir, "software", "include", "generated")
     with open(os.path.join(generated, "mem.h")) as f:
         mem = f.read()
