@@ -339,8 +339,6 @@ def main(argv=None):
 
 
 def write_reports(results, out, write_json=True):
-    table = markdown(results)
-    print(table)
     json_path, md_path = os.path.join(out, "latest.json"), os.path.join(out, "latest.md")
     if write_json:
         data = {}
@@ -349,9 +347,15 @@ def write_reports(results, out, write_json=True):
                 data = json.load(f)
         # a latest.json without sections is a list, the SoC rows alone: replaced here
         data = data if isinstance(data, dict) else {}
+        # rows of a SoC, NIC and PHY this run did not measure (--soc, --nic, --phy) are kept
+        key = lambda r: (r.get("soc", IDEAL_SOC), r["nic"], r["phy"])  # noqa: E731
+        fresh = {key(r) for r in results}
+        results = [r for r in data.get("soc", []) if key(r) not in fresh] + results
         data["soc"] = results
         with open(json_path, "w") as f:
             json.dump(data, f, indent=2)
+    table = markdown(results)
+    print(table)
     others = ""
     if os.path.exists(md_path):
         with open(md_path) as f:

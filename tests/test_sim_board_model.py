@@ -5,9 +5,12 @@ built in build/sim-colorlight_i5-offload (LITEDAV_BOARD_MODEL_BUILD: another fol
   1. It is the board's SoC: the firmware reports the board's sys_clk (75 MHz) and main RAM (8 MiB
      of SDRAM through LiteDRAM, the 8 KiB L2 in front), the store on the SPI NOR chip model, the
      offload NIC's driver.
-  2. python caldav's calendar round trip (the same flow as on the ideal SoC, tests/caldav_suite.py)
+  2. /bulk (nic_compare's bulk GET and PUT) has its 1 MiB buffer in the 8 MiB: 64 KiB go in and
+     come back byte for byte.
+  3. python caldav's calendar round trip (the same flow as on the ideal SoC, tests/caldav_suite.py)
      completes against it over MII, the PHY rate its 75 MHz carries.
 """
+import base64
 import os
 import re
 
@@ -59,3 +62,17 @@ def test_it_is_the_boards_soc(board_model, target):
     with open(os.path.join(generated, "csr.h")) as f:
         assert "CSR_NIC_BASE" in f.read()  # the offload NIC, whose driver the firmware then has
     assert status(target)["sys_clk_hz"] == BOARD_SYS_CLK_HZ
+
+
+def test_bulk_round_trip(target):
+    body = bytes((i * 13 + 5) & 0xFF for i in range(64 * 1024))
+    auth = {"Authorization": "Basic " + base64.b64encode(b"demo:demo").decode()}  # firmware/users.conf
+    conn = target.connection()
+    conn.request("PUT", "/bulk", body, {**auth, "Content-Type": "application/octet-stream"})
+    resp = conn.getresponse()
+    assert resp.status == 204, (resp.status, resp.read()[:200])  # 404: no room for the buffer
+    resp.read()
+    conn.request("GET", "/bulk")
+    resp = conn.getresponse()
+    assert resp.status == 200 and resp.read() == body
+    conn.close()
