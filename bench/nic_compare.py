@@ -212,15 +212,31 @@ def ratio(a, b, digits=1):
     return f"{a / b:.{digits}f}x" if a and b else "-"
 
 
+class NotMeasured:
+    """A NIC a run did not measure (--nic): every figure of it reads "-"."""
+    def __getitem__(self, key):
+        return self
+
+    def get(self, key, default=None):
+        return default
+
+    def __bool__(self):
+        return False
+
+    def __format__(self, spec):
+        return "-"
+
+    __str__ = __repr__ = lambda self: "-"
+
+
 def markdown(results):
     lines = []
     # rows written before the board models are the ideal SoC's
     by = {(r.get("soc", IDEAL_SOC), r["nic"], r["phy"]): r for r in results}
     for soc, phy in dict.fromkeys((r.get("soc", IDEAL_SOC), r["phy"]) for r in results):
         le, off = by.get((soc, "liteeth", phy)), by.get((soc, "offload", phy))
-        if not le or not off:
-            continue
-        mhz = le["sys_clk_hz"] / 1e6
+        mhz = (le or off)["sys_clk_hz"] / 1e6
+        le, off = le or NotMeasured(), off or NotMeasured()
         lines += [f"\n**{phy.upper()} {PHY_MBPS[phy]} Mbit/s (TCP payload limit {link_limit_MBps(phy):.2f} MB/s), "
                   f"{soc_label(soc)}: VexRiscv at {mhz:g} MHz**\n",
                   "| figure | LiteEth | offload NIC | offload gain |", "|---|---|---|---|"]
