@@ -36,7 +36,7 @@ import urllib.request
 
 from litedav.bench.pcap_flows import latencies_ns, tcp_flows
 from litedav.sim.config import BOARD_MODEL_PHYS, IDEAL_SOC, check_phy
-from litedav.sim.run import NICS, SimOptions, Simulator, build, default_build_dir, free_port
+from litedav.sim.run import BUILD_COMMIT_FILE, NICS, SimOptions, Simulator, build, default_build_dir, free_port
 
 TOP = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 NIC_LABELS = {"liteeth": "LiteEth", "offload": "offload NIC"}
@@ -170,7 +170,12 @@ def measure(nic, phy, requests, new_requests, out_dir, keep_pcap=False, new_conc
     flows = tcp_flows(pcap, byte_ns)
     times = transfer_times(flows)
     lat = latencies_ns(flows, f"GET {SMALL_PATH}{LATENCY_QUERY}")
-    result = {"soc": soc, "nic": nic, "phy": phy, "link_mbps": PHY_MBPS[phy], "sys_clk_hz": hz,
+    try:
+        with open(os.path.join(build_dir, BUILD_COMMIT_FILE)) as f:
+            commit = f.read().strip()
+    except FileNotFoundError:
+        commit = "unknown"
+    result = {"soc": soc, "nic": nic, "phy": phy, "commit": commit, "link_mbps": PHY_MBPS[phy], "sys_clk_hz": hz,
               "wall_s": round(time.time() - t0), "status_read_cycles": overhead, "peer": peer}
     for kind in ("get", "put"):
         d = bulk_rows[kind]
