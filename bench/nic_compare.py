@@ -243,7 +243,8 @@ def markdown(results):
         mhz = (le or off)["sys_clk_hz"] / 1e6
         le, off = le or NotMeasured(), off or NotMeasured()
         lines += [f"\n**{phy.upper()} {PHY_MBPS[phy]} Mbit/s (TCP payload limit {link_limit_MBps(phy):.2f} MB/s), "
-                  f"{soc_label(soc)}: VexRiscv at {mhz:g} MHz**\n",
+                  f"{soc_label(soc)}: VexRiscv at {mhz:g} MHz; commit "
+                  f"{le.get('commit') or off.get('commit') or 'not recorded (rows before 8171622)'}**\n",
                   "| figure | LiteEth | offload NIC | offload gain |", "|---|---|---|---|"]
 
         def row(name, a, b, gain):
