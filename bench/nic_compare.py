@@ -36,7 +36,7 @@ import urllib.request
 
 from litedav.bench.pcap_flows import latencies_ns, tcp_flows
 from litedav.sim.config import BOARD_MODEL_PHYS, IDEAL_SOC, check_phy
-from litedav.sim.run import BUILD_COMMIT_FILE, NICS, SimOptions, Simulator, build, default_build_dir, free_port
+from litedav.sim.run import NICS, SimOptions, Simulator, build, default_build_dir, free_port, read_build_commit
 
 TOP = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 NIC_LABELS = {"liteeth": "LiteEth", "offload": "offload NIC"}
@@ -138,8 +138,13 @@ def transfer_times(flows):
     return times
 
 
+def soc_board(soc):
+    """The board model a SoC name stands for, None for the ideal SoC (build()'s `board`)."""
+    return None if soc == IDEAL_SOC else soc
+
+
 def soc_build_dir(soc, nic):
-    return default_build_dir(nic, board=None if soc == IDEAL_SOC else soc)
+    return default_build_dir(nic, board=soc_board(soc))
 
 
 def soc_label(soc):
@@ -170,12 +175,7 @@ def measure(nic, phy, requests, new_requests, out_dir, keep_pcap=False, new_conc
     flows = tcp_flows(pcap, byte_ns)
     times = transfer_times(flows)
     lat = latencies_ns(flows, f"GET {SMALL_PATH}{LATENCY_QUERY}")
-    try:
-        with open(os.path.join(build_dir, BUILD_COMMIT_FILE)) as f:
-            commit = f.read().strip()
-    except FileNotFoundError:
-        commit = "unknown"
-    result = {"soc": soc, "nic": nic, "phy": phy, "commit": commit, "link_mbps": PHY_MBPS[phy], "sys_clk_hz": hz,
+    result = {"soc": soc, "nic": nic, "phy": phy, "commit": read_build_commit(build_dir), "link_mbps": PHY_MBPS[phy], "sys_clk_hz": hz,
               "wall_s": round(time.time() - t0), "status_read_cycles": overhead, "peer": peer}
     for kind in ("get", "put"):
         d = bulk_rows[kind]
@@ -341,7 +341,7 @@ def main(argv=None):
     sys_clk_hz = {}
     for soc in args.soc:
         for nic in args.nic:
-            build_dir = build(soc_build_dir(soc, nic), nic=nic, board=None if soc == IDEAL_SOC else soc)
+            build_dir = build(soc_build_dir(soc, nic), nic=nic, board=soc_board(soc))
             sys_clk_hz[soc] = Simulator._sys_clk_hz(os.path.join(build_dir, "gateware"))
     results = []
     for soc in args.soc:

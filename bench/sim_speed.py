@@ -34,7 +34,7 @@ import urllib.request
 
 from litedav.bench.lm3s_instructions import merge_section
 from litedav.sim.config import BOARD_MODEL_PHYS, IDEAL_SOC
-from litedav.sim.run import NICS, SimOptions, Simulator, build, default_build_dir, free_port
+from litedav.sim.run import NICS, SimOptions, Simulator, build, default_build_dir, free_port, read_build_commit
 
 TOP = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 SECTION = "sim_speed"
@@ -102,13 +102,7 @@ class Window:
 
 def build_commit(build_dir, override=None):
     """The commit the build was made from: --commit, else the build's .git-commit file."""
-    if override:
-        return override
-    try:
-        with open(os.path.join(build_dir, COMMIT_FILE)) as f:
-            return f.read().strip() or "unknown"
-    except FileNotFoundError:
-        return "unknown"
+    return override or read_build_commit(build_dir)
 
 
 def soc_phy(soc):

@@ -34,7 +34,7 @@ from litex.soc.integration.builder import Builder
 from litex.soc.integration.soc import SoCRegion
 from litex.soc.integration.soc_core import get_mem_data
 
-from litedav.sim.config import (BOARD_MODEL_PHYS, DEFAULT_FLASH_FILE, DEFAULT_FLASH_SIZE, DEFAULT_GAP_CYCLES, DEFAULT_PHY,
+from litedav.sim.config import (BOARD_MODEL_NICS, BOARD_MODEL_PHYS, DEFAULT_FLASH_FILE, DEFAULT_FLASH_SIZE, DEFAULT_GAP_CYCLES, DEFAULT_PHY,
                                 MODEL_DIR, MODULE_SHARED_DIRS, MODULES_DIR, PHY_RATES, check_flash_size,
                                 check_phy, model_settings, sim_config)
 from litedav.sim.flash import SimFlash, WINDOW_SIZE
@@ -171,7 +171,7 @@ class ColorlightI5Model(SimBoard):
     NAME             = colorlight_i5.NAME
     SYS_CLK_FREQ     = colorlight_i5.DEFAULT_SYS_CLK_FREQ
     CPU_VARIANT      = colorlight_i5.CPU_VARIANT
-    DEFAULT_NIC      = "offload"   # the board's bitstream
+    DEFAULT_NIC      = BOARD_MODEL_NICS[NAME]
     DEFAULT_PHY      = BOARD_MODEL_PHYS[NAME]
 
     def __init__(self, firmware_words=None):
@@ -280,6 +280,8 @@ def build(args):
         if not os.path.isfile(args.firmware):
             sys.exit(f"litedav-soc: firmware image {args.firmware!r} not found (build it with `make firmware`)")
         firmware_words = get_mem_data(args.firmware, endianness="little")
+        # the ideal SoC's main RAM is initialized with the image, so check it before building it;
+        # a board model's size comes from its SDRAM chip (checked below)
         if not model and len(firmware_words) * 4 > args.main_ram_size:
             sys.exit(f"litedav-soc: firmware ({len(firmware_words) * 4} bytes) does not fit main RAM")
 

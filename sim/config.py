@@ -42,6 +42,7 @@ def model_settings():
 # the PHY its runs default to: the simulated PHY moves one byte per sys_clk, so a board model whose
 # sys_clk is below 125 MHz carries MII (100 Mbit/s), not GMII.
 BOARD_MODEL_PHYS = {"colorlight_i5": "mii"}
+BOARD_MODEL_NICS = {"colorlight_i5": "offload"}   # the NIC of each board's bitstream, its default
 IDEAL_SOC = "ideal"   # the SoC of every figure before the board models: 125 MHz, single-cycle RAM
 
 # The PHY's wire rates in bit/s (the slirp_ethernet module paces both directions at it): None is

@@ -57,7 +57,7 @@ import time
 from dataclasses import dataclass
 from typing import Optional
 
-from litedav.sim.config import (BOARD_MODEL_PHYS, DEFAULT_FLASH_SIZE, DEFAULT_GAP_CYCLES, DEFAULT_PHY, MODEL_DIR, MODULE_SHARED_DIRS,
+from litedav.sim.config import (BOARD_MODEL_NICS, BOARD_MODEL_PHYS, DEFAULT_FLASH_SIZE, DEFAULT_GAP_CYCLES, DEFAULT_PHY, MODEL_DIR, MODULE_SHARED_DIRS,
                                 MODULES_DIR, PHY_RATES, check_flash_size, describe_phy, model_settings,
                                 sim_config)
 from litedav.soc.sizes import parse_size
@@ -256,6 +256,15 @@ def _record_commit(build_dir):
         f.write(commit + ("-dirty" if dirty else "") + "\n")
 
 
+def read_build_commit(build_dir):
+    """The commit a build was made from (its .git-commit, written by build()), "unknown" without one."""
+    try:
+        with open(os.path.join(build_dir, BUILD_COMMIT_FILE)) as f:
+            return f.read().strip() or "unknown"
+    except FileNotFoundError:
+        return "unknown"
+
+
 def build(build_dir=DEFAULT_BUILD, soc_args=(), nic="liteeth", phy=None, fw_defs=(), board=None):
     """nic: liteeth or offload (litedav-soc --nic); the firmware is built against that SoC's
     headers in build_dir, so it gets the matching netif driver. phy: the wire rate of the
@@ -443,11 +452,11 @@ class Simulator:
                     os.remove(link)
                 os.symlink(os.path.join(gateware, name), link)
         options = self.options
-        if options.lwip_clock_scale != 1 and not os.path.exists(os.path.join(gateware, MAIN_RAM_INIT)):
-            raise ValueError("lwip_clock_scale (--lwip-clock-scale) patches the firmware in the ideal "
-                             f"SoC's main RAM image ({MAIN_RAM_INIT}); this build keeps it elsewhere "
-                             "(a board model's SDRAM banks)")
         if options.lwip_clock_scale != 1:
+            if not os.path.exists(os.path.join(gateware, MAIN_RAM_INIT)):
+                raise ValueError("lwip_clock_scale (--lwip-clock-scale) patches the firmware in the ideal "
+                                 f"SoC's main RAM image ({MAIN_RAM_INIT}); this build keeps it elsewhere "
+                                 "(a board model's SDRAM banks)")
             main_ram = os.path.join(run_dir, MAIN_RAM_INIT)
             os.remove(main_ram)
             patch_lwip_clock_scale(self.build_dir, os.path.join(gateware, MAIN_RAM_INIT), main_ram,
@@ -735,7 +744,7 @@ def main(argv=None):
         faults = {"to_soc": to_soc, "from_soc": from_soc}
     if args.board and args.spi_flash:
         parser.error("--spi-flash: a board model has its board's flash already")
-    args.nic = args.nic or ("offload" if args.board else "liteeth")
+    args.nic = args.nic or (BOARD_MODEL_NICS[args.board] if args.board else "liteeth")
     args.phy = args.phy or (BOARD_MODEL_PHYS[args.board] if args.board else DEFAULT_PHY)
     build_dir = os.path.abspath(args.build_dir or default_build_dir(args.nic, args.spi_flash, args.board))
     if args.command in ("build", "demo"):
