@@ -72,7 +72,13 @@ def status_cost(port):
     return min(costs)
 
 
-def http(port, method, path, body=None, headers=None, timeout=600):
+# A socket's inactivity limit for the bulk transfers: a board model at MII that loses frames waits
+# out slirp's retransmission timeouts in simulated time, at a few hundred thousand cycles per
+# wall second (a 1 MiB PUT took 8 minutes of wall time on a quiet host).
+BULK_TIMEOUT_S = 3600
+
+
+def http(port, method, path, body=None, headers=None, timeout=BULK_TIMEOUT_S):
     req = urllib.request.Request(f"http://127.0.0.1:{port}{path}", data=body, method=method,
                                  headers=headers or {})
     with urllib.request.urlopen(req, timeout=timeout) as r:
