@@ -77,6 +77,7 @@ bench: deps
 	@$(PYTHON) -m litedav.bench.office_sync --nic liteeth offload --no-office --out bench/results
 	@$(PYTHON) -m litedav.bench.office_sync --nic offload --no-day --users 100 --clients $(OFFICE_CLIENTS) --out bench/results
 	@$(PYTHON) -m litedav.bench.sim_speed --soc ideal colorlight_i5 --out bench/results
+	@$(PYTHON) -m litedav.bench.memory_path --out bench/results
 
 resources: deps
 	@$(PYTHON) -m litedav.bench.gateware_resources --json bench/results/gateware_resources.json

@@ -241,9 +241,8 @@ def _model_fingerprint(gateware_dir):
 BUILD_COMMIT_FILE = ".git-commit"
 
 
-def _record_commit(build_dir):
-    """Names the source a build was made from in build_dir/.git-commit (the short commit, with
-    -dirty for uncommitted changes): the simulator speed benchmark reports it."""
+def source_commit():
+    """The source tree's short commit, with -dirty for uncommitted changes; None outside git."""
     try:
         src = os.path.dirname(os.path.realpath(__file__))
         commit = subprocess.run(["git", "-C", src, "rev-parse", "--short", "HEAD"], check=True,
@@ -251,9 +250,18 @@ def _record_commit(build_dir):
         dirty = subprocess.run(["git", "-C", src, "status", "--porcelain", "--untracked-files=no"], check=True,
                                stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True).stdout.strip()
     except (OSError, subprocess.CalledProcessError):
+        return None
+    return commit + ("-dirty" if dirty else "")
+
+
+def _record_commit(build_dir):
+    """Names the source a build was made from in build_dir/.git-commit (source_commit()): the
+    benchmarks report it."""
+    commit = source_commit()
+    if commit is None:
         return
     with open(os.path.join(build_dir, BUILD_COMMIT_FILE), "w") as f:
-        f.write(commit + ("-dirty" if dirty else "") + "\n")
+        f.write(commit + "\n")
 
 
 def read_build_commit(build_dir):
