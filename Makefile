@@ -61,7 +61,7 @@ host: deps
 	@build/host/litedav-host --port $(PORT) --store build/host/litedav.flash
 
 test: deps
-	@$(PYTHON) -m pytest -ra $(wildcard tests cocotb_tests)
+	@$(PYTHON) -m pytest -ra --durations=30 $(wildcard tests cocotb_tests)
 
 # Clients syncing at once in make bench's office run (office_sync --clients), each one user of the
 # 100-user office: 100, the whole office (issue 9), ~1 hour of wall time; 12 for a quicker look
