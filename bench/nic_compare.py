@@ -248,9 +248,11 @@ def markdown(results):
         le, off = by.get((soc, "liteeth", phy)), by.get((soc, "offload", phy))
         mhz = (le or off)["sys_clk_hz"] / 1e6
         le, off = le or NotMeasured(), off or NotMeasured()
+        commits = {r.get("commit") or "not recorded (rows before 8171622)" for r in (le, off) if r}
+        commit_text = (f"commit {commits.pop()}" if len(commits) == 1 else
+                       f"commits: LiteEth {le.get('commit')}, offload NIC {off.get('commit')}")
         lines += [f"\n**{phy.upper()} {PHY_MBPS[phy]} Mbit/s (TCP payload limit {link_limit_MBps(phy):.2f} MB/s), "
-                  f"{soc_label(soc)}: VexRiscv at {mhz:g} MHz; commit "
-                  f"{le.get('commit') or off.get('commit') or 'not recorded (rows before 8171622)'}**\n",
+                  f"{soc_label(soc)}: VexRiscv at {mhz:g} MHz; {commit_text}**\n",
                   "| figure | LiteEth | offload NIC | offload gain |", "|---|---|---|---|"]
 
         def row(name, a, b, gain):
@@ -349,7 +351,7 @@ def main(argv=None):
         for nic in args.nic:
             build_dir = build(soc_build_dir(soc, nic), nic=nic, board=soc_board(soc))
             sys_clk_hz[soc] = Simulator._sys_clk_hz(os.path.join(build_dir, "gateware"))
-    results = []
+    results, failed = [], []
     for soc in args.soc:
         for phy in args.phy:
             try:
@@ -358,12 +360,23 @@ def main(argv=None):
                 print(f"[bench] {soc_label(soc)}, {phy.upper()}: skipped ({e})", flush=True)
                 continue
             for nic in args.nic:
-                print(f"[bench] {soc_label(soc)}, {NIC_LABELS[nic]}, {phy.upper()} {PHY_MBPS[phy]} Mbit/s ...",
-                      flush=True)
-                results.append(measure(nic, phy, args.requests, args.new_requests, args.out, args.keep_pcap,
-                                       args.new_concurrency, soc))
+                what = f"{soc_label(soc)}, {NIC_LABELS[nic]}, {phy.upper()} {PHY_MBPS[phy]} Mbit/s"
+                print(f"[bench] {what} ...", flush=True)
+                try:
+                    results.append(measure(nic, phy, args.requests, args.new_requests, args.out,
+                                           args.keep_pcap, args.new_concurrency, soc))
+                except (Exception, SystemExit) as e:  # noqa: BLE001 (bulk() exits with its reason)
+                    # the other measurements still run; this one keeps its old row, if any
+                    failed.append(f"{what}: {e!r}")
+                    print(f"[bench]   FAILED: {e!r}", file=sys.stderr, flush=True)
+                    continue
                 print(f"[bench]   done in {results[-1]['wall_s']} s of wall time", flush=True)
-    write_reports(results, args.out)
+                # written after every measurement: a later failure loses nothing measured
+                write_reports(results, args.out)
+    if not results and not failed:
+        sys.exit("nic_compare: nothing measured (every PHY skipped)")
+    if failed:
+        sys.exit("nic_compare: these measurements failed; their rows were not written:\n  " + "\n  ".join(failed))
 
 
 def write_reports(results, out, write_json=True):
