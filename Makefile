@@ -74,6 +74,7 @@ bench: deps
 	@nice -n 5 $(PYTHON) -m litedav.bench.lm3s_scale --out bench/results
 	@nice -n 5 $(PYTHON) -m litedav.bench.lm3s_scale --out bench/results --no-idle --store-kib 256
 	@$(PYTHON) -m litedav.bench.idle_conns --out bench/results
+	@$(PYTHON) -m litedav.bench.idle_conns --soc colorlight_i5 --out bench/results
 	@$(PYTHON) -m litedav.bench.office_sync --nic liteeth offload --no-office --out bench/results
 	@$(PYTHON) -m litedav.bench.office_sync --nic offload --no-day --users 100 --clients $(OFFICE_CLIENTS) --out bench/results
 	@$(PYTHON) -m litedav.bench.sim_speed --soc ideal colorlight_i5 --out bench/results

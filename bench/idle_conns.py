@@ -9,9 +9,12 @@ turns that handled a frame or ran lwIP's timers, whose walks over every connecti
 idle connections cost.
 
     python3 -m litedav.bench.idle_conns [--counts 0 100 1000 4000] [--requests N] [--out DIR]
+                                        [--soc ideal|colorlight_i5]
 
 Writes section "idle_connections" of DIR/latest.json and latest.md and DIR/idle_connections.png
-(default bench/results/), after every step (the rows so far) and at the end. tests/test_sim_idle_conns.py uses open_idle() and still_open().
+(default bench/results/), after every step (the rows so far) and at the end; a board model
+(--soc colorlight_i5, docs/board_model.md, at its own PHY unless --phy) has its own section,
+"idle_connections_colorlight_i5", and plot. tests/test_sim_idle_conns.py uses open_idle() and still_open().
 """
 
 import argparse
@@ -25,10 +28,10 @@ import sys
 import time
 import urllib.request
 
+from litedav.sim.config import BOARD_MODEL_NICS, BOARD_MODEL_PHYS, IDEAL_SOC
+
 TOP = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 SECTION = "idle_connections"
-MD_BEGIN = f"<!-- {SECTION} begin (written by litedav.bench.idle_conns) -->"
-MD_END = f"<!-- {SECTION} end -->"
 SMALL_PATH = "/static/task.ics"
 # Connections opened at once: a wave the SoC's receive slots absorb (bench/README.md, waves
 # of new connections); each wave's requests are answered before the next opens.
@@ -197,13 +200,20 @@ def _relative(rows):
         row["vs_no_idle"] = round(row["cpu_cycles_per_request"] / base, 4) if base else None
 
 
+def section(soc):
+    """The ideal SoC's section keeps its old name; each board model has its own."""
+    return SECTION if soc == IDEAL_SOC else f"{SECTION}_{soc}"
+
+
 def measure(counts, requests, concurrency, nic="liteeth", phy="gmii", build_dir=None, log=print,
-            on_row=None):
+            on_row=None, soc=IDEAL_SOC):
     """on_row(partial result): called after every step (a 4,000-connection step takes half an
     hour of wall time; the rows before it are kept if it is cut short)."""
-    from litedav.sim.run import SimOptions, Simulator, build, default_build_dir, free_port
-    build_dir = build_dir or default_build_dir(nic)
-    build(build_dir, nic=nic)
+    from litedav.sim.run import SimOptions, Simulator, build, default_build_dir, free_port, read_build_commit
+    board = None if soc == IDEAL_SOC else soc
+    build_dir = build_dir or default_build_dir(nic, board=board)
+    build(build_dir, nic=nic, board=board)
+    commit = read_build_commit(build_dir)
     rows = []
     socks = []
     t0 = time.time()
@@ -230,27 +240,39 @@ def measure(counts, requests, concurrency, nic="liteeth", phy="gmii", build_dir=
                     f"({row['requests']} requests, {row['failed']} failed)")
                 _relative(rows)
                 if on_row:
-                    on_row({"nic": nic, "phy": phy, "sys_clk_hz": hz, "concurrency": concurrency,
-                            "wall_s": round(time.time() - t0), "rows": rows})
+                    on_row({"soc": soc, "nic": nic, "phy": phy, "sys_clk_hz": hz, "commit": commit,
+                            "concurrency": concurrency, "wall_s": round(time.time() - t0), "rows": rows})
         finally:
             close_all(socks)
     _relative(rows)
-    return {"nic": nic, "phy": phy, "sys_clk_hz": hz, "concurrency": concurrency,
-            "wall_s": round(time.time() - t0), "rows": rows}
+    return {"soc": soc, "nic": nic, "phy": phy, "sys_clk_hz": hz, "commit": commit,
+            "concurrency": concurrency, "wall_s": round(time.time() - t0), "rows": rows}
+
+
+def md_markers(soc):
+    name = section(soc)
+    return f"<!-- {name} begin (written by litedav.bench.idle_conns) -->", f"<!-- {name} end -->"
+
+
+def soc_text(soc):
+    return "ideal SoC" if soc == IDEAL_SOC else f"{soc} board model"
 
 
 def markdown(result):
     mhz = result["sys_clk_hz"] / 1e6
-    lines = [MD_BEGIN,
+    soc = result.get("soc", IDEAL_SOC)  # rows written before the board models: the ideal SoC's
+    begin, end = md_markers(soc)
+    commit = f"; commit {result['commit']}" if result.get("commit") else ""
+    lines = [begin,
              f"\n**Keep-alive small GET (`ab -k -c {result['concurrency']}`) vs idle keep-alive connections, "
-             f"{result['nic']} at {result['phy'].upper()}, VexRiscv at {mhz:g} MHz**\n",
+             f"{result['nic']} at {result['phy'].upper()}, {soc_text(soc)}: VexRiscv at {mhz:g} MHz{commit}**\n",
              "| idle connections | CPU cycles/request | vs 0 idle | requests (failed) | idle ones the server closed |",
              "|---|---|---|---|---|"]
     for r in result["rows"]:
         vs = f"{(r['vs_no_idle'] - 1) * 100:+.1f}%" if r["vs_no_idle"] else "-"
         lines.append(f"| {r['idle_connections']:,} | {r['cpu_cycles_per_request']:,} | {vs} | "
                      f"{r['requests']} ({r['failed']}) | {r['idle_closed_by_server']} |")
-    lines.append(MD_END)
+    lines.append(end)
     return "\n".join(lines) + "\n"
 
 
@@ -269,31 +291,37 @@ def plot(result, path):
     ax.set_xlabel("idle keep-alive connections")
     ax.set_ylabel("CPU cycles per keep-alive request")
     ax.set_ylim(bottom=0)
-    ax.set_title(f"Cost per request vs idle connections (hiper-style), "
+    ax.set_title(f"Cost per request vs idle connections (hiper-style), {soc_text(result.get('soc', IDEAL_SOC))}, "
                  f"VexRiscv {result['sys_clk_hz'] / 1e6:g} MHz, {result['phy'].upper()}", fontsize=9)
     ax.legend(fontsize=8)
     fig.tight_layout()
     fig.savefig(path, dpi=110)
 
 
+def plot_path(out, soc):
+    return os.path.join(out, "idle_connections.png" if soc == IDEAL_SOC else f"idle_connections-{soc}.png")
+
+
 def merge_reports(result, out):
-    """Section SECTION of out/latest.json and out/latest.md; other sections are kept."""
+    """The SoC's section of out/latest.json and out/latest.md (section()); other sections are kept."""
+    soc = result.get("soc", IDEAL_SOC)
+    begin, end = md_markers(soc)
     json_path, md_path = os.path.join(out, "latest.json"), os.path.join(out, "latest.md")
     data = {}
     if os.path.exists(json_path):
         with open(json_path) as f:
             data = json.load(f)
     data = data if isinstance(data, dict) else {"soc": data}
-    data[SECTION] = result
+    data[section(soc)] = result
     with open(json_path, "w") as f:
         json.dump(data, f, indent=2)
     text = ""
     if os.path.exists(md_path):
         with open(md_path) as f:
-            text = re.sub(re.escape(MD_BEGIN) + r".*?" + re.escape(MD_END) + r"\n?", "", f.read(), flags=re.S)
+            text = re.sub(re.escape(begin) + r".*?" + re.escape(end) + r"\n?", "", f.read(), flags=re.S)
     with open(md_path, "w") as f:
         f.write(text.rstrip("\n") + ("\n\n" if text.strip() else "") + markdown(result))
-    plot(result, os.path.join(out, "idle_connections.png"))
+    plot(result, plot_path(out, soc))
 
 
 def main(argv=None):
@@ -303,8 +331,12 @@ def main(argv=None):
                         help="idle keep-alive connections to measure at (opened cumulatively)")
     parser.add_argument("--requests", type=int, default=1000, help="keep-alive requests per step")
     parser.add_argument("--concurrency", type=int, default=10, help="ab -c of the measured requests")
-    parser.add_argument("--nic", default="liteeth", choices=("liteeth", "offload"))
-    parser.add_argument("--phy", default="gmii", choices=("gmii", "mii"))
+    parser.add_argument("--nic", default=None, choices=("liteeth", "offload"),
+                        help="default: LiteEth on the ideal SoC, a board model's own NIC")
+    parser.add_argument("--phy", default=None, choices=("gmii", "mii"),
+                        help="wire rate (default: GMII on the ideal SoC, a board model's own PHY)")
+    parser.add_argument("--soc", default=IDEAL_SOC, choices=[IDEAL_SOC, *BOARD_MODEL_PHYS],
+                        help="the ideal SoC or a board model (docs/board_model.md)")
     parser.add_argument("--build-dir", default=None,
                         help="simulator build (default: build/sim, build/sim-offload with --nic offload)")
     parser.add_argument("--out", default=os.path.join(TOP, "bench", "results"), help="output directory")
@@ -312,10 +344,12 @@ def main(argv=None):
     if any(c < 0 for c in args.counts):
         parser.error("--counts must be 0 or more")
     os.makedirs(args.out, exist_ok=True)
-    result = measure(args.counts, args.requests, args.concurrency, args.nic, args.phy,
+    phy = args.phy or ("gmii" if args.soc == IDEAL_SOC else BOARD_MODEL_PHYS[args.soc])
+    nic = args.nic or ("liteeth" if args.soc == IDEAL_SOC else BOARD_MODEL_NICS[args.soc])
+    result = measure(args.counts, args.requests, args.concurrency, nic, phy,
                      os.path.abspath(args.build_dir) if args.build_dir else None,
                      log=lambda m: print(f"[idle_conns] {m}", flush=True),
-                     on_row=lambda partial: merge_reports(partial, args.out))
+                     on_row=lambda partial: merge_reports(partial, args.out), soc=args.soc)
     merge_reports(result, args.out)
     print(markdown(result))
 
