@@ -338,7 +338,8 @@ def main(argv=None):
     parser.add_argument("--soc", default=IDEAL_SOC, choices=[IDEAL_SOC, *BOARD_MODEL_PHYS],
                         help="the ideal SoC or a board model (docs/board_model.md)")
     parser.add_argument("--build-dir", default=None,
-                        help="simulator build (default: build/sim, build/sim-offload with --nic offload)")
+                        help="simulator build (default: the SoC's and NIC's own, build/sim[-offload] or "
+                             "build/sim-<board>[-offload])")
     parser.add_argument("--out", default=os.path.join(TOP, "bench", "results"), help="output directory")
     args = parser.parse_args(argv)
     if any(c < 0 for c in args.counts):
