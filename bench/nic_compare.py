@@ -47,6 +47,10 @@ BULK_SIZE = 1024 * 1024
 WIRE_BYTES_PER_SEGMENT = 1460 + 40 + 14 + 4 + 8 + 12
 
 
+class BenchError(RuntimeError):
+    """A measurement that could not be made (a wrong answer, a failed client)."""
+
+
 def link_limit_MBps(phy):
     """The most TCP payload the link carries, MB/s (10^6 bytes)."""
     return PHY_MBPS[phy] / 8 * 1460 / WIRE_BYTES_PER_SEGMENT
@@ -97,13 +101,13 @@ def bulk(sim, payload, overhead):
                      {"Authorization": AUTH, "Content-Type": "application/octet-stream"})
     after = read_status(sim.port)
     if status != 204:
-        sys.exit(f"PUT /bulk answered {status}")
+        raise BenchError(f"PUT /bulk answered {status}")
     rows["put"] = deltas(before, after)
     before = read_status(sim.port)
     status, body = http(sim.port, "GET", "/bulk")
     after = read_status(sim.port)
     if status != 200 or body != payload:
-        sys.exit(f"GET /bulk answered {status} with {len(body)} bytes that differ from the PUT")
+        raise BenchError(f"GET /bulk answered {status} with {len(body)} bytes that differ from the PUT")
     rows["get"] = deltas(before, after)
     for d in rows.values():
         d["busy_cycles"] -= overhead
@@ -120,7 +124,7 @@ def ab(port, requests, concurrency, keepalive, query=""):
     failed = re.search(r"^Failed requests:\s+(\d+)", out.stdout, re.M)
     length = re.search(r"^Document Length:\s+(\d+)", out.stdout, re.M)
     if out.returncode != 0 or not failed:
-        sys.exit(f"ab failed:\n{out.stdout}\n{out.stderr}")
+        raise BenchError(f"ab failed:\n{out.stdout}\n{out.stderr}")
     d = deltas(before, after)
     d["failed"] = int(failed.group(1))
     d["document_length"] = int(length.group(1)) if length else None
@@ -365,7 +369,7 @@ def main(argv=None):
                 try:
                     results.append(measure(nic, phy, args.requests, args.new_requests, args.out,
                                            args.keep_pcap, args.new_concurrency, soc))
-                except (Exception, SystemExit) as e:  # noqa: BLE001 (bulk() exits with its reason)
+                except Exception as e:  # noqa: BLE001
                     # the other measurements still run; this one keeps its old row, if any
                     failed.append(f"{what}: {e!r}")
                     print(f"[bench]   FAILED: {e!r}", file=sys.stderr, flush=True)

@@ -27,7 +27,7 @@ def test_a_failed_measurement_loses_nothing_else(tmp_path, monkeypatch, measured
 
     def measure(nic, phy, *args):
         if nic == "liteeth":
-            raise SystemExit("PUT /bulk answered 500")
+            raise bench.BenchError("PUT /bulk answered 500")
         row = copy.deepcopy(measured_row)
         row.update(nic=nic, phy=phy, commit="new-row")
         return row
