@@ -67,6 +67,16 @@ def build(board, seed, log_path):
     return None, time.monotonic() - start
 
 
+def clock_table(pnr, sys_mhz, module):
+    """nextpnr's report's clocks: role, achieved and constraint MHz, pass."""
+    eth_role = getattr(module, "REPORT_ETH_ROLE", "RGMII RX/TX (eth_rx, eth_tx)")
+    eth_nets = getattr(module, "REPORT_ETH_NETS", ("eth",))
+    return {name: {"role": clock_role(name, c["constraint"], sys_mhz, eth_role, eth_nets),
+                   "achieved_mhz": round(c["achieved"], 2), "constraint_mhz": round(c["constraint"], 2),
+                   "pass": c["achieved"] >= c["constraint"]}
+            for name, c in sorted(pnr["fmax"].items())}
+
+
 def failed_seed(board, build_dir, seed, seconds):
     """The seed-table line of a build nextpnr finished without meeting timing (its report is
     written before litedav-soc refuses the bitstream); None when it did not get that far."""
@@ -77,12 +87,7 @@ def failed_seed(board, build_dir, seed, seconds):
         pnr = json.load(f)
     module = board_module(board)
     sys_mhz = module.DEFAULT_SYS_CLK_FREQ / 1e6
-    clocks = {name: {"role": clock_role(name, c["constraint"], sys_mhz, getattr(module, "REPORT_ETH_ROLE",
-                                                                             "RGMII RX/TX (eth_rx, eth_tx)"),
-                                        getattr(module, "REPORT_ETH_NETS", ("eth",))),
-                     "achieved_mhz": round(c["achieved"], 2), "constraint_mhz": round(c["constraint"], 2),
-                     "pass": c["achieved"] >= c["constraint"]}
-              for name, c in sorted(pnr["fmax"].items())}
+    clocks = clock_table(pnr, sys_mhz, module)
     lut = pnr["utilization"].get("TRELLIS_COMB", {"used": 0, "available": 0})
     return seed_summary({"seed": seed, "sys_clk_mhz": sys_mhz, "clocks": clocks,
                          "build_seconds": round(seconds, 1), "commit": source_commit() or "unknown",
@@ -105,17 +110,11 @@ def report(board, build_dir):
     module = board_module(board)
     # A board module may name its own nextpnr cells and report extras (platforms/tang_nano_4k.py).
     resources = getattr(module, "REPORT_RESOURCES", RESOURCES)
-    eth_role = getattr(module, "REPORT_ETH_ROLE", "RGMII RX/TX (eth_rx, eth_tx)")
     soc = {}
     for cell, column in resources.items():
         u = pnr["utilization"].get(cell, {"used": 0, "available": 0})
         soc[column] = {"used": u["used"], "available": u["available"]}
-    clocks = {}
-    for name, c in sorted(pnr["fmax"].items()):
-        clocks[name] = {"role": clock_role(name, c["constraint"], sys_mhz, eth_role,
-                                           getattr(module, "REPORT_ETH_NETS", ("eth",))),
-                        "achieved_mhz": round(c["achieved"], 2), "constraint_mhz": round(c["constraint"], 2),
-                        "pass": c["achieved"] >= c["constraint"]}
+    clocks = clock_table(pnr, sys_mhz, module)
     result = {"board": board, "sys_clk_mhz": sys_mhz, "cpu_type": summary.get("cpu_type", "vexriscv"),
               "cpu_variant": summary["cpu_variant"],
               "nic": summary["nic"], "seed": summary["seed"], "build_seconds": summary["build_seconds"],
@@ -150,30 +149,31 @@ def seed_summary(r):
             "commit": r.get("commit", "not recorded")}
 
 
-def merge_seeds(json_path, r):
-    """This run's seed beside the seeds of earlier runs in json_path (a report written before
-    the seed table counts as its own seed's run); a seed run again replaces its line."""
-    seeds = {}
-    if os.path.exists(json_path):
-        with open(json_path) as f:
-            old = json.load(f)
-        seeds = {int(k): v for k, v in old.get("seeds", {}).items()}
-        if not seeds and "seed" in old and "clocks" in old:
-            seeds[old["seed"]] = seed_summary(old)
-    seeds[r["seed"]] = seed_summary(r)
+def merge_seeds(old, seed, line):
+    """`seed`'s line beside the seeds of an earlier report `old` (None: no report; one written
+    before the seed table counts as its own seed's run); a seed run again replaces its line."""
+    seeds = {int(k): v for k, v in (old or {}).get("seeds", {}).items()}
+    if old and not seeds and "seed" in old and "clocks" in old:
+        seeds[old["seed"]] = seed_summary(old)
+    seeds[seed] = line
     return {str(k): seeds[k] for k in sorted(seeds)}
+
+
+def load_report(json_path):
+    """An earlier report, None when there is none."""
+    if not os.path.exists(json_path):
+        return None
+    with open(json_path) as f:
+        return json.load(f)
 
 
 def record_seed_line(base, seed, line):
     """A failed seed's line into the seed table of an existing report (the rest of it is the last
     finished build's and stays)."""
-    if not os.path.exists(base + ".json"):
+    r = load_report(base + ".json")
+    if r is None:
         return
-    with open(base + ".json") as f:
-        r = json.load(f)
-    r["seeds"] = merge_seeds(base + ".json", r)
-    r["seeds"][str(seed)] = line
-    r["seeds"] = {k: r["seeds"][k] for k in sorted(r["seeds"], key=int)}
+    r["seeds"] = merge_seeds(r, seed, line)
     with open(base + ".json", "w") as f:
         json.dump(r, f, indent=2)
     with open(base + ".md", "w") as f:
@@ -248,7 +248,7 @@ def main(argv=None):
     r = report(args.board, build_dir)
     r["commit"] = source_commit() or "unknown"
     os.makedirs(args.out, exist_ok=True)
-    r["seeds"] = merge_seeds(base + ".json", r)
+    r["seeds"] = merge_seeds(load_report(base + ".json"), r["seed"], seed_summary(r))
     with open(base + ".json", "w") as f:
         json.dump(r, f, indent=2)
     with open(base + ".md", "w") as f:

@@ -20,14 +20,14 @@ def test_seeds_accumulate(tmp_path):
     old.pop("commit")
     path.write_text(json.dumps(old))                    # a report from before the seed table
     new = record(1, 74.1)
-    seeds = fpga_report.merge_seeds(str(path), new)
+    seeds = fpga_report.merge_seeds(fpga_report.load_report(str(path)), 1, fpga_report.seed_summary(new))
     assert list(seeds) == ["1", "3"]
     assert seeds["1"]["timing_met"] is False and seeds["1"]["sys_clk_achieved_mhz"] == 74.1
     assert seeds["3"]["timing_met"] is True and seeds["3"]["commit"] == "not recorded"
 
     path.write_text(json.dumps({**new, "seeds": seeds}))
     again = record(1, 76.8)
-    seeds = fpga_report.merge_seeds(str(path), again)
+    seeds = fpga_report.merge_seeds(fpga_report.load_report(str(path)), 1, fpga_report.seed_summary(again))
     assert seeds["1"]["timing_met"] is True and seeds["1"]["commit"] == "c1"
     assert list(seeds) == ["1", "3"]
     md = fpga_report.markdown({**again, "board": "board", "cpu_variant": "v", "nic": "offload", "soc": {}, "nic_alone": {},
