@@ -19,7 +19,6 @@ Writes section "idle_connections" of DIR/latest.json and latest.md and DIR/idle_
 
 import argparse
 import errno
-import json
 import os
 import re
 import socket
@@ -28,6 +27,7 @@ import sys
 import time
 import urllib.request
 
+from litedav.bench.lm3s_instructions import merge_section
 from litedav.sim.config import BOARD_MODEL_NICS, BOARD_MODEL_PHYS, IDEAL_SOC
 
 TOP = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -305,22 +305,7 @@ def plot_path(out, soc):
 def merge_reports(result, out):
     """The SoC's section of out/latest.json and out/latest.md (section()); other sections are kept."""
     soc = result.get("soc", IDEAL_SOC)
-    begin, end = md_markers(soc)
-    json_path, md_path = os.path.join(out, "latest.json"), os.path.join(out, "latest.md")
-    data = {}
-    if os.path.exists(json_path):
-        with open(json_path) as f:
-            data = json.load(f)
-    data = data if isinstance(data, dict) else {"soc": data}
-    data[section(soc)] = result
-    with open(json_path, "w") as f:
-        json.dump(data, f, indent=2)
-    text = ""
-    if os.path.exists(md_path):
-        with open(md_path) as f:
-            text = re.sub(re.escape(begin) + r".*?" + re.escape(end) + r"\n?", "", f.read(), flags=re.S)
-    with open(md_path, "w") as f:
-        f.write(text.rstrip("\n") + ("\n\n" if text.strip() else "") + markdown(result))
+    merge_section(out, section(soc), result, markdown(result), *md_markers(soc))
     plot(result, plot_path(out, soc))
 
 
