@@ -6,11 +6,11 @@
 """The Colorlight i5's memory path, measured: sustained bytes per cycle per DMA master, with cocotb
 and Verilator (issue 27's memory-path test).
 
-The harness is the board's path as soc/litedav_soc.py and soc/main_ram.py build it: two DMA-like
-masters each behind the real register slice (soc/bus_slice.py), a CPU-like master without one,
-LiteX's wishbone arbiter, the real L2 (gateware/l2_cache.py, 8 KiB, 128-bit lines), LiteDRAM's
-wishbone bridge and controller, and LiteDRAM's SDRAM model with the board chip's timings
-(M12L64322A, 32-bit SDR, 1:1 at 75 MHz).
+The harness is the board's path as soc/litedav_soc.py builds it: a CPU-like master on the real L2
+(gateware/l2_cache.py, 8 KiB, 128-bit lines) in front of LiteDRAM's wishbone bridge, two DMA-like
+masters each on its own SDRAMDMAPort (gateware/sdram_dma.py: a 32-bit native port of LiteDRAM's
+crossbar, coherent with the L2 through a snoop port), LiteDRAM's controller, and LiteDRAM's SDRAM
+model with the board chip's timings (M12L64322A, 32-bit SDR, 1:1 at 75 MHz).
 
 The masters are traffic generators in gateware (no Python per cycle):
   rx   writes a 512 KiB ring (the RX buffers) in incrementing bursts of 8 words, like RxDMA;
@@ -20,10 +20,10 @@ The masters are traffic generators in gateware (no Python per cycle):
 Every word written anywhere is a function of its address, so every read is checked.
 
 Each phase runs a window of cycles and reports bytes per cycle per master; the test asserts that
-no read returned a wrong word, that each master moved data and that each DMA master alone moves at
-least FLOOR_BYTES_PER_CYCLE (today's path, rounded down), and writes the figures to
-sim_build/memory_path/figures.json (bench/README.md). The board's goal is 2 bytes per cycle per
-master with the CPU running (150 MB/s at 75 MHz); what today's path reaches is printed beside it.
+no read returned a wrong word, that each master moved data, and that each DMA master moves at least
+GOAL_BYTES_PER_CYCLE with the CPU running beside it (150 MB/s at 75 MHz: 1 GbE needs 125), and
+writes the figures to sim_build/memory_path/figures.json (bench/README.md). With both DMA masters
+and the CPU at once the SDRAM's peak (4 bytes per cycle) is shared three ways: that row is reported.
 
     python3 -m pytest cocotb_tests/test_memory_path.py -q -s
 """
@@ -35,20 +35,16 @@ import cocotb
 from cocotb.triggers import RisingEdge, Timer
 
 from harness import build_verilog, reset, run_cocotb, sim_build
+from sdram_system import L2_SIZE, SYS_CLK_HZ, add_sdram_system
 
-SYS_CLK_HZ   = 75e6           # the Colorlight i5's sys_clk
 PERIOD_NS    = 8              # the harness clock: only cycles are measured
-L2_SIZE      = 8192
 RING_WORDS   = 512 * 1024 // 4
 CPU_BASE     = 4 * 1024 * 1024 // 4   # the CPU's working set: away from the ring
 CPU_WORDS    = 64 * 1024 // 4
 BURST        = 8
 CPU_GAP      = 16
 WINDOW       = 40000          # cycles per measured phase
-GOAL_BYTES_PER_CYCLE = 2.0    # issue 27's goal, per DMA master with the CPU running
-# What today's path must not fall below, each DMA master alone (it gives 0.266 writing and 0.377
-# reading): the rework of the path raises this to the goal.
-FLOOR_BYTES_PER_CYCLE = 0.25
+GOAL_BYTES_PER_CYCLE = 2.0    # issue 27's bar, per DMA master with the CPU running
 COUNTERS     = ("cycles", "rx_words", "tx_words", "cpu_words", "errors")
 
 # Each phase: which generators run (rx, tx, cpu). The first writes the whole ring before the
@@ -74,8 +70,11 @@ async def bandwidth(dut):
     results = []
     # The ring written once whole before anything reads it.
     dut.control.value = 0b001
-    while read_counters(dut)["rx_words"] < RING_WORDS:
+    written = 0
+    while written < RING_WORDS:
         await Timer(20000 * PERIOD_NS, "ns")
+        before, written = written, read_counters(dut)["rx_words"]
+        assert written > before, f"the rx master is stuck after {written} words"
     for name, (rx, tx, cpu) in PHASES:
         dut.control.value = rx | tx << 1 | cpu << 2
         await Timer(2000 * PERIOD_NS, "ns")               # settle: caches, arbiter, refreshes
@@ -95,15 +94,15 @@ async def bandwidth(dut):
     for row, (_, enables) in zip(results, PHASES):
         for master, on in zip(("rx", "tx", "cpu"), enables):
             assert (row[f"{master}_bytes_per_cycle"] > 0) == bool(on), f"{row['phase']}: {row}"
-    for row in results[:2]:
-        for master in ("rx", "tx"):
-            got = row[f"{master}_bytes_per_cycle"]
-            assert got == 0 or got >= FLOOR_BYTES_PER_CYCLE, \
-                f"{row['phase']}: {master} moves {got} B/cycle, below {FLOOR_BYTES_PER_CYCLE}"
     with open(os.path.join(sim_build("memory_path"), "figures.json"), "w") as f:
         json.dump({"sys_clk_hz": SYS_CLK_HZ, "l2_size": L2_SIZE, "burst_words": BURST,
                    "cpu_gap_cycles": CPU_GAP, "window_cycles": WINDOW,
                    "goal_bytes_per_cycle": GOAL_BYTES_PER_CYCLE, "phases": results}, f, indent=1)
+    for row in results[:4]:
+        for master in ("rx", "tx"):
+            got = row[f"{master}_bytes_per_cycle"]
+            assert got == 0 or got >= GOAL_BYTES_PER_CYCLE, \
+                f"{row['phase']}: {master} moves {got} B/cycle, below {GOAL_BYTES_PER_CYCLE}"
 
 
 # Harness ------------------------------------------------------------------------------------------
@@ -172,40 +171,20 @@ def generator(base, words, write, burst, gap=0, alternate=False):
     return Generator()
 
 
-def memory_path_verilog():
+def memory_path_harness():
+    """The harness as a Migen module (memory_path_verilog() converts it)."""
     from migen import Module, Signal, Cat
-    from litex.soc.interconnect import wishbone
-    from litedram.core import LiteDRAMCore
-    from litedram.modules import M12L64322A
-    from litedram.phy.model import SDRAMPHYModel, get_sdram_phy_settings
-    from litedram.frontend.wishbone import LiteDRAMWishbone2Native
-    from litedav.gateware.l2_cache import L2Cache
-    from litedav.soc.bus_slice import WishboneRegisterSlice
-    from litedav.soc.main_ram import L2_LINE_BITS
 
     class Harness(Module):
         def __init__(self):
             self.control = Signal(3, name="control")
             self.status  = Signal(32 * len(COUNTERS), name="status")
 
-            module   = M12L64322A(SYS_CLK_HZ, "1:1")
-            settings = get_sdram_phy_settings(memtype=module.memtype, data_width=32, clk_freq=SYS_CLK_HZ)
-            self.submodules.sdrphy = phy = SDRAMPHYModel(module, settings, clk_freq=SYS_CLK_HZ)
-            self.submodules.sdram  = sdram = LiteDRAMCore(phy=phy, geom_settings=module.geom_settings,
-                timing_settings=module.timing_settings, clk_freq=SYS_CLK_HZ)
-            port = sdram.crossbar.get_port()
-            shared = wishbone.Interface(data_width=32, address_width=32, addressing="word")
-            line_bits = max(port.data_width, L2_LINE_BITS)
-            self.submodules.l2 = l2 = L2Cache(L2_SIZE, shared, line_words=line_bits // 32)
-            self.submodules.bridge = LiteDRAMWishbone2Native(wishbone=l2.slave, port=port)
-
             self.submodules.rx  = rx  = generator(0, RING_WORDS, True, BURST)
             self.submodules.tx  = tx  = generator(0, RING_WORDS, False, BURST)
             self.submodules.cpu = cpu = generator(CPU_BASE, CPU_WORDS, True, BURST, gap=CPU_GAP,
                                                   alternate=True)
-            self.submodules.rx_slice = rx_slice = WishboneRegisterSlice(rx.bus)
-            self.submodules.tx_slice = tx_slice = WishboneRegisterSlice(tx.bus)
-            self.submodules.arbiter = wishbone.Arbiter([rx_slice.bus, tx_slice.bus, cpu.bus], shared)
+            add_sdram_system(self, cpu.bus, [rx.bus, tx.bus])
 
             cycles = Signal(32)
             self.sync += cycles.eq(cycles + 1)
@@ -215,7 +194,11 @@ def memory_path_verilog():
                                    rx.errors + tx.errors + cpu.errors)),
             ]
 
-    harness = Harness()
+    return Harness()
+
+
+def memory_path_verilog():
+    harness = memory_path_harness()
     return build_verilog("memory_path", harness, [harness.control], [harness.status],
                          clock_period_ns=PERIOD_NS)
 
@@ -225,7 +208,7 @@ def test_memory_path_bandwidth(capsys):
     with open(os.path.join(sim_build("memory_path"), "figures.json")) as f:
         figures = json.load(f)
     with capsys.disabled():
-        print(f"\nmemory path (Colorlight i5: slice + {L2_SIZE // 1024} KiB L2 + M12L64322A SDR), "
+        print(f"\nmemory path (Colorlight i5: SDRAM DMA ports + {L2_SIZE // 1024} KiB L2 + M12L64322A SDR), "
               f"bytes per cycle (goal {GOAL_BYTES_PER_CYCLE} per DMA master with the CPU running):")
         for row in figures["phases"]:
             print(f"  {row['phase']:24s} rx {row['rx_bytes_per_cycle']:.3f}  tx {row['tx_bytes_per_cycle']:.3f}"

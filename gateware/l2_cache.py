@@ -17,7 +17,20 @@ and compared, ack), and no path runs from a block RAM's output through the ack.
 word-addressed wishbone interface `line_words` times as wide (one cache line per access), e.g.
 to LiteDRAM's LiteDRAMWishbone2Native. Word i of a line is bits [32 i, 32 i + 32) of the slave's
 data. A tag entry holds a valid bit, so the cache needs no flush after reset.
+
+Snoop ports (`add_snoop_port()`, gateware/sdram_dma.py) keep DMA masters that reach the SDRAM past
+the cache coherent with it, a block of `SNOOP_BLOCK_LINES` lines at a time: before such a master
+touches a block, the cache writes back the block's dirty lines and, for a master that will write,
+invalidates them (a master that only reads leaves them valid and clean). While a writing master
+`protect`s its blocks (its writes to them are not all accepted by LiteDRAM yet), a CPU miss on a
+line of them waits instead of refilling the line: a refill read that LiteDRAM took before the
+master's write would put the old data back in the cache. Every refill is announced to the ports
+(`refilled`), so that a master knows when a block it invalidated holds cached lines again. A snoop
+takes the cache between CPU accesses, before any waiting CPU access.
 """
+
+from functools import reduce
+from operator import or_
 
 from migen import Array, Cat, FSM, If, Memory, Mux, NextState, NextValue, Record, Signal
 
@@ -32,6 +45,33 @@ def _log2(n):
     return bits
 
 
+SNOOP_BLOCK_LINES = 4   # 64 bytes with 128-bit lines: what one snoop request covers
+
+
+class SnoopPort:
+    """One DMA master's link with the cache.
+
+    Requests: `valid` (held until `done`) asks for `block` (line address // SNOOP_BLOCK_LINES) to
+    be written back, and invalidated too when `write` is 1; `done` pulses when it is.
+
+    Protection: while `protect` is 1, a CPU miss on a line of the blocks `protect_first` to
+    `protect_last` (counting up, wrapping) waits instead of refilling it: the master has writes to
+    them that the SDRAM controller has not accepted yet, or is about to.
+
+    Refills: `refilled` pulses when the cache commits to bringing a line of `refilled_block` in
+    (a CPU miss), so that a master forgets a block it had snooped for writing."""
+    def __init__(self, block_bits):
+        self.valid   = Signal()
+        self.block   = Signal(block_bits)
+        self.write   = Signal()
+        self.done    = Signal()
+        self.protect       = Signal()
+        self.protect_first = Signal(block_bits)
+        self.protect_last  = Signal(block_bits)
+        self.refilled       = Signal()
+        self.refilled_block = Signal(block_bits)
+
+
 class L2Cache(LiteXModule):
     def __init__(self, size, master, line_words=4):
         """size: data capacity in bytes (a power of 2)."""
@@ -40,6 +80,21 @@ class L2Cache(LiteXModule):
         self.slave  = slave = wishbone.Interface(data_width=word_bits * line_words, address_width=32,
                                                  addressing="word")
         self.lines  = lines = size // (word_bits // 8 * line_words)
+        self.line_words = line_words
+        self.snoop_ports = []
+        if lines % SNOOP_BLOCK_LINES:
+            raise ValueError(f"{lines} lines: not a whole number of {SNOOP_BLOCK_LINES}-line snoop blocks")
+
+    def add_snoop_port(self):
+        """A SnoopPort for one DMA master (before the SoC is finalized)."""
+        line_address_bits = len(self.master.adr) - _log2(self.line_words)
+        port = SnoopPort(line_address_bits - _log2(SNOOP_BLOCK_LINES))
+        self.snoop_ports.append(port)
+        return port
+
+    def do_finalize(self):
+        master, slave, lines, line_words = self.master, self.slave, self.lines, self.line_words
+        word_bits = len(master.dat_w)
 
         # Address split (word address): tag | line | offset in line.
         offset_bits = _log2(line_words)
@@ -55,7 +110,8 @@ class L2Cache(LiteXModule):
         # move the memories' address under a line transfer.
         line = Signal(line_bits)
         tag  = Signal(tag_bits)
-        transfer = Signal()
+        transfer = Signal()     # The memories follow `line` (a line transfer, a snoop).
+        invalidate = Signal()   # A tag write clears `valid` (a snoop for a writing master).
 
         # Memories: read continuously at the master's line; they answer one cycle later.
         data_mem  = Memory(len(slave.dat_r), lines)
@@ -74,7 +130,7 @@ class L2Cache(LiteXModule):
             # Every tag write (a write hit, a refill) is for the line the lookup registered: the
             # tag RAM's write data leaves flip-flops, not the bus arbiter's address mux.
             tag_write.tag.eq(tag),
-            tag_write.valid.eq(1),
+            tag_write.valid.eq(~invalidate),
         ]
 
         # The lookup's result, registered: no block RAM output reaches the ack.
@@ -100,9 +156,108 @@ class L2Cache(LiteXModule):
         write_word = [data_port.we[bytes_per_word * i:bytes_per_word * (i + 1)].eq(
                           Mux(write_offset == i, write_sel, 0)) for i in range(line_words)]
 
+        # Snoops: the lowest-numbered waiting port is served; its block is held in `line`/`tag`
+        # (the block's first line) while its lines are walked one by one.
+        ports = self.snoop_ports
+        snoop_wanted = Signal()
+        snoop_index  = Signal(max=max(len(ports), 2))
+        snoop_write  = Signal()
+        snoop_last   = Signal()          # The walk is at the block's last line.
+        block_bits   = _log2(SNOOP_BLOCK_LINES)
+        self.comb += snoop_last.eq(line[:block_bits] == SNOOP_BLOCK_LINES - 1)
+        start_snoop = []
+        for i, port in reversed(list(enumerate(ports))):
+            first_line = Cat(Signal(block_bits), port.block)
+            start = If(port.valid,
+                NextValue(snoop_index, i),
+                NextValue(snoop_write, port.write),
+                NextValue(line, first_line[:line_bits]),
+                NextValue(tag, first_line[line_bits:]),
+                NextState("SNOOP_READ"),
+            )
+            start_snoop = [start.Else(*start_snoop) if start_snoop else start]
+        if ports:
+            self.comb += snoop_wanted.eq(reduce(or_, [port.valid for port in ports]))
+        snoop_done = Signal()
+        self.comb += [port.done.eq(snoop_done & (snoop_index == i)) for i, port in enumerate(ports)]
+        # A CPU miss on a line of a block a writing master protects: the lookup registered it.
+        # Its distance from the first protected block, modulo the block count, against the span.
+        lookup_block = Signal(len(ports[0].block) if ports else 1)
+        self.comb += lookup_block.eq(Cat(line, tag)[block_bits:])
+        protected = Signal()
+        port_protects = []
+        for port in ports:
+            distance = Signal(len(port.block))
+            span     = Signal(len(port.block))
+            self.comb += [
+                distance.eq(lookup_block - port.protect_first),
+                span.eq(port.protect_last - port.protect_first),
+            ]
+            port_protects.append(port.protect & (distance <= span))
+        if ports:
+            self.comb += protected.eq(reduce(or_, port_protects))
+        # The refill a miss commits to, told to every port.
+        refilling = Signal()
+        for port in ports:
+            self.comb += [
+                port.refilled.eq(refilling),
+                port.refilled_block.eq(lookup_block),
+            ]
+
         self.fsm = fsm = FSM(reset_state="IDLE")
         fsm.act("IDLE",
-            If(master.cyc & master.stb, NextState("LOOKUP"))
+            If(snoop_wanted,
+                *start_snoop
+            ).Elif(master.cyc & master.stb,
+                NextState("LOOKUP")
+            )
+        )
+        # The walk: the memories read `line` (SNOOP_READ), the result is registered (SNOOP_LOOKUP),
+        # then the line is written back if dirty and its tag rewritten (SNOOP_DECIDE).
+        fsm.act("SNOOP_READ",
+            transfer.eq(1),
+            NextState("SNOOP_LOOKUP")
+        )
+        fsm.act("SNOOP_LOOKUP",
+            transfer.eq(1),
+            NextValue(hit, tag_read.valid & (tag_read.tag == tag)),
+            NextValue(dirty, tag_read.valid & tag_read.dirty),
+            NextValue(victim_tag, tag_read.tag),
+            NextValue(victim_data, data_port.dat_r),
+            NextState("SNOOP_DECIDE")
+        )
+        next_line = If(snoop_last,
+                snoop_done.eq(1),
+                NextState("IDLE")
+            ).Else(
+                NextValue(line, line + 1),
+                NextState("SNOOP_READ")
+            )
+        fsm.act("SNOOP_DECIDE",
+            transfer.eq(1),
+            If(hit & dirty,
+                NextState("SNOOP_WRITE_BACK")
+            ).Else(
+                If(hit & snoop_write,
+                    invalidate.eq(1),
+                    tag_port.we.eq(1),
+                ),
+                next_line
+            )
+        )
+        fsm.act("SNOOP_WRITE_BACK",
+            transfer.eq(1),
+            slave.cyc.eq(1),
+            slave.stb.eq(1),
+            slave.we.eq(1),
+            slave.sel.eq(2**len(slave.sel) - 1),
+            slave.adr.eq(Cat(line, tag)),
+            slave.dat_w.eq(victim_data),
+            If(slave.ack,
+                invalidate.eq(snoop_write),     # else valid and clean
+                tag_port.we.eq(1),
+                next_line
+            )
         )
         fsm.act("LOOKUP",
             NextValue(hit, tag_read.valid & (tag_read.tag == adr_tag)),
@@ -119,6 +274,8 @@ class L2Cache(LiteXModule):
             NextValue(victim_data, data_port.dat_r),
             If(~(master.cyc & master.stb),
                 NextState("IDLE")           # The master gave up: nothing to answer.
+            ).Elif(~hit & protected,
+                NextState("IDLE")           # A DMA write to this block is under way: ask again.
             ).Elif(hit,
                 master.ack.eq(1),
                 If(master.we,
@@ -129,8 +286,10 @@ class L2Cache(LiteXModule):
                 ),
                 NextState("IDLE")
             ).Elif(dirty,
+                refilling.eq(1),
                 NextState("EVICT")
             ).Else(
+                refilling.eq(1),
                 NextState("REFILL")
             )
         )

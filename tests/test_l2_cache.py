@@ -190,6 +190,112 @@ def test_lines_reach_litedram_in_word_order():
     assert seen == written
 
 
+def test_snoops_write_back_invalidate_and_protect():
+    """A snoop port (gateware/sdram_dma.py's link): a read snoop writes a dirty line back and leaves
+    it cached, a write snoop invalidates; a CPU miss on a protected block (also in a window that
+    wraps past the top block) waits and reaches main RAM only once `protect` drops; every refill
+    is announced with its block."""
+    from litedav.gateware.l2_cache import SNOOP_BLOCK_LINES
+
+    dut = make_dut()
+    snoop = dut.add_snoop_port()
+    ram = MainRAM(dut.slave, random.Random(2))
+    block_of = lambda word: (word_address(word) // LINE_WORDS) // SNOOP_BLOCK_LINES
+    seen = {"refills": []}
+
+    @passive
+    def announcements():
+        while True:
+            if (yield snoop.refilled):
+                seen["refills"].append((yield snoop.refilled_block))
+            yield
+
+    def request(block, write):
+        yield snoop.block.eq(block)
+        yield snoop.write.eq(write)
+        yield snoop.valid.eq(1)
+        yield
+        while not (yield snoop.done):
+            yield
+        yield snoop.valid.eq(0)
+        yield
+
+    def read_waits(word, cycles):
+        """Start a CPU read of `word`; True if no ack came for `cycles` cycles (then the read
+        is left pending)."""
+        bus = dut.master
+        yield bus.adr.eq(word_address(word))
+        yield bus.we.eq(0)
+        yield bus.cyc.eq(1)
+        yield bus.stb.eq(1)
+        for _ in range(cycles):
+            yield
+            if (yield bus.ack):
+                yield bus.cyc.eq(0)
+                yield bus.stb.eq(0)
+                yield
+                return False
+        return True
+
+    def finish_read():
+        bus = dut.master
+        while not (yield bus.ack):
+            yield
+        value = yield bus.dat_r
+        yield bus.cyc.eq(0)
+        yield bus.stb.eq(0)
+        yield
+        return value
+
+    def cpu():
+        yield from dut.master.write(word_address(8), 0xcafe0001)       # Dirty line in block 0.
+        writes, reads = ram.writes, ram.reads
+        yield from request(block_of(8), write=0)
+        seen["read_snoop"] = (ram.writes - writes, ram.word(8))
+        yield from dut.master.read(word_address(8))                     # Still cached: a hit.
+        seen["hit_after_read_snoop"] = ram.reads == reads
+        yield from request(block_of(8), write=1)                        # Clean: no write-back.
+        seen["writes_after_write_snoop"] = ram.writes - writes
+        seen["refills"].clear()
+        seen["reread"] = yield from dut.master.read(word_address(8))    # Invalidated: a refill.
+        seen["announced"] = list(seen["refills"])
+        # A dirty line under a write snoop: written back, then gone.
+        yield from dut.master.write(word_address(9), 0xcafe0002)
+        writes = ram.writes
+        yield from request(block_of(9), write=1)
+        seen["dirty_write_snoop"] = (ram.writes - writes, ram.word(9))
+        # Protection: blocks B..B+1 protected; a miss in B+1 waits until released.
+        word = 8 + SNOOP_BLOCK_LINES * LINE_WORDS
+        yield snoop.protect_first.eq(block_of(8))
+        yield snoop.protect_last.eq(block_of(8) + 1)
+        yield snoop.protect.eq(1)
+        reads = ram.reads
+        seen["protected_waits"] = yield from read_waits(word, 60)
+        seen["protected_ram_reads"] = ram.reads - reads
+        yield snoop.protect.eq(0)
+        if seen["protected_waits"]:
+            seen["released_read"] = yield from finish_read()
+        # A window that wraps past the top block: every block but B+1's.
+        yield snoop.protect_first.eq(block_of(word) + 1)
+        yield snoop.protect_last.eq(block_of(word) - 1)
+        yield snoop.protect.eq(1)
+        seen["outside_window_waits"] = yield from read_waits(word + LINE_WORDS, 60)
+        seen["wrapped_window_waits"] = yield from read_waits(word + 2 * SNOOP_BLOCK_LINES * LINE_WORDS, 60)
+        yield snoop.protect.eq(0)
+        if seen["wrapped_window_waits"]:
+            yield from finish_read()
+
+    run_simulation(dut, [cpu(), ram.process(), announcements()])
+    assert seen["read_snoop"] == (1, 0xcafe0001)
+    assert seen["hit_after_read_snoop"]
+    assert seen["writes_after_write_snoop"] == 1
+    assert seen["reread"] == 0xcafe0001 and seen["announced"] == [block_of(8)]
+    assert seen["dirty_write_snoop"] == (1, 0xcafe0002)
+    assert seen["protected_waits"] and seen["protected_ram_reads"] == 0
+    assert seen["released_read"] == 0
+    assert not seen["outside_window_waits"] and seen["wrapped_window_waits"]
+
+
 def comb_drivers(statements, conditions=frozenset(), drivers=None):
     """signal -> every signal it depends on through combinational statements (assigned values,
     indices and the conditions of enclosing If/Case)."""
