@@ -25,14 +25,14 @@ invalidates them (a master that only reads leaves them valid and clean). While a
 `protect`s its blocks (its writes to them are not all accepted by LiteDRAM yet), a CPU miss on a
 line of them waits instead of refilling the line: a refill read that LiteDRAM took before the
 master's write would put the old data back in the cache. Every refill is announced to the ports
-(`refilled`), so that a master knows when a block it invalidated holds cached lines again. A snoop
-takes the cache between CPU accesses, before any waiting CPU access.
+(`refilled`), so that a master knows when a block it invalidated holds cached lines again. Snoops
+take the cache between CPU accesses, taking turns with a waiting CPU access.
 """
 
 from functools import reduce
 from operator import or_
 
-from migen import Array, Cat, FSM, If, Memory, Mux, NextState, NextValue, Record, Signal
+from migen import Array, Case, Cat, FSM, If, Memory, Mux, NextState, NextValue, Record, Signal
 
 from litex.gen import LiteXModule
 from litex.soc.interconnect import wishbone
@@ -122,9 +122,14 @@ class L2Cache(LiteXModule):
         self.specials += data_mem, data_port, tag_mem, tag_port
         tag_read  = Record(tag_layout)
         tag_write = Record(tag_layout)
+        walk_on    = Signal()   # A snoop's walk reads the next line now (no tag write this cycle).
+        line_after = Signal(line_bits)
+        memory_line = Signal(line_bits)
         self.comb += [
-            data_port.adr.eq(Mux(transfer, line, adr_line)),
-            tag_port.adr.eq(Mux(transfer, line, adr_line)),
+            line_after.eq(line + 1),
+            memory_line.eq(Mux(transfer, Mux(walk_on, line_after, line), adr_line)),
+            data_port.adr.eq(memory_line),
+            tag_port.adr.eq(memory_line),
             tag_read.raw_bits().eq(tag_port.dat_r),
             tag_port.dat_w.eq(tag_write.raw_bits()),
             # Every tag write (a write hit, a refill) is for the line the lookup registered: the
@@ -156,8 +161,8 @@ class L2Cache(LiteXModule):
         write_word = [data_port.we[bytes_per_word * i:bytes_per_word * (i + 1)].eq(
                           Mux(write_offset == i, write_sel, 0)) for i in range(line_words)]
 
-        # Snoops: the lowest-numbered waiting port is served; its block is held in `line`/`tag`
-        # (the block's first line) while its lines are walked one by one.
+        # Snoops: the waiting ports are served in turn; the block is held in `line`/`tag` (the
+        # block's first line) while its lines are walked one by one.
         ports = self.snoop_ports
         snoop_wanted = Signal()
         snoop_index  = Signal(max=max(len(ports), 2))
@@ -165,17 +170,28 @@ class L2Cache(LiteXModule):
         snoop_last   = Signal()          # The walk is at the block's last line.
         block_bits   = _log2(SNOOP_BLOCK_LINES)
         self.comb += snoop_last.eq(line[:block_bits] == SNOOP_BLOCK_LINES - 1)
-        start_snoop = []
-        for i, port in reversed(list(enumerate(ports))):
-            first_line = Cat(Signal(block_bits), port.block)
-            start = If(port.valid,
+        def start(i):
+            first_line = Cat(Signal(block_bits), ports[i].block)
+            return [
                 NextValue(snoop_index, i),
-                NextValue(snoop_write, port.write),
+                NextValue(snoop_write, ports[i].write),
                 NextValue(line, first_line[:line_bits]),
                 NextValue(tag, first_line[line_bits:]),
                 NextState("SNOOP_READ"),
-            )
-            start_snoop = [start.Else(*start_snoop) if start_snoop else start]
+            ]
+
+        def priority(order):
+            """The first waiting port in `order` starts its snoop."""
+            chain = None
+            for i in reversed(order):
+                step = If(ports[i].valid, *start(i))
+                chain = step if chain is None else step.Else(chain)
+            return chain
+
+        # Round robin: the port after the one served last goes first.
+        n = len(ports)
+        start_snoop = [Case(snoop_index, {last: priority([(last + 1 + k) % n for k in range(n)])
+                                          for last in range(n)})] if ports else []
         if ports:
             self.comb += snoop_wanted.eq(reduce(or_, [port.valid for port in ports]))
         snoop_done = Signal()
@@ -205,15 +221,21 @@ class L2Cache(LiteXModule):
             ]
 
         self.fsm = fsm = FSM(reset_state="IDLE")
+        # Turns: after a snoop, a waiting CPU access goes first (the DMA masters snoop ahead of
+        # their data, so a snoop can wait one CPU access; the CPU cannot wait out a stream of them).
+        cpu_turn = Signal()
+        self.sync += If(snoop_done, cpu_turn.eq(1)).Elif(fsm.ongoing("LOOKUP"), cpu_turn.eq(0))
         fsm.act("IDLE",
-            If(snoop_wanted,
+            If(snoop_wanted & ~(cpu_turn & master.cyc & master.stb),
                 *start_snoop
             ).Elif(master.cyc & master.stb,
                 NextState("LOOKUP")
             )
         )
         # The walk: the memories read `line` (SNOOP_READ), the result is registered (SNOOP_LOOKUP),
-        # then the line is written back if dirty and its tag rewritten (SNOOP_DECIDE).
+        # then the line is written back if dirty and its tag rewritten (SNOOP_DECIDE). A line that
+        # needs neither (not cached, or clean under a read snoop) takes 2 cycles, not 3: DECIDE
+        # reads the next one.
         fsm.act("SNOOP_READ",
             transfer.eq(1),
             NextState("SNOOP_LOOKUP")
@@ -237,12 +259,18 @@ class L2Cache(LiteXModule):
             transfer.eq(1),
             If(hit & dirty,
                 NextState("SNOOP_WRITE_BACK")
-            ).Else(
-                If(hit & snoop_write,
-                    invalidate.eq(1),
-                    tag_port.we.eq(1),
-                ),
+            ).Elif(hit & snoop_write,
+                invalidate.eq(1),
+                tag_port.we.eq(1),
                 next_line
+            ).Elif(snoop_last,
+                snoop_done.eq(1),
+                NextState("IDLE")
+            ).Else(
+                # Nothing to do here: the memories read the next line in this cycle.
+                walk_on.eq(1),
+                NextValue(line, line_after),
+                NextState("SNOOP_LOOKUP")
             )
         )
         fsm.act("SNOOP_WRITE_BACK",

@@ -92,11 +92,25 @@ class LiteDAVSoC(SoCCore):
         FCS), as its `with_preamble_crc` says.
         with_sys_datapath: the MAC's preamble/FCS/padding at 32 bits in sys_clk (boards: only the
         PHY and the clock-domain crossing stay in the PHY's 125 MHz clocks). bus_slices: the DMA
-        masters reach the bus through register slices (soc/bus_slice.py; boards, for timing)."""
+        masters reach the bus through register slices (soc/bus_slice.py; boards, for timing).
+        With main RAM in SDRAM behind LiteDAV's L2 (soc/main_ram.py), the masters reach it through
+        SDRAM DMA ports (gateware/sdram_dma.py) and only the rest of the bus through the slices."""
         from litedav.gateware.nic import OffloadNIC
         self.nic = OffloadNIC(self.ethphy, with_preamble_crc=getattr(self.ethphy, "with_preamble_crc", True),
                               with_sys_datapath=with_sys_datapath)
         rx_bus, tx_bus = self.nic.rx_bus, self.nic.tx_bus
+        if hasattr(self, "l2_cache"):
+            # Main RAM in SDRAM behind LiteDAV's L2 (soc/main_ram.py): each master reaches it on
+            # its own LiteDRAM port, coherent with the L2, and the rest of the bus through `other`.
+            from litedav.gateware.sdram_dma import SDRAMDMAPort
+            main_ram = self.bus.regions["main_ram"]
+            self.nic_rx_sdram = SDRAMDMAPort(rx_bus, self.sdram.crossbar.get_port(data_width=32),
+                self.l2_cache.add_snoop_port(), base=main_ram.origin, size=main_ram.size,
+                line_words=self.l2_cache.line_words)
+            self.nic_tx_sdram = SDRAMDMAPort(tx_bus, self.sdram.crossbar.get_port(data_width=32),
+                self.l2_cache.add_snoop_port(), base=main_ram.origin, size=main_ram.size,
+                line_words=self.l2_cache.line_words)
+            rx_bus, tx_bus = self.nic_rx_sdram.other, self.nic_tx_sdram.other
         if bus_slices:
             from litedav.soc.bus_slice import WishboneRegisterSlice
             self.nic_rx_slice = WishboneRegisterSlice(rx_bus)

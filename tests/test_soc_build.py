@@ -56,7 +56,8 @@ def test_arty_a7_vivado_project(tmp_path):
 
 def test_colorlight_i5_main_ram_behind_litedav_l2(tmp_path):
     """The ECP5 board's SoC (generation only): its default sys_clk, main RAM in SDRAM behind
-    gateware/l2_cache.py (registered tag compare), not LiteX's wishbone.Cache."""
+    gateware/l2_cache.py (registered tag compare), not LiteX's wishbone.Cache, and the offload
+    NIC's masters on SDRAM DMA ports coherent with it."""
     from litedav.platforms import colorlight_i5
     proc = subprocess.run([sys.executable, "-m", "litedav.soc.build", "--platform", "colorlight_i5",
                            "--output-dir", str(tmp_path)], cwd=TOP, stdout=subprocess.PIPE,
@@ -67,6 +68,8 @@ def test_colorlight_i5_main_ram_behind_litedav_l2(tmp_path):
     assert "#define CONFIG_L2_SIZE 8192" in soc
     assert "#define LITEDAV_MAIN_RAM_SIZE 8388608" in soc
     assert "l2_cache (L2Cache)" in proc.stdout and "(Cache)" not in proc.stdout
+    # The NIC's DMA masters reach the SDRAM on their own ports (gateware/sdram_dma.py).
+    assert "nic_rx_sdram (SDRAMDMAPort)" in proc.stdout and "nic_tx_sdram (SDRAMDMAPort)" in proc.stdout
 
 
 def uncached_memories(out):
