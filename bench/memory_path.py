@@ -5,7 +5,7 @@
 
 """The Colorlight i5's memory path: sustained bytes per cycle per bus master (issue 27).
 
-Runs the cocotb test cocotb_tests/test_memory_path.py (the board's register slices, L2, LiteDRAM
+Runs the cocotb test cocotb_tests/test_memory_path.py (the board's SDRAM DMA ports and L2, LiteDRAM
 controller and SDRAM model with the M12L64322A's timings, driven by gateware traffic generators)
 and writes its figures as section "memory_path" of bench/results/latest.{json,md}: for each phase
 (RX-DMA-like writes, TX-DMA-like reads, each alone and with CPU-like cache traffic beside it),
@@ -34,8 +34,8 @@ MD_END    = "<!-- memory_path end -->"
 def markdown(result):
     hz = result["sys_clk_hz"]
     lines = [MD_BEGIN,
-             f"\n**Colorlight i5 memory path: bytes per sys_clk cycle per master** (cocotb: register "
-             f"slices, {result['l2_size'] // 1024} KiB L2, LiteDRAM, M12L64322A model; "
+             f"\n**Colorlight i5 memory path: bytes per sys_clk cycle per master** (cocotb: SDRAM DMA "
+             f"ports, {result['l2_size'] // 1024} KiB L2, LiteDRAM, M12L64322A model; "
              f"{result['burst_words']}-word bursts; MB/s at {hz / 1e6:g} MHz; goal "
              f"{result['goal_bytes_per_cycle']} B/cycle per DMA master with the CPU running; "
              f"commit {result['commit']})\n",

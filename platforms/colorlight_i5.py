@@ -16,7 +16,8 @@ Board
   also offers it as a USB serial port).
 - SDRAM: 8 MiB, 32 bits (M12L64322A / EM638325 class) at sys_clk, 1:1, LiteDRAM GENSDRPHY:
   main RAM at 0x40000000 (firmware, lwIP heap, the offload NIC's rings and buffers), behind an
-  8 KiB L2 cache (gateware/l2_cache.py, soc/main_ram.py).
+  8 KiB L2 cache (gateware/l2_cache.py, soc/main_ram.py); the offload NIC's DMA masters reach it
+  on their own LiteDRAM ports, coherent with the L2 (gateware/sdram_dma.py).
 - SPI flash: 2 MiB GD25Q16 (R2 cs_n, W2 mosi, V2 miso; its clock is the ECP5's configuration
   clock, reached through the USRMCLK primitive), read at 1x; see FLASH_* below for its layout.
 - Ethernet: two Gigabit PHYs with RGMII; LiteDAV uses PHY 0: RX clock H2,

@@ -154,8 +154,9 @@ class ColorlightI5Model(SimBoard):
     """The Colorlight i5's SoC as platforms/colorlight_i5.py builds it, in the simulator (the
     board model, `--board colorlight_i5`): its CPU variant and sys_clk, its 8 MiB of SDR SDRAM
     (M12L64322A, LiteDRAM's controller with the chip's timings at sys_clk) behind its 8 KiB L2
-    (soc/main_ram.py), the offload NIC with the board's sys-clock MAC datapath and DMA register
-    slices, and its store device: LiteSPI 1x with the GD25Q16 chip model.
+    (soc/main_ram.py), the offload NIC with the board's sys-clock MAC datapath and its DMA masters
+    on SDRAM DMA ports (gateware/sdram_dma.py; register slices for the rest of the bus), and its
+    store device: LiteSPI 1x with the GD25Q16 chip model.
 
     What differs from the board, and why:
     - the SDRAM is LiteDRAM's SDRAMPHYModel (read latency as GENSDRPHY's settings), not the chip
