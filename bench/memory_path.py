@@ -34,8 +34,9 @@ MD_END    = "<!-- memory_path end -->"
 def markdown(result):
     hz = result["sys_clk_hz"]
     lines = [MD_BEGIN,
-             f"\n**Colorlight i5 memory path: bytes per sys_clk cycle per master** (cocotb: SDRAM DMA "
-             f"ports, {result['l2_size'] // 1024} KiB L2, LiteDRAM, M12L64322A model; "
+             f"\n**Colorlight i5 memory path: bytes per sys_clk cycle per master** (cocotb: the NIC's masters "
+             f"on SDRAM DMA ports, `litedav-soc --nic-sdram-ports`, not yet the bitstream's; "
+             f"{result['l2_size'] // 1024} KiB L2, LiteDRAM, M12L64322A model; "
              f"{result['burst_words']}-word bursts; MB/s at {hz / 1e6:g} MHz; goal "
              f"{result['goal_bytes_per_cycle']} B/cycle per DMA master with the CPU running; "
              f"commit {result['commit']})\n",

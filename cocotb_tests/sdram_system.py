@@ -4,7 +4,7 @@
 # SPDX-License-Identifier: BSD-2-Clause
 
 """The Colorlight i5's main RAM for cocotb harnesses, as soc/main_ram.py and soc/litedav_soc.py
-build it: LiteDRAM's SDRAM model with the board chip's timings (M12L64322A, 32-bit SDR, 1:1 at
+build it with SDRAM DMA ports (`litedav-soc --nic-sdram-ports`): LiteDRAM's SDRAM model with the board chip's timings (M12L64322A, 32-bit SDR, 1:1 at
 75 MHz) and controller; the CPU's bus on LiteDAV's L2 (gateware/l2_cache.py, 128-bit lines) in
 front of LiteDRAM's wishbone bridge; each DMA master on its own SDRAMDMAPort (gateware/sdram_dma.py),
 a 32-bit native port of the crossbar kept coherent with the L2 through a snoop port. Main RAM is

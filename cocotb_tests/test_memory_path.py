@@ -6,7 +6,9 @@
 """The Colorlight i5's memory path, measured: sustained bytes per cycle per DMA master, with cocotb
 and Verilator (issue 27's memory-path test).
 
-The harness is the board's path as soc/litedav_soc.py builds it: a CPU-like master on the real L2
+The harness is the path soc/litedav_soc.py builds for the Colorlight i5 with SDRAM DMA ports
+(`litedav-soc --nic-sdram-ports`; not yet the bitstream's default: platforms/colorlight_i5.py
+NIC_SDRAM_PORTS): a CPU-like master on the real L2
 (gateware/l2_cache.py, 8 KiB, 128-bit lines) in front of LiteDRAM's wishbone bridge, two DMA-like
 masters each on its own SDRAMDMAPort (gateware/sdram_dma.py: a 32-bit native port of LiteDRAM's
 crossbar, coherent with the L2 through a snoop port), LiteDRAM's controller, and LiteDRAM's SDRAM

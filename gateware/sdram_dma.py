@@ -6,10 +6,12 @@
 """A DMA master's own way to SDRAM: a LiteDRAM native port past the SoC bus and the L2 cache, kept
 coherent with the cache through one of its snoop ports (gateware/l2_cache.py).
 
-Why: on the Colorlight i5 every access of the NIC's DMA masters went through a register slice
+Why: on the Colorlight i5 every access of the NIC's DMA masters goes through a register slice
 (single-word cycles), the bus arbiter and the L2 (3 cycles a hit, a refill on every write miss):
-0.17 bytes per cycle per master beside the CPU (cocotb_tests/test_memory_path.py), about the MII
-rate, where 1 GbE needs 1.7. Here a master's main-RAM accesses become native port commands, up to
+0.17 bytes per cycle per master beside the CPU, about the MII rate, where 1 GbE needs 1.7
+(bench/README.md, memory_path). SoCs get it with `litedav-soc --nic-sdram-ports`
+(soc/litedav_soc.py); the board's bitstream does not close timing with it yet
+(docs/colorlight_i5.md). Here a master's main-RAM accesses become native port commands, up to
 one a cycle:
 
 - Writes are posted: a write in a burst (CTI 010 or 111) is acknowledged as soon as it is queued.

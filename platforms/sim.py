@@ -154,8 +154,8 @@ class ColorlightI5Model(SimBoard):
     """The Colorlight i5's SoC as platforms/colorlight_i5.py builds it, in the simulator (the
     board model, `--board colorlight_i5`): its CPU variant and sys_clk, its 8 MiB of SDR SDRAM
     (M12L64322A, LiteDRAM's controller with the chip's timings at sys_clk) behind its 8 KiB L2
-    (soc/main_ram.py), the offload NIC with the board's sys-clock MAC datapath and its DMA masters
-    on SDRAM DMA ports (gateware/sdram_dma.py; register slices for the rest of the bus), and its
+    (soc/main_ram.py), the offload NIC with the board's sys-clock MAC datapath and DMA register
+    slices (and SDRAM DMA ports when the board has them: colorlight_i5.NIC_SDRAM_PORTS), and its
     store device: LiteSPI 1x with the GD25Q16 chip model.
 
     What differs from the board, and why:
@@ -169,6 +169,7 @@ class ColorlightI5Model(SimBoard):
 
     NIC_SYS_DATAPATH = True
     NIC_BUS_SLICES   = True
+    NIC_SDRAM_PORTS  = colorlight_i5.NIC_SDRAM_PORTS
     NAME             = colorlight_i5.NAME
     SYS_CLK_FREQ     = colorlight_i5.DEFAULT_SYS_CLK_FREQ
     CPU_VARIANT      = colorlight_i5.CPU_VARIANT

@@ -95,6 +95,10 @@ def build_parser(platform=None):
                        help="Yosys technology mapping: default (synth_ecp5's ABC9), or flow3 (ABC9 with "
                             "LiteX's flow3 script: fewer LUTs, slower synthesis). Default: the board's "
                             "choice (colorlight_i5: see platforms/colorlight_i5.py YOSYS_FLOW)")
+    board.add_argument("--nic-sdram-ports", action="store_true", default=None,
+                       help="the offload NIC's DMA masters on their own LiteDRAM ports, coherent with "
+                            "LiteDAV's L2 (gateware/sdram_dma.py; boards with main RAM behind it). "
+                            "Default: the board's NIC_SDRAM_PORTS")
     board.add_argument("--cpu-variant", default=None,
                        help="VexRiscv variant (default: standard on sim, the board's choice on boards)")
     board.add_argument("--cpu", default=None, choices=("vexriscv", "cortex_m1", "cortex_m3"),
@@ -170,7 +174,8 @@ def board_main(args, board):
             bus_bursting   = args.bus_bursting,
             cpu_type       = cpu_type,
             cpu_variant    = args.cpu_variant or (board.CPU_VARIANT if cpu_type == "vexriscv" else "standard"),
-            nic            = nic)
+            nic            = nic,
+            nic_sdram_ports = args.nic_sdram_ports)
     # A vendor tool's project (Vivado) is the deliverable here: it gets the BIOS in its ROM. A hard
     # CPU with its own flash (Tang Nano 4K's EMCU) runs the firmware port instead: no BIOS.
     with_bios = cpu_type != "gowin_emcu"

@@ -27,13 +27,15 @@ SPIFLASH_BASE  = 0xB4000000 # Up to 64 MiB.
 
 class LiteDAVSoC(SoCCore):
     def __init__(self, platform, board, sys_clk_freq, eth_rx_slots=8, eth_tx_slots=4,
-                 cpu_variant="standard", bus_bursting=True, nic="liteeth", cpu_type=None):
+                 cpu_variant="standard", bus_bursting=True, nic="liteeth", cpu_type=None,
+                 nic_sdram_ports=None):
         """board: the board's recipe, a platforms/<board>.py module or an object with the same
         attributes (platforms/sim.py SimBoard): soc_kwargs() (SoCCore's memories, UART, boot),
         add_board(soc, sys_clk_freq) (clocks, PHY, memories, flash; returns the PHY), optionally
         CPU_TYPE, add_ethernet() (its own MAC set-up), NIC_SYS_DATAPATH and NIC_BUS_SLICES
-        (add_offload_nic, default True). cpu_type: None for the board's CPU (board.CPU_TYPE,
-        else VexRiscv)."""
+        (add_offload_nic, default True), NIC_SDRAM_PORTS (default False). cpu_type: None for the
+        board's CPU (board.CPU_TYPE, else VexRiscv). nic_sdram_ports: None for the board's
+        NIC_SDRAM_PORTS."""
         SoCCore.__init__(self, platform, clk_freq=int(sys_clk_freq),
             ident                    = "LiteDAV",
             cpu_type                 = cpu_type or getattr(board, "CPU_TYPE", "vexriscv"),
@@ -56,8 +58,11 @@ class LiteDAVSoC(SoCCore):
         elif nic == "liteeth":
             self.add_ethernet(phy=self.ethphy, nrxslots=eth_rx_slots, ntxslots=eth_tx_slots)
         elif nic == "offload":
+            if nic_sdram_ports is None:
+                nic_sdram_ports = getattr(board, "NIC_SDRAM_PORTS", False)
             self.add_offload_nic(with_sys_datapath=getattr(board, "NIC_SYS_DATAPATH", True),
-                                 bus_slices=getattr(board, "NIC_BUS_SLICES", True))
+                                 bus_slices=getattr(board, "NIC_BUS_SLICES", True),
+                                 sdram_ports=nic_sdram_ports)
         else:
             raise ValueError(f"unknown NIC {nic!r}: liteeth or offload")
         self.check_uncached_regions()
@@ -86,20 +91,24 @@ class LiteDAVSoC(SoCCore):
                     f"meant to be uncached, but VexRiscv {self.cpu.variant} caches it: uncached "
                     "ranges " + ", ".join(f"0x{o:08x}-0x{o + n - 1:08x}" for o, n in ranges))
 
-    def add_offload_nic(self, with_sys_datapath=False, bus_slices=False):
+    def add_offload_nic(self, with_sys_datapath=False, bus_slices=False, sdram_ports=False):
         """The offload NIC (gateware/nic.py, docs/nic.md): DMA masters on the main bus, CSRs as
         `nic_*`, one interrupt `nic`. A PHY may carry bare frames (the simulator's: no preamble, no
         FCS), as its `with_preamble_crc` says.
         with_sys_datapath: the MAC's preamble/FCS/padding at 32 bits in sys_clk (boards: only the
         PHY and the clock-domain crossing stay in the PHY's 125 MHz clocks). bus_slices: the DMA
         masters reach the bus through register slices (soc/bus_slice.py; boards, for timing).
-        With main RAM in SDRAM behind LiteDAV's L2 (soc/main_ram.py), the masters reach it through
-        SDRAM DMA ports (gateware/sdram_dma.py) and only the rest of the bus through the slices."""
+        sdram_ports: with main RAM in SDRAM behind LiteDAV's L2 (soc/main_ram.py), the masters reach
+        it through SDRAM DMA ports (gateware/sdram_dma.py) and only the rest of the bus through the
+        slices."""
         from litedav.gateware.nic import OffloadNIC
         self.nic = OffloadNIC(self.ethphy, with_preamble_crc=getattr(self.ethphy, "with_preamble_crc", True),
                               with_sys_datapath=with_sys_datapath)
         rx_bus, tx_bus = self.nic.rx_bus, self.nic.tx_bus
-        if hasattr(self, "l2_cache"):
+        if sdram_ports:
+            if not hasattr(self, "l2_cache"):
+                raise ValueError("SDRAM DMA ports need main RAM in SDRAM behind LiteDAV's L2 "
+                                 "(soc/main_ram.py add_sdram_main_ram)")
             # Main RAM in SDRAM behind LiteDAV's L2 (soc/main_ram.py): each master reaches it on
             # its own LiteDRAM port, coherent with the L2, and the rest of the bus through `other`.
             from litedav.gateware.sdram_dma import SDRAMDMAPort

@@ -56,8 +56,7 @@ def test_arty_a7_vivado_project(tmp_path):
 
 def test_colorlight_i5_main_ram_behind_litedav_l2(tmp_path):
     """The ECP5 board's SoC (generation only): its default sys_clk, main RAM in SDRAM behind
-    gateware/l2_cache.py (registered tag compare), not LiteX's wishbone.Cache, and the offload
-    NIC's masters on SDRAM DMA ports coherent with it."""
+    gateware/l2_cache.py (registered tag compare), not LiteX's wishbone.Cache."""
     from litedav.platforms import colorlight_i5
     proc = subprocess.run([sys.executable, "-m", "litedav.soc.build", "--platform", "colorlight_i5",
                            "--output-dir", str(tmp_path)], cwd=TOP, stdout=subprocess.PIPE,
@@ -68,8 +67,19 @@ def test_colorlight_i5_main_ram_behind_litedav_l2(tmp_path):
     assert "#define CONFIG_L2_SIZE 8192" in soc
     assert "#define LITEDAV_MAIN_RAM_SIZE 8388608" in soc
     assert "l2_cache (L2Cache)" in proc.stdout and "(Cache)" not in proc.stdout
-    # The NIC's DMA masters reach the SDRAM on their own ports (gateware/sdram_dma.py).
+    # The NIC's DMA masters through register slices, the board's default (NIC_SDRAM_PORTS).
+    assert "nic_rx_slice (WishboneRegisterSlice)" in proc.stdout and "(SDRAMDMAPort)" not in proc.stdout
+
+
+def test_colorlight_i5_nic_on_sdram_dma_ports(tmp_path):
+    """`--nic-sdram-ports`: the offload NIC's masters on SDRAM DMA ports (gateware/sdram_dma.py),
+    coherent with the L2 through its snoop ports; the slices stay for their other accesses."""
+    proc = subprocess.run([sys.executable, "-m", "litedav.soc.build", "--platform", "colorlight_i5",
+                           "--nic-sdram-ports", "--output-dir", str(tmp_path)], cwd=TOP,
+                          stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stdout[-3000:]
     assert "nic_rx_sdram (SDRAMDMAPort)" in proc.stdout and "nic_tx_sdram (SDRAMDMAPort)" in proc.stdout
+    assert "nic_rx_slice (WishboneRegisterSlice)" in proc.stdout
 
 
 def uncached_memories(out):
