@@ -76,14 +76,36 @@ class SDRAMDMAPort(LiteXModule):
         def block_of(word_adr):
             return word_adr[block_shift:]
 
-        request = Signal()
-        posted  = Signal()
+        # The request, registered: every decision below, and so every ack, comes from registers,
+        # not from the master's address through compares (its request takes one cycle more).
+        # The beat after an acknowledged CTI 010 beat is at the next address (the master's
+        # promise): it is taken in the next cycle, as a registered wishbone slave does.
+        request  = Signal()
+        fresh    = Signal()     # `adr`, `we`, `posted` describe the beat the master presents.
+        adr      = Signal(len(master.adr))
+        we       = Signal()
+        posted   = Signal()
+        ack      = Signal()     # The beat is acknowledged from main RAM's side.
+        current_request = Signal()
         self.comb += [
             request.eq(master.cyc & master.stb),
-            posted.eq(master.cti != wishbone.CTI_BURST_NONE),
+            current_request.eq(request & fresh),
             port.cmd.last.eq(1),
             port.rdata.ready.eq(1),
         ]
+        other_ack = Signal()    # `other` acknowledged the beat (OTHER state, below).
+        self.sync += If(~request | other_ack,
+            fresh.eq(0)
+        ).Elif(~fresh,
+            fresh.eq(1),
+            adr.eq(master.adr),
+            we.eq(master.we),
+            posted.eq(master.cti != wishbone.CTI_BURST_NONE),
+        ).Elif(ack,
+            fresh.eq(master.cti == wishbone.CTI_BURST_INCREMENTING),
+            adr.eq(adr + 1),
+            posted.eq(1),
+        )
 
         # Snooped blocks: `current` (if `have_current`) and the one after it (if `have_next`),
         # snooped for writing (`mode_write`: the L2 holds none of their lines) or for reading
@@ -149,7 +171,7 @@ class SDRAMDMAPort(LiteXModule):
         owning  = Signal()      # Protecting: set the cycle before the first write is taken.
         queued_block = Signal(block_bits)
         self.comb += [
-            write_fifo.sink.adr.eq(master.adr[:ram_bits]),
+            write_fifo.sink.adr.eq(adr[:ram_bits]),
             write_fifo.sink.data.eq(master.dat_w),
             write_fifo.sink.sel.eq(master.sel),
             wdata_fifo.sink.data.eq(write_fifo.source.data),
@@ -188,10 +210,10 @@ class SDRAMDMAPort(LiteXModule):
 
         self.fsm = fsm = FSM(reset_state="IDLE")
         fsm.act("IDLE",
-            If(request,
-                If(~in_ram(master.adr),
+            If(current_request,
+                If(~in_ram(adr),
                     NextState("OTHER")
-                ).Elif(master.we,
+                ).Elif(we,
                     # Blocks snooped for reading serve no write.
                     restart.eq(~mode_write),
                     restart_write.eq(1),
@@ -200,8 +222,8 @@ class SDRAMDMAPort(LiteXModule):
                     # A read run starts from fresh snoops.
                     restart.eq(1),
                     restart_write.eq(0),
-                    NextValue(issue_adr, master.adr),
-                    NextValue(deliver_adr, master.adr),
+                    NextValue(issue_adr, adr),
+                    NextValue(deliver_adr, adr),
                     NextValue(issuing, 1),
                     NextState("READ")
                 )
@@ -214,8 +236,8 @@ class SDRAMDMAPort(LiteXModule):
         in_next    = Signal()
         take_write = Signal()
         self.comb += [
-            write_block.eq(block_of(master.adr)),
-            write_request.eq(request & master.we & in_ram(master.adr)),
+            write_block.eq(block_of(adr)),
+            write_request.eq(current_request & we & in_ram(adr)),
             in_current.eq(have_current & (write_block == current)),
             # Moving on leaves no write queued for the block before `current`.
             in_next.eq(have_next & (write_block == following) &
@@ -234,13 +256,13 @@ class SDRAMDMAPort(LiteXModule):
             If(holding,
                 # The classic write is queued: acknowledged once all are accepted.
                 If(~write_fifo.source.valid,
-                    master.ack.eq(1),
+                    ack.eq(1),
                     NextValue(holding, 0)
                 )
             ).Elif(write_request,
                 If(owning & (in_current | in_next),
                     take_write.eq(write_fifo.sink.ready),
-                    master.ack.eq(take_write & posted),
+                    ack.eq(take_write & posted),
                     advance.eq(take_write & ~in_current),
                     If(take_write & ~posted, NextValue(holding, 1))
                 ).Elif(write_jump,
@@ -250,7 +272,7 @@ class SDRAMDMAPort(LiteXModule):
                     jump.eq(1),
                     launch_block.eq(write_block),
                 )
-            ).Elif(writes_drained & (request | ~master.cyc),
+            ).Elif(writes_drained & (current_request | ~master.cyc),
                 NextState("IDLE")       # Something else, or the master is done.
             ),
             # Ahead of the master: the block after `current`.
@@ -293,9 +315,9 @@ class SDRAMDMAPort(LiteXModule):
             port.cmd.we.eq(0),
             port.cmd.addr.eq(issue_adr[:ram_bits]),
             # Hand back, or drop the run.
-            If(request,
-                If(~master.we & (master.adr == deliver_adr),
-                    master.ack.eq(read_fifo.source.valid),
+            If(current_request,
+                If(~we & (adr == deliver_adr),
+                    ack.eq(read_fifo.source.valid),
                     master.dat_r.eq(read_fifo.source.data),
                     read_fifo.source.ready.eq(1),
                     popped.eq(read_fifo.source.valid),
@@ -317,7 +339,7 @@ class SDRAMDMAPort(LiteXModule):
             If(request & ~in_ram(master.adr),
                 other.cyc.eq(1),
                 other.stb.eq(1),
-            ).Elif(request | ~master.cyc,
+            ).Elif(current_request | ~master.cyc,
                 NextState("IDLE")
             ),
             other.adr.eq(master.adr),
@@ -327,6 +349,11 @@ class SDRAMDMAPort(LiteXModule):
             other.cti.eq(master.cti),
             other.bte.eq(master.bte),
             master.dat_r.eq(other.dat_r),
-            master.ack.eq(other.ack),
             master.err.eq(other.err),
         )
+        self.comb += [
+            other_ack.eq(fsm.ongoing("OTHER") & other.ack),
+            # One statement of its own: Verilog evaluates a block in order, so `ack` must not be
+            # read in the block that assigns it.
+            master.ack.eq(Mux(fsm.ongoing("OTHER"), other.ack, ack)),
+        ]
