@@ -24,9 +24,10 @@ evicted and written back):
   writes runs with its words enabled, the CPU reads and writes its own words at random, tx and the
   CPU read `stable` (checked as they go); then the CPU and tx read every word;
 - contended: the same on 8 blocks that stay in the L2, rx in short runs with pauses, in rounds
-  that end with the CPU reading every word. A CPU refill
-  racing rx's queued writes to the same line (`protect`), a block rx keeps across a pause after
+  that end with the CPU reading every word. A CPU refill racing rx's queued writes to the same line (`protect`), a block rx keeps across a pause after
   the CPU refilled one of its lines (`refilled`), or a snoop racing a CPU write loses a word here.
+- beyond main RAM: rx writes and tx reads a wishbone SRAM through the ports' `other` bus, between
+  runs in main RAM.
 
     python3 -m pytest cocotb_tests/test_sdram_dma.py -q
 """
@@ -46,6 +47,8 @@ STABLE      = REGION + REGION_WORDS
 STABLE_WORDS = L2_SIZE // 4
 CONTENDED   = STABLE + STABLE_WORDS
 CONTENDED_WORDS = 128                 # 8 snoop blocks: every line stays in the L2
+OTHER       = 1 << 22                 # word address past main RAM (8 MiB): the ports' `other` bus
+OTHER_WORDS = 256                     # a wishbone SRAM there, shared by both DMA masters
 CTI_CLASSIC, CTI_INCREMENTING, CTI_END = 0b000, 0b010, 0b111
 ADR_BITS    = 24
 # Drive bits per master: cyc, we, cti, sel, adr, dat_w. Monitor: acked, dat_r.
@@ -284,6 +287,21 @@ async def coherence(dut):
         await system.run()
     system.dma_read_all(CONTENDED, CONTENDED_WORDS, 24)
     await system.run()
+    # Beyond main RAM, through `other`, between main-RAM runs: rx writes, tx reads back.
+    for start in range(OTHER, OTHER + OTHER_WORDS, 16):
+        system.queue("rx", system.burst(start, 16, True, system.random_words(16)))
+    for _ in range(20):
+        n = rng.randint(1, 8)
+        start = OTHER + rng.randrange(OTHER_WORDS - n)
+        system.queue("rx", system.burst(start, n, True, system.random_words(n)))
+        n = rng.randint(1, 8)
+        start = REGION + rng.randrange(REGION_WORDS - n)
+        system.queue("rx", system.burst(start, n, True, system.random_words(n), last_classic=True))
+    await system.run()
+    for _ in range(20):
+        system.dma_read_all(OTHER + rng.randrange(OTHER_WORDS - 16), 16, 8)
+        system.dma_read_all(REGION + rng.randrange(REGION_WORDS - 16), 16, 8)
+    await system.run()
     dut._log.info(f"{system.reads_checked} reads checked in {system.cycles} cycles")
     assert system.reads_checked > 3 * REGION_WORDS
 
@@ -314,7 +332,13 @@ def sdram_dma_verilog():
                 self.sync += self.monitor[MONITOR_BITS * i:MONITOR_BITS * (i + 1)].eq(
                     Cat(bus.cyc & bus.stb & bus.ack, bus.dat_r))
                 buses.append(bus)
-            add_sdram_system(self, buses[0], buses[1:])
+            _, ports, ram_bytes = add_sdram_system(self, buses[0], buses[1:])
+            assert OTHER >= ram_bytes // 4
+            # Beyond main RAM: both ports' `other` masters on one SRAM.
+            sram = wishbone.SRAM(OTHER_WORDS * 4, bus=wishbone.Interface(data_width=32,
+                                 address_width=32, addressing="word"))
+            self.submodules.other_sram = sram
+            self.submodules.other_arbiter = wishbone.Arbiter([port.other for port in ports], sram.bus)
 
     harness = Harness()
     return build_verilog("sdram_dma", harness, [harness.drive], [harness.monitor])
