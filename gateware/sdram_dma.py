@@ -234,14 +234,19 @@ class SDRAMDMAPort(LiteXModule):
         write_request = Signal()
         in_current = Signal()
         in_next    = Signal()
+        # No write for the block before `current` is queued, as of the last cycle (registered: off
+        # the path from the queue's RAM to the ack). Writes leave the queue in order, so it stays
+        # true until `current` moves, and it is false in the cycle after a move.
+        queue_in_current = Signal()
+        self.sync += queue_in_current.eq(~advance & ~(launch & jump) &
+                                         (~write_fifo.source.valid | (queued_block == current)))
         take_write = Signal()
         self.comb += [
             write_block.eq(block_of(adr)),
             write_request.eq(current_request & we & in_ram(adr)),
             in_current.eq(have_current & (write_block == current)),
             # Moving on leaves no write queued for the block before `current`.
-            in_next.eq(have_next & (write_block == following) &
-                       (~write_fifo.source.valid | (queued_block == current))),
+            in_next.eq(have_next & (write_block == following) & queue_in_current),
         ]
         self.sync += owning.eq(fsm.ongoing("WRITE") & (write_request | write_fifo.source.valid))
         write_jump = Signal()
