@@ -73,8 +73,8 @@ NEXTPNR_SEED         = 3         # litedav-soc --seed.
 ETH_CLK_FREQ         = 125e6   # RGMII at 1 Gbit/s.
 # The offload NIC's DMA masters on SDRAM DMA ports (gateware/sdram_dma.py: 3 bytes per cycle per
 # master in cocotb_tests/test_memory_path.py, where the register slices and the L2 give 0.17) is
-# not the board's yet: with them the build reached 57.7 and 56.5 MHz (seeds 1, 2) with 31% of the
-# LUTs free (docs/colorlight_i5.md). `litedav-soc --nic-sdram-ports` builds it.
+# not the board's yet: with them the build misses 75 MHz (below 60) and leaves 31% of the LUTs
+# free, short of 35% (docs/colorlight_i5.md). `litedav-soc --nic-sdram-ports` builds it.
 NIC_SDRAM_PORTS      = False
 
 # SPI flash layout.
