@@ -130,8 +130,8 @@ class System:
             self.reads_checked += 1
         return check
 
-    async def run(self, until=None):
-        """Clock the masters until every one is idle (or `until()` is true)."""
+    async def run(self):
+        """Clock the masters until every one is idle."""
         written = None
         while True:
             await RisingEdge(self.dut.sys_clk)
@@ -140,16 +140,15 @@ class System:
             for master in self.masters.values():
                 word = monitor >> (MONITOR_BITS * master.index)
                 master.sample(word & 1, word >> 1 & 0xffffffff)
-            if until() if until else all(m.idle() for m in self.masters.values()):
-                value = 0
-            else:
-                value = 0
+            idle = all(m.idle() for m in self.masters.values())
+            value = 0
+            if not idle:
                 for master in self.masters.values():
                     value |= master.drive()
             if value != written:
                 self.dut.drive.setimmediatevalue(value)
                 written = value
-            if value == 0 and (until() if until else all(m.idle() for m in self.masters.values())):
+            if idle:
                 return
 
     # Transactions.
@@ -192,6 +191,18 @@ class System:
             self.queue("tx", self.burst(adr, n, False, check=self.check("tx")),
                        gap=self.rng.choice((0, 0, 2)))
             adr += n
+
+    def cpu_own_access(self, base, words, write_gaps=None):
+        """The CPU reads (checked) or writes (random bytes) one of its own words in
+        [base, base + words); a write is followed by a gap drawn from `write_gaps`, if given."""
+        adr = base + self.rng.randrange(words)
+        while owner(adr) != "cpu":
+            adr = base + self.rng.randrange(words)
+        if self.rng.random() < 0.5:
+            self.queue("cpu", self.single(adr, True, self.rng.getrandbits(32), random_sel(self.rng)),
+                       gap=self.rng.choice(write_gaps) if write_gaps else 0)
+        else:
+            self.queue("cpu", self.single(adr, False, check=self.check("cpu")))
 
     def cpu_read_all(self, base, words):
         for adr in range(base, base + words):
@@ -247,13 +258,7 @@ async def coherence(dut):
             adr = STABLE + rng.randrange(STABLE_WORDS)
             system.queue("cpu", system.single(adr, False, check=system.check("cpu")))
             continue
-        adr = REGION + rng.randrange(REGION_WORDS)
-        while owner(adr) != "cpu":
-            adr = REGION + rng.randrange(REGION_WORDS)
-        if rng.random() < 0.5:
-            system.queue("cpu", system.single(adr, True, rng.getrandbits(32), random_sel(rng)))
-        else:
-            system.queue("cpu", system.single(adr, False, check=system.check("cpu")))
+        system.cpu_own_access(REGION, REGION_WORDS)
     await system.run()
     system.cpu_read_all(REGION, REGION_WORDS)
     await system.run()
@@ -274,14 +279,7 @@ async def coherence(dut):
         # tx's reads elsewhere in the same banks keep rx's writes queued longer.
         system.dma_read_all(STABLE + rng.randrange(STABLE_WORDS - 512), 512, 24)
         for _ in range(60):
-            adr = CONTENDED + rng.randrange(CONTENDED_WORDS)
-            while owner(adr) != "cpu":
-                adr = CONTENDED + rng.randrange(CONTENDED_WORDS)
-            if rng.random() < 0.5:
-                system.queue("cpu", system.single(adr, True, rng.getrandbits(32), random_sel(rng)),
-                             gap=rng.choice((0, 0, 2)))
-            else:
-                system.queue("cpu", system.single(adr, False, check=system.check("cpu")))
+            system.cpu_own_access(CONTENDED, CONTENDED_WORDS, write_gaps=(0, 0, 2))
         await system.run()
         system.cpu_read_all(CONTENDED, CONTENDED_WORDS)
         await system.run()

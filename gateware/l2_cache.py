@@ -38,7 +38,7 @@ from litex.gen import LiteXModule
 from litex.soc.interconnect import wishbone
 
 
-def _log2(n):
+def log2_exact(n):
     bits = n.bit_length() - 1
     if n <= 0 or (1 << bits) != n:
         raise ValueError(f"{n} is not a power of 2")
@@ -85,10 +85,14 @@ class L2Cache(LiteXModule):
         if lines % SNOOP_BLOCK_LINES:
             raise ValueError(f"{lines} lines: not a whole number of {SNOOP_BLOCK_LINES}-line snoop blocks")
 
+    @property
+    def snoop_block_bits(self):
+        """Width of a snoop block's address (a word address without its line and block offsets)."""
+        return len(self.master.adr) - log2_exact(self.line_words) - log2_exact(SNOOP_BLOCK_LINES)
+
     def add_snoop_port(self):
         """A SnoopPort for one DMA master (before the SoC is finalized)."""
-        line_address_bits = len(self.master.adr) - _log2(self.line_words)
-        port = SnoopPort(line_address_bits - _log2(SNOOP_BLOCK_LINES))
+        port = SnoopPort(self.snoop_block_bits)
         self.snoop_ports.append(port)
         return port
 
@@ -97,8 +101,8 @@ class L2Cache(LiteXModule):
         word_bits = len(master.dat_w)
 
         # Address split (word address): tag | line | offset in line.
-        offset_bits = _log2(line_words)
-        line_bits   = _log2(lines)
+        offset_bits = log2_exact(line_words)
+        line_bits   = log2_exact(lines)
         tag_bits    = len(master.adr) - offset_bits - line_bits
         adr_offset  = master.adr[:offset_bits]
         adr_line    = master.adr[offset_bits:offset_bits + line_bits]
@@ -168,7 +172,7 @@ class L2Cache(LiteXModule):
         snoop_index  = Signal(max=max(len(ports), 2))
         snoop_write  = Signal()
         snoop_last   = Signal()          # The walk is at the block's last line.
-        block_bits   = _log2(SNOOP_BLOCK_LINES)
+        block_bits   = log2_exact(SNOOP_BLOCK_LINES)
         self.comb += snoop_last.eq(line[:block_bits] == SNOOP_BLOCK_LINES - 1)
         def start(i):
             first_line = Cat(Signal(block_bits), ports[i].block)
@@ -192,13 +196,12 @@ class L2Cache(LiteXModule):
         n = len(ports)
         start_snoop = [Case(snoop_index, {last: priority([(last + 1 + k) % n for k in range(n)])
                                           for last in range(n)})] if ports else []
-        if ports:
-            self.comb += snoop_wanted.eq(reduce(or_, [port.valid for port in ports]))
+        self.comb += snoop_wanted.eq(reduce(or_, [port.valid for port in ports], 0))
         snoop_done = Signal()
         self.comb += [port.done.eq(snoop_done & (snoop_index == i)) for i, port in enumerate(ports)]
         # A CPU miss on a line of a block a writing master protects: the lookup registered it.
         # Its distance from the first protected block, modulo the block count, against the span.
-        lookup_block = Signal(len(ports[0].block) if ports else 1)
+        lookup_block = Signal(self.snoop_block_bits)
         self.comb += lookup_block.eq(Cat(line, tag)[block_bits:])
         protected = Signal()
         port_protects = []
@@ -210,8 +213,7 @@ class L2Cache(LiteXModule):
                 span.eq(port.protect_last - port.protect_first),
             ]
             port_protects.append(port.protect & (distance <= span))
-        if ports:
-            self.comb += protected.eq(reduce(or_, port_protects))
+        self.comb += protected.eq(reduce(or_, port_protects, 0))
         # The refill a miss commits to, told to every port.
         refilling = Signal()
         for port in ports:
@@ -252,7 +254,7 @@ class L2Cache(LiteXModule):
                 snoop_done.eq(1),
                 NextState("IDLE")
             ).Else(
-                NextValue(line, line + 1),
+                NextValue(line, line_after),
                 NextState("SNOOP_READ")
             )
         fsm.act("SNOOP_DECIDE",
@@ -273,14 +275,20 @@ class L2Cache(LiteXModule):
                 NextState("SNOOP_LOOKUP")
             )
         )
+        def write_line(line_tag):
+            """Write the registered victim line to main RAM at `line` with tag `line_tag`."""
+            return [
+                transfer.eq(1),
+                slave.cyc.eq(1),
+                slave.stb.eq(1),
+                slave.we.eq(1),
+                slave.sel.eq(2**len(slave.sel) - 1),
+                slave.adr.eq(Cat(line, line_tag)),
+                slave.dat_w.eq(victim_data),
+            ]
+
         fsm.act("SNOOP_WRITE_BACK",
-            transfer.eq(1),
-            slave.cyc.eq(1),
-            slave.stb.eq(1),
-            slave.we.eq(1),
-            slave.sel.eq(2**len(slave.sel) - 1),
-            slave.adr.eq(Cat(line, tag)),
-            slave.dat_w.eq(victim_data),
+            *write_line(tag),
             If(slave.ack,
                 invalidate.eq(snoop_write),     # else valid and clean
                 tag_port.we.eq(1),
@@ -313,22 +321,13 @@ class L2Cache(LiteXModule):
                     tag_port.we.eq(1),
                 ),
                 NextState("IDLE")
-            ).Elif(dirty,
-                refilling.eq(1),
-                NextState("EVICT")
             ).Else(
                 refilling.eq(1),
-                NextState("REFILL")
+                If(dirty, NextState("EVICT")).Else(NextState("REFILL"))
             )
         )
         fsm.act("EVICT",
-            transfer.eq(1),
-            slave.cyc.eq(1),
-            slave.stb.eq(1),
-            slave.we.eq(1),
-            slave.sel.eq(2**len(slave.sel) - 1),
-            slave.adr.eq(Cat(line, victim_tag)),
-            slave.dat_w.eq(victim_data),
+            *write_line(victim_tag),
             If(slave.ack, NextState("REFILL"))
         )
         fsm.act("REFILL",

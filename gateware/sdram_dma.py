@@ -42,14 +42,7 @@ from migen import C, Cat, FSM, If, Mux, NextState, NextValue, Signal
 from litex.gen import LiteXModule
 from litex.soc.interconnect import stream, wishbone
 
-from .l2_cache import SNOOP_BLOCK_LINES
-
-
-def _log2(n):
-    bits = n.bit_length() - 1
-    if n <= 0 or (1 << bits) != n:
-        raise ValueError(f"{n} is not a power of 2")
-    return bits
+from .l2_cache import SNOOP_BLOCK_LINES, log2_exact
 
 
 class SDRAMDMAPort(LiteXModule):
@@ -60,14 +53,14 @@ class SDRAMDMAPort(LiteXModule):
         if len(port.wdata.data) != 32 or len(master.dat_w) != 32:
             raise ValueError("SDRAMDMAPort moves 32-bit words: ask the crossbar for a 32-bit port")
         size_words = size // 4
-        ram_bits = _log2(size_words)
+        ram_bits = log2_exact(size_words)
         if (base // 4) % size_words:
             raise ValueError(f"main RAM at 0x{base:08x} is not aligned to its size 0x{size:x}")
         self.other = other = wishbone.Interface(data_width=32, address_width=32, addressing="word")
 
         # # #
 
-        block_shift = _log2(line_words) + _log2(SNOOP_BLOCK_LINES)
+        block_shift = log2_exact(line_words) + log2_exact(SNOOP_BLOCK_LINES)
         ram_tag = (base // 4) >> ram_bits
 
         def in_ram(word_adr):
@@ -117,6 +110,10 @@ class SDRAMDMAPort(LiteXModule):
         have_next    = Signal()
         mode_write   = Signal()
         self.comb += following.eq(current + 1)
+
+        def covered(block):
+            """(block is `current` and snooped, block is `following` and snooped)"""
+            return have_current & (block == current), have_next & (block == following)
         snoop_pending = Signal()
         snoop_block   = Signal(block_bits)
         snoop_write   = Signal()
@@ -187,6 +184,9 @@ class SDRAMDMAPort(LiteXModule):
             snoop.protect_first.eq(Mux(write_fifo.source.valid, queued_block, current)),
             snoop.protect_last.eq(following),
         ]
+        # The block after `current` may be snooped ahead of the master.
+        ahead_free = Signal()
+        self.comb += ahead_free.eq(have_current & ~have_next & ~snoop_pending)
         writes_drained = Signal()
         self.comb += writes_drained.eq(~write_fifo.source.valid & ~holding)
 
@@ -241,12 +241,13 @@ class SDRAMDMAPort(LiteXModule):
         self.sync += queue_in_current.eq(~advance & ~(launch & jump) &
                                          (~write_fifo.source.valid | (queued_block == current)))
         take_write = Signal()
+        write_in_current, write_in_following = covered(write_block)
         self.comb += [
             write_block.eq(block_of(adr)),
             write_request.eq(current_request & we & in_ram(adr)),
-            in_current.eq(have_current & (write_block == current)),
+            in_current.eq(write_in_current),
             # Moving on leaves no write queued for the block before `current`.
-            in_next.eq(have_next & (write_block == following) & queue_in_current),
+            in_next.eq(write_in_following & queue_in_current),
         ]
         self.sync += owning.eq(fsm.ongoing("WRITE") & (write_request | write_fifo.source.valid))
         write_jump = Signal()
@@ -281,7 +282,7 @@ class SDRAMDMAPort(LiteXModule):
                 NextState("IDLE")       # Something else, or the master is done.
             ),
             # Ahead of the master: the block after `current`.
-            If(owning & have_current & ~have_next & ~snoop_pending & ~write_jump,
+            If(owning & ahead_free & ~write_jump,
                 launch.eq(1),
                 launch_block.eq(following),
             )
@@ -293,10 +294,11 @@ class SDRAMDMAPort(LiteXModule):
         issue_next    = Signal()
         can_issue     = Signal()
         read_jump     = Signal()
+        issue_in_current, issue_in_following = covered(issue_block)
         self.comb += [
             issue_block.eq(block_of(issue_adr)),
-            issue_current.eq(have_current & (issue_block == current)),
-            issue_next.eq(have_next & (issue_block == following)),
+            issue_current.eq(issue_in_current),
+            issue_next.eq(issue_in_following),
             can_issue.eq(issuing & in_ram(issue_adr) & (outstanding != read_ahead)),
             read_jump.eq(can_issue & ~issue_current & ~issue_next & ~snoop_pending),
         ]
@@ -313,7 +315,7 @@ class SDRAMDMAPort(LiteXModule):
                 launch_block.eq(issue_block),
             ),
             # Ahead of the run: the block after `current`.
-            If(issuing & have_current & ~have_next & ~snoop_pending & ~read_jump,
+            If(issuing & ahead_free & ~read_jump,
                 launch.eq(1),
                 launch_block.eq(following),
             ),
@@ -347,14 +349,7 @@ class SDRAMDMAPort(LiteXModule):
             ).Elif(current_request | ~master.cyc,
                 NextState("IDLE")
             ),
-            other.adr.eq(master.adr),
-            other.dat_w.eq(master.dat_w),
-            other.sel.eq(master.sel),
-            other.we.eq(master.we),
-            other.cti.eq(master.cti),
-            other.bte.eq(master.bte),
-            master.dat_r.eq(other.dat_r),
-            master.err.eq(other.err),
+            *master.connect(other, omit={"cyc", "stb", "ack"}),
         )
         self.comb += [
             other_ack.eq(fsm.ongoing("OTHER") & other.ack),

@@ -113,12 +113,13 @@ class LiteDAVSoC(SoCCore):
             # its own LiteDRAM port, coherent with the L2, and the rest of the bus through `other`.
             from litedav.gateware.sdram_dma import SDRAMDMAPort
             main_ram = self.bus.regions["main_ram"]
-            self.nic_rx_sdram = SDRAMDMAPort(rx_bus, self.sdram.crossbar.get_port(data_width=32),
-                self.l2_cache.add_snoop_port(), base=main_ram.origin, size=main_ram.size,
-                line_words=self.l2_cache.line_words)
-            self.nic_tx_sdram = SDRAMDMAPort(tx_bus, self.sdram.crossbar.get_port(data_width=32),
-                self.l2_cache.add_snoop_port(), base=main_ram.origin, size=main_ram.size,
-                line_words=self.l2_cache.line_words)
+
+            def sdram_port(bus):
+                return SDRAMDMAPort(bus, self.sdram.crossbar.get_port(data_width=32),
+                    self.l2_cache.add_snoop_port(), base=main_ram.origin, size=main_ram.size,
+                    line_words=self.l2_cache.line_words)
+            self.nic_rx_sdram = sdram_port(rx_bus)
+            self.nic_tx_sdram = sdram_port(tx_bus)
             rx_bus, tx_bus = self.nic_rx_sdram.other, self.nic_tx_sdram.other
         if bus_slices:
             from litedav.soc.bus_slice import WishboneRegisterSlice
