@@ -20,6 +20,10 @@ Board
   through register slices (soc/bus_slice.py) and the L2 (NIC_SDRAM_PORTS below).
 - SPI flash: 2 MiB GD25Q16 (R2 cs_n, W2 mosi, V2 miso; its clock is the ECP5's configuration
   clock, reached through the USRMCLK primitive), read at 1x; see FLASH_* below for its layout.
+- Store flash: a Digilent Pmod SF3 (32 MiB MT25QL256) on the extension board's Pmod P3 (top row,
+  litex-boards' `pmode`): CS# C17, MOSI B18, MISO B20, SCK F20, W# A18 and HOLD# A19 held high;
+  the whole chip is the calendar store (platforms/store_flash.py). Without it the store stays in
+  the GD25Q16's last 512 KiB.
 - Ethernet: two Gigabit PHYs with RGMII; LiteDAV uses PHY 0: RX clock H2,
   RX_CTL P2, RXD K2 L1 N1 P1; TX clock G1, TX_CTL K1, TXD G2 H1 J1 J3; MDC N5, MDIO P5, reset_n P4
   (shared by both PHYs). RX and TX run at 125 MHz from the PHY's RX clock (LiteEth
@@ -54,7 +58,7 @@ from litex_boards.platforms import colorlight_i5 as board
 
 from litedav.soc.main_ram import add_sdram_main_ram
 
-from . import boot_flash
+from . import boot_flash, store_flash
 
 NAME = "colorlight_i5"
 
@@ -83,6 +87,9 @@ FLASH_FIRMWARE_OFFSET = 0x100000
 FLASH_FIRMWARE_MAX    = 0x080000
 FLASH_STORE_OFFSET    = 0x180000
 FLASH_STORE_SIZE      = 0x080000
+
+# The store flash's Pmod header (litex-boards' connector name): P3's top row.
+STORE_FLASH_PMOD = "pmode"
 
 # openFPGALoader.
 LOADER_BOARD = "colorlight-i5"
@@ -126,7 +133,7 @@ soc_kwargs = boot_flash.soc_kwargs
 
 
 def add_board(soc, sys_clk_freq):
-    """CRG, SDRAM, SPI flash and the RGMII PHY; returns the Ethernet PHY."""
+    """CRG, SDRAM, SPI flash, store flash and the RGMII PHY; returns the Ethernet PHY."""
     from litedram.modules import M12L64322A
     from litedram.phy import GENSDRPHY
     from litespi.modules import GD25Q16
@@ -141,6 +148,7 @@ def add_board(soc, sys_clk_freq):
 
     soc.add_spi_flash(mode="1x", module=GD25Q16(SpiNorFlashOpCodes.READ_1_1_1))
     boot_flash.add_flash_layout(soc, FLASH_FIRMWARE_OFFSET, FLASH_STORE_OFFSET, FLASH_STORE_SIZE)
+    store_flash.add_store_flash(soc, STORE_FLASH_PMOD)
 
     ethphy = LiteEthPHYRGMII(
         clock_pads = platform.request("eth_clocks", 0),

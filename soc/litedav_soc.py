@@ -23,6 +23,7 @@ VEXRISCV_UNCACHED = {
 # flash: platforms/sim.py SIM_FLASH_BASE).
 ETHMAC_BASE    = 0xB0000000
 SPIFLASH_BASE  = 0xB4000000 # Up to 64 MiB.
+STOREFLASH_BASE = 0xB8000000 # The store flash's window (platforms/store_flash.py), up to 64 MiB.
 
 
 class LiteDAVSoC(SoCCore):
@@ -47,7 +48,7 @@ class LiteDAVSoC(SoCCore):
             **board.soc_kwargs(),
         )
 
-        self.mem_map.update(ethmac=ETHMAC_BASE, spiflash=SPIFLASH_BASE)
+        self.mem_map.update(ethmac=ETHMAC_BASE, spiflash=SPIFLASH_BASE, storeflash=STOREFLASH_BASE)
 
         self.ethphy = board.add_board(self, sys_clk_freq)
         if "main_ram" in self.bus.regions:   # The Tang Nano 4K's EMCU has its own SRAM only.
@@ -67,15 +68,16 @@ class LiteDAVSoC(SoCCore):
             raise ValueError(f"unknown NIC {nic!r}: liteeth or offload")
         self.check_uncached_regions()
 
-    def add_spi_flash(self, *args, **kwargs):
+    def add_spi_flash(self, name="spiflash", **kwargs):
         """LiteX's SPI flash, its window uncached (LiteX adds it as a cached region wherever it
-        is; at SPIFLASH_BASE the CPU does not cache it, so the region says so)."""
+        is; at SPIFLASH_BASE and STOREFLASH_BASE the CPU does not cache it, so the region says
+        so)."""
         check, self.bus.io_regions_check = self.bus.io_regions_check, False
         try:
-            SoCCore.add_spi_flash(self, *args, **kwargs)
+            SoCCore.add_spi_flash(self, name=name, **kwargs)
         finally:
             self.bus.io_regions_check = check
-        self.bus.regions["spiflash"].cached = False
+        self.bus.regions[name].cached = False
 
     def check_uncached_regions(self):
         """Every region LiteX maps uncached must be one the CPU's netlist does not cache: a flash

@@ -1,0 +1,57 @@
+"""The boards' store flash: a SPI NOR chip on a Pmod header that holds the whole calendar store.
+
+The chips soldered on the boards keep the bitstream and the firmware and leave the store 512 KiB
+(Colorlight i5) or 1 MiB (Arty A7): a few hundred calendar objects. An office (100 users x 200
+items, 14.8 MB of iCalendar: bench/office_data.py) needs tens of MiB. The store flash is a
+Digilent Pmod SF3 (Micron MT25QL256, 32 MiB, JEDEC ID 20 BA 19) on one of the board's Pmod
+headers, through a second LiteSPI core `storeflash`: reads through its memory-mapped window with
+the 4-byte-address READ (0x13), programs (0x12) and 4 KiB erases (0x21) with 4-byte addresses
+from the firmware's driver (firmware/ports/litex/flash_litespi.c). It keeps the store's power-cut
+guarantees unchanged: they rest on NOR's rules (flash.h), which this chip keeps as the boot chip
+does. Without the Pmod the firmware finds no chip (its MISO is pulled up: JEDEC ID ffffff) and
+keeps the store on the boot chip as before. docs/spi_flash.md has the wiring.
+"""
+
+from litex.build.generic_platform import IOStandard, Misc, Pins, Subsignal
+
+# The window: 32 MiB at soc/litedav_soc.py STOREFLASH_BASE (uncached).
+STORE_FLASH_SIZE = 32 * 1024 * 1024
+STORE_FLASH_JEDEC_ID = 0x20BA19   # Micron MT25QL256 (the sim model answers the same)
+
+
+def pmod_io(pmod):
+    """The Pmod SF3's 1x SPI pins on connector `pmod` (litex-boards' names: pin 0 is the Pmod's
+    pin 1): CS# 1, DQ0/MOSI 2, DQ1/MISO 3, SCK 4, and DQ2/W# 7, DQ3/HOLD# 8, held high (single-bit
+    SPI, no write protection, never on hold)."""
+    return [
+        ("storeflash", 0,
+            Subsignal("cs_n", Pins(f"{pmod}:0"), Misc("PULLMODE=UP")),
+            Subsignal("mosi", Pins(f"{pmod}:1")),
+            Subsignal("miso", Pins(f"{pmod}:2"), Misc("PULLMODE=UP")),
+            Subsignal("clk",  Pins(f"{pmod}:3")),
+            IOStandard("LVCMOS33"),
+        ),
+        ("storeflash_wp_hold", 0,
+            Subsignal("wp_n",   Pins(f"{pmod}:4")),
+            Subsignal("hold_n", Pins(f"{pmod}:5")),
+            IOStandard("LVCMOS33"),
+        ),
+    ]
+
+
+def add_store_flash(soc, pmod=None):
+    """LiteSPI `storeflash` (1x, SPI clock sys_clk/4 as the boot chip's) with the MT25QL256, its
+    window at STOREFLASH_BASE, and the constant LITEDAV_STOREFLASH that tells the firmware the
+    whole chip is the store. pmod: the board's connector for the Pmod's pins (a board), or None
+    where the platform has `storeflash` pads already (the simulator)."""
+    from litespi.modules import MT25QL256
+    from litespi.opcodes import SpiNorFlashOpCodes
+    platform = soc.platform
+    if pmod is not None:
+        platform.add_extension(pmod_io(pmod))
+        wp_hold = platform.request("storeflash_wp_hold")
+        soc.comb += [wp_hold.wp_n.eq(1), wp_hold.hold_n.eq(1)]
+    module = MT25QL256(SpiNorFlashOpCodes.READ_1_1_1_4B)
+    assert module.total_size == STORE_FLASH_SIZE
+    soc.add_spi_flash(name="storeflash", mode="1x", module=module, clk_freq=soc.sys_clk_freq / 4)
+    soc.add_constant("LITEDAV_STOREFLASH", 1)
