@@ -24,7 +24,7 @@ help:
 	@echo "make deps      install Debian packages, lwIP sources and Python packages (idempotent)"
 	@echo "make sim       build SoC headers, firmware and the Verilator model"
 	@echo "make run       run the already built simulator (PORT=$(PORT))"
-	@echo "make bench     plain LiteEth vs offload NIC: bulk GET/PUT, small GETs, latency at GMII and MII; LM3S port in QEMU: instructions per request; cycles per request vs idle connections; office calendar sync: a user's day on both NICs, OFFICE_CLIENTS (default 100, the whole office) clients at once on the offload NIC over the 100-user store (bench/results/latest.*); hours; the whole office is 2.55 G simulated cycles, ~1 hour of wall time for its sync plus ~5 min of boot when its simulator has a core to itself (OFFICE_CLIENTS=12: ~5 min of sync); the simulator's own speed, simulated cycles per wall second (sim_speed)"
+	@echo "make bench     plain LiteEth vs offload NIC: bulk GET/PUT, small GETs, latency at GMII and MII; LM3S port in QEMU: instructions per request; cycles per request vs idle connections; office calendar sync: a user's day on both NICs, OFFICE_CLIENTS (default 100, the whole office) clients at once on the offload NIC over the 100-user store, both again on the colorlight_i5 board model (store flash, MII, 75 MHz) (bench/results/latest.*); hours; the whole office is 2.55 G simulated cycles, ~1 hour of wall time for its sync plus ~5 min of boot when its simulator has a core to itself (OFFICE_CLIENTS=12: ~5 min of sync); the simulator's own speed, simulated cycles per wall second (sim_speed)"
 	@echo "make resources  ECP5 LUT4/FF/BRAM of the offload NIC cores (Yosys synth_ecp5)"
 	@echo "make bitstreams  every board's bitstream (build/<board>/: colorlight_i5 .bit, tang_nano_4k .fs + EMCU firmware), timing-checked, and its report (bench/results/fpga-<board>.*); slow"
 	@echo "make soak      long reliability runs: 1,000 CalDAV transactions by 20 clients over a lossy link, 100 power cuts, 10 million executions per parser fuzzer (bench/results/reliability.*); hours"
@@ -63,10 +63,11 @@ host: deps
 test: deps
 	@$(PYTHON) -m pytest -ra --durations=30 $(wildcard tests cocotb_tests)
 
-# Clients syncing at once in make bench's office run (office_sync --clients), each one user of the
-# 100-user office: 100, the whole office (issue 9), ~1 hour of wall time; 12 for a quicker look
-# (bench/README.md). LiteEth's office is not run: with 8 clients a PROPFIND dropped by its two RX
-# slots left a client in lwIP's retransmission backoff (bench/README.md).
+# Clients syncing at once in make bench's office runs (office_sync --clients), each one user of the
+# 100-user office: 100, the whole office (issue 9), ~1 hour of wall time on the ideal SoC and
+# several on the Colorlight i5 board model (about 3x slower, its store read through SPI); 12 for a
+# quicker look (bench/README.md). LiteEth's office is not run: with 8 clients a PROPFIND dropped by
+# its two RX slots left a client in lwIP's retransmission backoff (bench/README.md).
 OFFICE_CLIENTS ?= 100
 bench: deps
 	@$(PYTHON) -m litedav.bench.nic_compare --out bench/results
@@ -77,6 +78,8 @@ bench: deps
 	@$(PYTHON) -m litedav.bench.idle_conns --soc colorlight_i5 --out bench/results
 	@$(PYTHON) -m litedav.bench.office_sync --nic liteeth offload --no-office --out bench/results
 	@$(PYTHON) -m litedav.bench.office_sync --nic offload --no-day --users 100 --clients $(OFFICE_CLIENTS) --out bench/results
+	@$(PYTHON) -m litedav.bench.office_sync --soc colorlight_i5 --no-office --out bench/results
+	@$(PYTHON) -m litedav.bench.office_sync --soc colorlight_i5 --no-day --users 100 --clients $(OFFICE_CLIENTS) --out bench/results
 	@$(PYTHON) -m litedav.bench.sim_speed --soc ideal colorlight_i5 --out bench/results
 	@$(PYTHON) -m litedav.bench.memory_path --out bench/results
 

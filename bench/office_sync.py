@@ -3,11 +3,12 @@
 The data are bench/office_data.py's: users user000.. with 200 items each (about 60 % meetings,
 40 % tasks, ~740 bytes of iCalendar apiece). The store is preloaded on the host, not through
 PUTs in the simulator: litedav-host (firmware/ports/host, the same app and store code), built
-with the LiteX port's index size, writes them into a 16 MiB store file with the sim flash's
-geometry (4 KiB erase blocks, 256-byte pages), and the simulated SoC boots with a copy of that
-file as its flash (`litedav-sim run --flash FILE`); its console's `store check: ok` covers it.
-Images are kept in build/office_sync/ and written again only when their parameters or the
-store's code change.
+with the LiteX port's index size, writes them into a store file of the SoC's store device (4 KiB
+erase blocks, 256-byte pages; `--store-size`): the ideal SoC's sim flash, 16 MiB, or a board
+model's store flash, the Pmod's 32 MiB MT25QL256 (docs/board_model.md). The simulated SoC boots
+with a copy of that file as that device's image (`litedav-sim run --flash FILE`); its console's
+`store: on flash` and `store check: ok` cover it. Images are kept in build/office_sync/ and
+written again only when their parameters (size included) or the store's code change.
 
 Scenarios, each a client with an empty cache, as a CalDAV client syncs:
 
@@ -30,9 +31,14 @@ ways with preamble, padding to 60, FCS and inter-frame gap; CPU busy cycles from
 page (busy = main-loop turns that did work), a status read's own cost subtracted.
 
     python3 -m litedav.bench.office_sync [--users 100] [--clients 100] [--nic liteeth] [--out DIR]
+                                         [--soc ideal|colorlight_i5]
 
-Writes section "office_sync" of DIR/latest.json and latest.md (default bench/results/).
-tests/test_office_sync.py runs the scenarios' client logic against litedav-host.
+Writes section "office_sync" of DIR/latest.json and latest.md (default bench/results/); a board
+model (--soc colorlight_i5: its own NIC, the offload NIC, and PHY, MII, unless --phy; figures at
+its own sys_clk, 75 MHz) has its own section, "office_sync_colorlight_i5". A run of one scenario
+keeps the other scenario's figures of the same SoC, NIC and PHY, and every other SoC's section.
+tests/test_office_sync.py runs the scenarios' client logic and the board model's 32 MiB image
+against litedav-host.
 """
 
 import argparse
@@ -50,7 +56,9 @@ import xml.etree.ElementTree as ET
 from dataclasses import dataclass, field
 
 from litedav.bench import idle_conns, office_data
+from litedav.bench.lm3s_instructions import merge_section
 from litedav.bench.pcap_flows import METHODS, Flow, Segment, server_frames
+from litedav.sim.config import BOARD_MODEL_NICS, BOARD_MODEL_PHYS, DEFAULT_FLASH_SIZE, IDEAL_SOC, STORE_FLASH_SIZE
 
 TOP = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
@@ -70,10 +78,57 @@ CALENDAR = "cal"
 CHANGES = 10
 NS = {"D": "DAV:", "C": "urn:ietf:params:xml:ns:caldav"}
 READY = re.compile(r"LiteDAV is serving at")
+MIB = 1024 * 1024
+# The device each SoC keeps the calendars on, whose size a store image must have exactly (an
+# image of another size is refused, never resized): the ideal SoC's sim flash and the board
+# models' store flash, the MT25QL256 on the Pmod (platforms/store_flash.py).
+SIM_FLASH_SIZE = DEFAULT_FLASH_SIZE        # 16 MiB
+BOARD_STORE_FLASH_SIZE = STORE_FLASH_SIZE  # 32 MiB
+STORE_DEVICES = {IDEAL_SOC: "the sim flash (16 MiB)"}
+BOARD_STORE_DEVICE = "the store flash (the Pmod's MT25QL256, 32 MiB, LiteSPI 1x)"
 STATUS_TIMEOUT = 600  # wall seconds for one status read: the simulator is slow under load
+CLIENT_TIMEOUT = 14400  # wall seconds a client waits for a response (Dav)
+BOOT_TIMEOUT = 3600     # wall seconds for the boot of the office's store (~15-35 min seen)
+# A board model takes ~3x the ideal SoC's wall time for the same work (more cycles per request:
+# SDRAM behind the L2, the CPU variant; about as many cycles a wall second: docs/board_model.md),
+# and its boot reads the store through LiteSPI 1x instead of a bus window: its waits are that many
+# times the ideal SoC's.
+BOARD_SLOWDOWN = 3
+BOARD_BOOT_SLOWDOWN = 6
+BOOT_PROGRESS_S = 300   # a line this often while a boot goes on
 # Connections opened at once before the office run: a wave the SoC's receive side absorbs
 # (bench/README.md, waves of new connections).
 WAVE = 8
+
+
+def is_board(soc):
+    return soc != IDEAL_SOC
+
+
+def store_size(soc):
+    """Bytes of the SoC's store device: a store image for it is exactly that size."""
+    return BOARD_STORE_FLASH_SIZE if is_board(soc) else SIM_FLASH_SIZE
+
+
+def store_device(soc):
+    return STORE_DEVICES.get(soc, BOARD_STORE_DEVICE)
+
+
+def timeouts(soc):
+    """Wall seconds: (status read, client response, boot) on that SoC."""
+    if not is_board(soc):
+        return STATUS_TIMEOUT, CLIENT_TIMEOUT, BOOT_TIMEOUT
+    return STATUS_TIMEOUT * BOARD_SLOWDOWN, CLIENT_TIMEOUT * BOARD_SLOWDOWN, BOOT_TIMEOUT * BOARD_BOOT_SLOWDOWN
+
+
+def section(soc):
+    """The ideal SoC's section keeps its old name; each board model has its own."""
+    return SECTION if soc == IDEAL_SOC else f"{SECTION}_{soc}"
+
+
+def md_markers(soc):
+    name = section(soc)
+    return f"<!-- {name} begin (written by litedav.bench.office_sync) -->", f"<!-- {name} end -->"
 
 
 class BenchError(RuntimeError):
@@ -94,7 +149,7 @@ class Dav:
     """One keep-alive connection of one user. A 503 (every request context busy) is asked
     again after a short pause and counted, as a client honouring Retry-After would."""
 
-    def __init__(self, port, user, timeout=14400, connect=True):
+    def __init__(self, port, user, timeout=CLIENT_TIMEOUT, connect=True):
         # wall-clock seconds, far above 600: one response of a listing takes millions of cycles
         # and the simulator runs ~200 k cycles a wall second, so a few clients at once on a loaded
         # machine take longer; of 100 clients, those beyond the 64 connection states wait for 64
@@ -283,26 +338,31 @@ def build_host(out_dir):
 
 
 class HostServer:
-    """litedav-host on a store file, for writing an image (or for the test)."""
+    """litedav-host on a store file, for writing an image (or for the test). store_size_mib:
+    the store's size (litedav-host --store-size; None: its default, 16 MiB); a file of another
+    size is refused."""
 
-    def __init__(self, binary, port, store, users, timeout=60):
+    def __init__(self, binary, port, store, users, timeout=60, store_size_mib=None):
         args = [binary, "--port", str(port), "--store", store]
+        if store_size_mib is not None:
+            args += ["--store-size", str(store_size_mib)]
         for u in users:
             args += ["--user", f"{u}:{password(u)}"]
         self.port = port
         self.console = []
         self.proc = subprocess.Popen(args, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
                                      stderr=subprocess.STDOUT, text=True, errors="replace")
-        ready = threading.Event()
+        ready, serving = threading.Event(), []
 
         def reader():
             for line in self.proc.stdout:
                 self.console.append(line.rstrip("\n"))
                 if READY.search(line):
+                    serving.append(True)
                     ready.set()
             ready.set()
         threading.Thread(target=reader, daemon=True).start()
-        if not ready.wait(timeout) or self.proc.poll() is not None:
+        if not ready.wait(timeout) or not serving or self.proc.poll() is not None:
             self.stop()
             raise BenchError("litedav-host did not come up:\n" + "\n".join(self.console[-20:]))
 
@@ -363,29 +423,36 @@ def _code_fingerprint():
     return h.hexdigest()[:12]
 
 
-def store_image(users, items, seed=12345, work_dir=WORK_DIR, log=print):
-    """A 16 MiB store file holding users user000.. each with a calendar of `items` office
-    items: written by litedav-host, kept in work_dir while its parameters and the store's code
-    are unchanged. Returns its path."""
+def store_image(users, items, seed=12345, work_dir=WORK_DIR, log=print, size_mib=SIM_FLASH_SIZE // MIB,
+                binary=None):
+    """A store file of size_mib MiB (the target device's size: store_size(soc)) holding users
+    user000.. each with a calendar of `items` office items: written by litedav-host (binary, or
+    one built in work_dir with the LiteX port's index size), kept in work_dir while its
+    parameters (the size among them: it is in the name) and the store's code are unchanged.
+    Returns its path."""
     from litedav.sim.run import free_port
     os.makedirs(work_dir, exist_ok=True)
-    path = os.path.join(work_dir, f"office-{users}x{items}-s{seed}-{_code_fingerprint()}.flash")
-    if os.path.exists(path):
+    size = size_mib * MIB
+    path = os.path.join(work_dir, f"office-{users}x{items}-s{seed}-{size_mib}MiB-{_code_fingerprint()}.flash")
+    if os.path.exists(path) and os.path.getsize(path) == size:
         return path
-    binary = build_host(os.path.join(work_dir, "host"))
+    binary = binary or build_host(os.path.join(work_dir, "host"))
     tmp = path + ".tmp"
     if os.path.exists(tmp):
         os.remove(tmp)
     t0 = time.time()
-    srv = HostServer(binary, free_port(), tmp, users_of(users))
+    srv = HostServer(binary, free_port(), tmp, users_of(users), store_size_mib=size_mib)
     try:
         load(srv.port, users_of(users), items, seed)
     finally:
         code = srv.stop()
     if code != 0:
         raise BenchError(f"litedav-host exited with {code}:\n" + "\n".join(srv.console[-20:]))
+    if os.path.getsize(tmp) != size:
+        raise BenchError(f"litedav-host wrote a {os.path.getsize(tmp):,}-byte store, not {size_mib} MiB")
     os.rename(tmp, path)
-    log(f"store image {os.path.basename(path)}: {users} users x {items} items in {time.time() - t0:.0f} s")
+    log(f"store image {os.path.basename(path)}: {users} users x {items} items, {size_mib} MiB, "
+        f"in {time.time() - t0:.0f} s")
     return path
 
 
@@ -465,14 +532,14 @@ def scenario_figures(conns, hz):
 
 # ---- the simulated SoC ---------------------------------------------------------------------------
 
-def read_status(port):
-    return idle_conns.read_status(port, timeout=STATUS_TIMEOUT)
+def read_status(port, timeout=STATUS_TIMEOUT):
+    return idle_conns.read_status(port, timeout=timeout)
 
 
-def booted_figures(port):
+def booted_figures(port, timeout=STATUS_TIMEOUT):
     """sys_clk, the cycles the boot took, and the busy cycles one status read costs."""
-    st = read_status(port)
-    return st["sys_clk_hz"], st["uptime_cycles"], idle_conns.status_cost(port, timeout=STATUS_TIMEOUT)
+    st = read_status(port, timeout)
+    return st["sys_clk_hz"], st["uptime_cycles"], idle_conns.status_cost(port, timeout=timeout)
 
 
 def cpu(before, after, overhead):
@@ -489,53 +556,94 @@ def cpu(before, after, overhead):
     return out
 
 
-def boot(build_dir, image, phy, pcap, run_dir_flash, log):
+def device_size(sim):
+    """Bytes the image of the simulator's store device must have, None if not known here: the
+    store flash's on a SoC that has it (the board models), the sim flash's on one without LiteSPI."""
+    if getattr(sim, "store_flash", False):
+        return BOARD_STORE_FLASH_SIZE
+    if not getattr(sim, "spi_flash", False):
+        return sim.options.flash_size
+    return None
+
+
+def wait_booted(sim, timeout, log, every=BOOT_PROGRESS_S):
+    """sim.wait_ready, with a line every `every` wall seconds: the simulator's own speed report
+    (simulated cycles so far) or the console's latest line."""
+    t0 = time.time()
+    while True:
+        left = timeout - (time.time() - t0)
+        if left <= 0:
+            raise BenchError(f"the SoC did not serve within {timeout} s of wall time; console:\n"
+                             + "\n".join(sim.console[-15:]))
+        try:
+            sim.wait_ready(timeout=min(every, left))
+            return
+        except TimeoutError:
+            speed = next((line for line in reversed(sim.console) if line.startswith("[slirp_ethernet]")), None)
+            latest = speed.split("] ", 1)[1] if speed else (sim.console[-1] if sim.console else "no console yet")
+            log(f"booting, {time.time() - t0:,.0f} of at most {timeout:,} s of wall time: {latest}")
+
+
+def boot(build_dir, image, phy, pcap, run_dir_flash, log, boot_timeout=BOOT_TIMEOUT):
+    """The simulator on a copy of image (run_dir_flash) as its store device: the sim flash, or
+    a board model's store flash (SimOptions.flash is that chip's image). The image must have the
+    device's size; the console must say the store is on flash and checked ok."""
     from litedav.sim.run import SimOptions, Simulator, free_port
-    shutil.copyfile(image, run_dir_flash)
     sim = Simulator(build_dir, SimOptions(port=free_port(), echo=False, flash=run_dir_flash, phy=phy, pcap=pcap,
                                           peer_pid=os.getpid()))
+    want = device_size(sim)
+    if want is not None and os.path.getsize(image) != want:
+        raise BenchError(f"{os.path.basename(image)} is {os.path.getsize(image) / MIB:g} MiB, the SoC's store "
+                         f"device {want / MIB:g} MiB (store_image(size_mib=...))")
+    shutil.copyfile(image, run_dir_flash)
     sim.start()
     t0 = time.time()
     try:
-        sim.wait_ready(timeout=3600)
+        wait_booted(sim, boot_timeout, log)
     except BaseException:
         sim.stop()
         raise
     check = next((line for line in sim.console if line.startswith("store check")), "")
     store = next((line for line in sim.console if line.startswith("store:")), "")
-    log(f"booted in {time.time() - t0:.0f} s of wall time: {store}; {check}")
+    flash = next((line for line in sim.console if line.startswith("flash:")), None)
+    log(f"booted in {time.time() - t0:.0f} s of wall time: {flash + '; ' if flash else ''}{store}; {check}")
+    if not store.startswith("store: on flash"):
+        sim.stop()
+        raise BenchError(f"the SoC's store is not on its flash: {flash or ''} {store or 'no store line'}")
     if not check.startswith("store check: ok"):
         sim.stop()
         raise BenchError(f"the SoC's store check on the image failed: {check or 'no check line'}")
     return sim, store
 
 
-def measure_users_day(build_dir, nic, phy, work, log):
+def measure_users_day(build_dir, nic, phy, work, log, soc=IDEAL_SOC):
     """One user's day on a store holding that user alone."""
     user = "user000"
-    image = store_image(1, 200, log=log)
+    status_s, client_s, boot_s = timeouts(soc)
+    image = store_image(1, 200, log=log, size_mib=store_size(soc) // MIB)
     items = office_data.user_items(user, 200)
     expected = {name: text for name, _, text in items}
-    pcap = os.path.join(work, f"users-day-{nic}-{phy}.pcap")
-    sim, store = boot(build_dir, image, phy, pcap, os.path.join(work, f"users-day-{nic}-{phy}.flash"), log)
+    run = f"users-day-{soc}-{nic}-{phy}"
+    pcap = os.path.join(work, f"{run}.pcap")
+    sim, store = boot(build_dir, image, phy, pcap, os.path.join(work, f"{run}.flash"), log, boot_s)
     try:
         port = sim.port
-        hz, boot_cycles, overhead = booted_figures(port)
-        before = read_status(port)
-        dav = Dav(port, user)
+        hz, boot_cycles, overhead = booted_figures(port, status_s)
+        before = read_status(port, status_s)
+        dav = Dav(port, user, client_s)
         state = initial_sync(dav, user, expected)
         dav.close()
-        after = read_status(port)
+        after = read_status(port, status_s)
         initial_cpu = cpu(before, after, overhead)
         rewrites, new, deleted = changed_items(user, items)
-        editor = Dav(port, user)
+        editor = Dav(port, user, client_s)
         make_changes(editor, user, state, rewrites, new, deleted)
         editor.close()
-        before = read_status(port)
-        dav = Dav(port, user)
+        before = read_status(port, status_s)
+        dav = Dav(port, user, client_s)
         reported = incremental_sync(dav, user, state, rewrites, new, deleted)
         dav.close()
-        after = read_status(port)
+        after = read_status(port, status_s)
         incr_cpu = cpu(before, after, overhead)
         time.sleep(1)  # the last frames reach the pcap
     finally:
@@ -649,28 +757,29 @@ def office_conns(pcap, phy):
     return synced
 
 
-def measure_office(build_dir, nic, phy, users, clients, work, log):
+def measure_office(build_dir, nic, phy, users, clients, work, log, soc=IDEAL_SOC):
     """`clients` clients at once, client i syncing user i % users from empty."""
-    image = store_image(users, 200, log=log)
+    status_s, client_s, boot_s = timeouts(soc)
+    image = store_image(users, 200, log=log, size_mib=store_size(soc) // MIB)
     names = users_of(users)
     data = {user: office_data.user_items(user, 200) for user in names}
     # the build and the size in the names: runs of two builds or sizes at once do not share a
     # flash or a pcap
     run = f"office-{nic}-{os.path.basename(build_dir.rstrip(os.sep))}-{phy}-{users}u{clients}c"
     pcap = os.path.join(work, f"{run}.pcap")
-    sim, store = boot(build_dir, image, phy, pcap, os.path.join(work, f"{run}.flash"), log)
+    sim, store = boot(build_dir, image, phy, pcap, os.path.join(work, f"{run}.flash"), log, boot_s)
     try:
         port = sim.port
-        hz, boot_cycles, overhead = booted_figures(port)
+        hz, boot_cycles, overhead = booted_figures(port, status_s)
         daves = []
         for i in range(clients):  # connected beforehand, in waves the receive side absorbs
-            daves.append(Dav(port, names[i % users]))
+            daves.append(Dav(port, names[i % users], client_s))
             if len(daves) % WAVE == 0 or len(daves) == clients:
                 for d in daves[-WAVE:]:
                     status, _, _ = d("OPTIONS", "/dav/")
                     if status not in (200, 204):
                         raise BenchError(f"OPTIONS /dav/: {status}")
-        before = read_status(port)
+        before = read_status(port, status_s)
         go = threading.Barrier(clients)
         results, errors = [None] * clients, []
 
@@ -692,7 +801,7 @@ def measure_office(build_dir, nic, phy, users, clients, work, log):
                 t.start()
             for t in threads:
                 t.join()
-        after = read_status(port)
+        after = read_status(port, status_s)
         retries = sum(d.retries_503 for d in daves)
         for d in daves:
             d.close()
@@ -713,21 +822,25 @@ def measure_office(build_dir, nic, phy, users, clients, work, log):
             "retries_503": retries, **figures, **cpu(before, after, overhead), "sys_clk_hz": hz}
 
 
-def measure(nic, phy, users, clients, build_dir=None, day=True, office=True, log=print):
-    from litedav.sim.run import build, default_build_dir
-    build_dir = build_dir or default_build_dir(nic)
-    build(build_dir, nic=nic)
+def measure(nic, phy, users, clients, build_dir=None, day=True, office=True, log=print, soc=IDEAL_SOC):
+    """soc: the ideal SoC or a board model (BOARD_MODEL_PHYS), built with that board."""
+    from litedav.sim.run import build, default_build_dir, read_build_commit
+    board = soc if is_board(soc) else None
+    build_dir = build_dir or default_build_dir(nic, board=board)
+    build(build_dir, nic=nic, board=board)
     work = os.path.join(WORK_DIR, "runs")
     os.makedirs(work, exist_ok=True)
     t0 = time.time()
-    result = {"nic": nic, "phy": phy, "link_mbps": PHY_MBPS[phy]}
+    result = {"soc": soc, "nic": nic, "phy": phy, "link_mbps": PHY_MBPS[phy], "commit": read_build_commit(build_dir),
+              "store_device": store_device(soc), "store_bytes": store_size(soc)}
+    what = f"{idle_conns.soc_text(soc)}, {nic}, {phy.upper()}"
     if day:
-        log(f"user's day ({nic}, {phy.upper()}) ...")
-        result["users_day"] = measure_users_day(build_dir, nic, phy, work, log)
+        log(f"user's day ({what}) ...")
+        result["users_day"] = measure_users_day(build_dir, nic, phy, work, log, soc)
         result["sys_clk_hz"] = result["users_day"].pop("sys_clk_hz")
     if office:
-        log(f"office: {users} users, {clients} clients at once ({nic}, {phy.upper()}) ...")
-        result["office"] = measure_office(build_dir, nic, phy, users, clients, work, log)
+        log(f"office: {users} users, {clients} clients at once ({what}) ...")
+        result["office"] = measure_office(build_dir, nic, phy, users, clients, work, log, soc)
         result["sys_clk_hz"] = result["office"].pop("sys_clk_hz")
     result["wall_s"] = round(time.time() - t0)
     return result
@@ -735,14 +848,23 @@ def measure(nic, phy, users, clients, build_dir=None, day=True, office=True, log
 
 # ---- reports ------------------------------------------------------------------------------------
 
-def markdown(results):
-    lines = [MD_BEGIN]
+def soc_of(r):
+    return r.get("soc", IDEAL_SOC)  # rows written before the board models: the ideal SoC's
+
+
+def markdown(results, soc=None):
+    """The section of one SoC (soc, default: the first result's) with its results' tables."""
+    soc = soc or (soc_of(results[0]) if results else IDEAL_SOC)
+    begin, end = md_markers(soc)
+    lines = [begin]
     for r in results:
         mhz = r["sys_clk_hz"] / 1e6
         day = r.get("users_day")
+        commit = f"; commit {r['commit']}" if r.get("commit") else ""
         lines += [f"\n**Office calendar sync, {r['nic']} at {r['phy'].upper()} {r['link_mbps']} Mbit/s, "
-                  f"VexRiscv at {mhz:g} MHz** (simulated time from the pcap; goals: user's day ≤ 5 ms, "
-                  f"office ≤ 0.5 s at 1 GbE)\n",
+                  f"{idle_conns.soc_text(soc)}: VexRiscv at {mhz:g} MHz, store on "
+                  f"{r.get('store_device', store_device(soc))}{commit}** (simulated time from the pcap, "
+                  f"cycles and ms at the SoC's {mhz:g} MHz; goals: user's day ≤ 5 ms, office ≤ 0.5 s at 1 GbE)\n",
                   "| scenario | simulated time | CPU busy cycles | requests | bytes on the wire in / out "
                   "(HTTP in / out) | frames dropped (rx) | 503 retries |",
                   "|---|---|---|---|---|---|---|"]
@@ -752,18 +874,27 @@ def markdown(results):
                          f"≤ {f['client_gap_ms_max']:.3f} ms) | {f['cpu_busy_cycles']:,} | {f['requests']} | "
                          f"{f['wire_bytes_in']:,} / {f['wire_bytes_out']:,} ({f['http_bytes_in']:,} / "
                          f"{f['http_bytes_out']:,}) | {f['rx_dropped']} | {retries} |")
+        boots = []
         if day:
             row(f"user's day from empty: connect, PROPFIND Depth 1 + calendar-multiget of "
                 f"{day['initial']['objects']} items", day["initial"])
             row(f"incremental sync after {day['incremental']['changes']} changes: connect, sync-collection "
                 f"({day['incremental']['hrefs_reported']} hrefs) + calendar-multiget", day["incremental"])
+            if "boot_cycles" in day:
+                boots.append(("the 1-user store", day["boot_cycles"]))
         if "office" in r:
             o = r["office"]
             row(f"office: {o['clients']} clients at once, {o['users']} users x {o['items_per_user']} items "
                 f"({o['objects_synced']:,} objects synced, {o['ical_bytes'] / 1e6:.1f} MB of iCalendar), connections "
                 f"open beforehand", o, o["retries_503"])
             lines.append("\n" + office_note(o, r["link_mbps"]))
-    lines.append(MD_END)
+            if "boot_cycles" in o:
+                boots.append((f"the {o['users']}-user store", o["boot_cycles"]))
+        if boots:
+            lines.append("\nBoot to the first status read (the store's mount and check included): " + "; ".join(
+                f"{name} {cycles:,} cycles ({cycles / r['sys_clk_hz'] * 1e3:,.1f} ms)" for name, cycles in boots)
+                + ".")
+    lines.append(end)
     return "\n".join(lines) + "\n"
 
 
@@ -781,33 +912,35 @@ def office_note(o, link_mbps):
 
 
 def merge_reports(results, out):
-    json_path, md_path = os.path.join(out, "latest.json"), os.path.join(out, "latest.md")
-    data = {}
-    if os.path.exists(json_path):
-        with open(json_path) as f:
-            data = json.load(f)
-    data = data if isinstance(data, dict) else {"soc": data}
-    # a run of one scenario keeps the other's figures of the same NIC and PHY
-    merged = [dict(r) for r in data.get(SECTION, [])]
-    for r in results:
-        old = next((m for m in merged if (m["nic"], m["phy"]) == (r["nic"], r["phy"])), None)
-        if old is None:
-            merged.append(dict(r))
-        else:
-            old.update(r)
-    data[SECTION] = results = merged
-    with open(json_path, "w") as f:
-        json.dump(data, f, indent=2)
-    text = ""
-    if os.path.exists(md_path):
-        with open(md_path) as f:
-            text = re.sub(re.escape(MD_BEGIN) + r".*?" + re.escape(MD_END) + r"\n?", "", f.read(), flags=re.S)
-    with open(md_path, "w") as f:
-        f.write(text.rstrip("\n") + ("\n\n" if text.strip() else "") + markdown(results))
-    return results
+    """Each result into its SoC's section (section()) of out/latest.json and out/latest.md: a
+    run of one scenario keeps the other's figures of the same SoC, NIC and PHY; rows of other
+    NICs and PHYs, and other SoCs' sections, are kept. Returns the merged rows of the sections
+    written."""
+    json_path = os.path.join(out, "latest.json")
+    written = []
+    for soc in dict.fromkeys(soc_of(r) for r in results):
+        data = {}
+        if os.path.exists(json_path):
+            with open(json_path) as f:
+                data = json.load(f)
+        data = data if isinstance(data, dict) else {"soc": data}
+        merged = [dict(r) for r in data.get(section(soc), [])]
+        for r in results:
+            if soc_of(r) != soc:
+                continue
+            key = (soc, r["nic"], r["phy"])
+            old = next((m for m in merged if (soc_of(m), m["nic"], m["phy"]) == key), None)
+            if old is None:
+                merged.append(dict(r))
+            else:
+                old.update(r)
+        merge_section(out, section(soc), merged, markdown(merged, soc), *md_markers(soc))
+        written += merged
+    return written
 
 
-def main(argv=None):
+def parse_args(argv=None):
+    """The command line, with the SoC's defaults filled in: nic (a list), phy."""
     parser = argparse.ArgumentParser(prog="office_sync", description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--users", type=int, default=100, help="users in the office's store (1-100)")
@@ -815,30 +948,55 @@ def main(argv=None):
                         help="clients syncing at once in the office run (default: one per user)")
     parser.add_argument("--no-office", action="store_true", help="the user's day only")
     parser.add_argument("--no-day", action="store_true", help="the office only")
-    parser.add_argument("--nic", nargs="+", default=["liteeth"], choices=("liteeth", "offload"))
-    parser.add_argument("--phy", default="gmii", choices=list(PHY_MBPS))
+    parser.add_argument("--soc", default=IDEAL_SOC, choices=[IDEAL_SOC, *BOARD_MODEL_PHYS],
+                        help="the ideal SoC (125 MHz, store on the 16 MiB sim flash) or a board model "
+                             "(docs/board_model.md; colorlight_i5: 75 MHz, store on the 32 MiB store "
+                             "flash), each with a report section of its own")
+    parser.add_argument("--nic", nargs="+", default=None, choices=("liteeth", "offload"),
+                        help="default: LiteEth on the ideal SoC; a board model has its board's NIC "
+                             "(colorlight_i5: offload) and no other")
+    parser.add_argument("--phy", default=None, choices=list(PHY_MBPS),
+                        help="wire rate (default: GMII on the ideal SoC, a board model's own PHY, MII)")
     parser.add_argument("--build-dir", default=None,
-                        help="simulator build (default: build/sim, build/sim-offload with --nic offload; "
-                             "one NIC only)")
+                        help="simulator build (default: the SoC's and NIC's own, build/sim[-offload] or "
+                             "build/sim-<board>-offload; one NIC only)")
     parser.add_argument("--out", default=os.path.join(TOP, "bench", "results"), help="output directory")
     args = parser.parse_args(argv)
     if not 1 <= args.users <= 100:
         parser.error("--users must be 1 to 100 (bench/office_data.py's office)")
-    clients = args.clients or args.users
-    if clients < 1:
+    args.clients = args.clients or args.users
+    if args.clients < 1:
         parser.error("--clients must be 1 or more")
     if args.no_day and args.no_office:
         parser.error("--no-day and --no-office leave nothing to measure")
+    if is_board(args.soc):
+        own_nic, own_phy = BOARD_MODEL_NICS[args.soc], BOARD_MODEL_PHYS[args.soc]
+        args.nic = args.nic or [own_nic]
+        if set(args.nic) != {own_nic}:
+            parser.error(f"--soc {args.soc}: the board's bitstream has the {own_nic} NIC, and its model "
+                         f"that NIC only (other NICs are measured on the ideal SoC)")
+        args.phy = args.phy or own_phy
+        if PHY_MBPS[args.phy] > PHY_MBPS[own_phy]:
+            parser.error(f"--soc {args.soc}: its PHY moves one byte per sys_clk, {own_phy.upper()} "
+                         f"({PHY_MBPS[own_phy]} Mbit/s) at most")
+    else:
+        args.nic = args.nic or ["liteeth"]
+        args.phy = args.phy or "gmii"
     if args.build_dir and len(args.nic) > 1:
         parser.error("--build-dir goes with one --nic")
+    return args
+
+
+def main(argv=None):
+    args = parse_args(argv)
     os.makedirs(args.out, exist_ok=True)
     results = []
     for nic in args.nic:
-        results.append(measure(nic, args.phy, args.users, clients,
+        results.append(measure(nic, args.phy, args.users, args.clients,
                                os.path.abspath(args.build_dir) if args.build_dir else None,
                                day=not args.no_day, office=not args.no_office,
-                               log=lambda m: print(f"[office_sync] {m}", flush=True)))
-    print(markdown(merge_reports(results, args.out)))
+                               log=lambda m: print(f"[office_sync] {m}", flush=True), soc=args.soc))
+    print(markdown(merge_reports(results, args.out), args.soc))
 
 
 if __name__ == "__main__":

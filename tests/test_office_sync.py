@@ -2,9 +2,14 @@
 set against litedav-host, so the benchmark's client logic cannot rot: loading users' calendars,
 a sync from empty (PROPFIND Depth 1 + calendar-multiget, every body compared), 10 changes by
 another client and the incremental sync-collection that must report exactly them, and clients
-syncing at once. Also the pcap accounting (time, bytes on the wire) on a hand-built trace.
-About 10 s.
+syncing at once. Also the pcap accounting (time, bytes on the wire) on a hand-built trace, the
+board model's store image (32 MiB, its store flash's size: written, mounted and served by
+litedav-host --store-size 32, refused by a 16 MiB one), the report's sections per SoC and the
+command line's per-SoC defaults. About 15 s.
 """
+import json
+import os
+import shutil
 import struct
 
 import pytest
@@ -12,6 +17,7 @@ import pytest
 from test_host_server import TIMEOUT, host_build  # noqa: F401
 from litedav.bench import office_sync
 from litedav.bench.office_data import user_items
+from litedav.sim.config import STORE_FLASH_SIZE
 from litedav.sim.run import free_port
 
 USERS = office_sync.users_of(3)
@@ -202,3 +208,152 @@ def test_progress_reads_a_growing_pcap(tmp_path):
     assert (tail.frames, tail.last_ns, tail.bytes_out) == (3, 2_000_000_005, len(out))
     tail.poll()
     assert tail.frames == 3
+
+
+BOARD = "colorlight_i5"
+
+
+def test_board_store_image_is_mounted_and_served(host_build, tmp_path):
+    """store_image for the board model's store flash: a 32 MiB file (the size in its name, so
+    the 16 MiB image of the same data is another file) that litedav-host --store-size 32
+    mounts, checks and serves: every user's sync from empty compares every body, and a user's
+    day's 10 changes and incremental sync go through. A 16 MiB litedav-host refuses it and
+    leaves it as it was."""
+    users = office_sync.users_of(2)
+    work = str(tmp_path / "images")
+    size_mib = office_sync.store_size(BOARD) // office_sync.MIB
+    assert office_sync.store_size(BOARD) == office_sync.BOARD_STORE_FLASH_SIZE == STORE_FLASH_SIZE == 32 << 20
+    image = office_sync.store_image(len(users), ITEMS, work_dir=work, size_mib=size_mib, binary=host_build,
+                                    log=lambda m: None)
+    assert os.path.getsize(image) == STORE_FLASH_SIZE and "-32MiB-" in os.path.basename(image)
+    stamp = os.stat(image).st_mtime_ns
+    assert office_sync.store_image(len(users), ITEMS, work_dir=work, size_mib=size_mib, binary=host_build,
+                                   log=lambda m: None) == image
+    assert os.stat(image).st_mtime_ns == stamp  # kept, not written again
+    ideal = office_sync.store_image(len(users), ITEMS, work_dir=work, binary=host_build, log=lambda m: None)
+    assert ideal != image and os.path.getsize(ideal) == office_sync.store_size("ideal") == 16 << 20
+
+    copy = str(tmp_path / "store-flash.flash")  # as the bench boots a copy
+    shutil.copyfile(image, copy)
+    srv = office_sync.HostServer(host_build, free_port(), copy, users, timeout=TIMEOUT, store_size_mib=size_mib)
+    try:
+        assert any(line.startswith("store check: ok") for line in srv.console), srv.console
+        for user in users:
+            state = office_sync.initial_sync(office_sync.Dav(srv.port, user), user, expected(user))
+            assert len(state["items"]) == ITEMS
+        user = users[0]
+        state = office_sync.initial_sync(office_sync.Dav(srv.port, user), user, expected(user))
+        rewrites, new, deleted = office_sync.changed_items(user, user_items(user, ITEMS))
+        office_sync.make_changes(office_sync.Dav(srv.port, user), user, state, rewrites, new, deleted)
+        assert office_sync.incremental_sync(office_sync.Dav(srv.port, user), user, state, rewrites, new,
+                                            deleted) == office_sync.CHANGES
+    finally:
+        assert srv.stop() == 0
+    assert os.path.getsize(copy) == STORE_FLASH_SIZE
+
+    with pytest.raises(office_sync.BenchError, match="not a 16 MiB image"):
+        office_sync.HostServer(host_build, free_port(), copy, users, timeout=TIMEOUT)
+    assert os.path.getsize(copy) == STORE_FLASH_SIZE
+
+
+def figures(ms, hz):
+    return {"elapsed_ms": ms, "elapsed_cycles": round(ms * hz / 1e3), "client_gap_ms_max": 0.01,
+            "cpu_busy_cycles": 9, "requests": 2, "wire_bytes_in": 1, "wire_bytes_out": 2, "http_bytes_in": 3,
+            "http_bytes_out": 4, "rx_dropped": 0}
+
+
+def day_result(soc, nic, phy, hz, ms, boot_cycles=1_000_000):
+    return {"soc": soc, "nic": nic, "phy": phy, "link_mbps": office_sync.PHY_MBPS[phy], "sys_clk_hz": hz,
+            "users_day": {"boot_cycles": boot_cycles, "initial": {**figures(ms, hz), "objects": 200},
+                          "incremental": {**figures(ms / 10, hz), "changes": 10, "hrefs_reported": 10}}}
+
+
+def test_report_keeps_the_other_soc(tmp_path):
+    """The board model's rows go to a section of their own; a run on one SoC keeps the other
+    SoC's section, and each table names its SoC and gives cycles and ms at that SoC's clock."""
+    out = str(tmp_path)
+    ideal = day_result("ideal", "offload", "gmii", 125_000_000, 260.0)
+    board = day_result(BOARD, "offload", "mii", 75_000_000, 600.0, boot_cycles=75_000_000)
+    office_sync.merge_reports([ideal], out)
+    office_sync.merge_reports([board], out)
+    board_office = {"soc": BOARD, "nic": "offload", "phy": "mii", "link_mbps": 100, "sys_clk_hz": 75_000_000,
+                    "office": {**figures(9000.0, 75_000_000), "clients": 3, "users": 3, "items_per_user": 200,
+                               "objects_synced": 600, "ical_bytes": 443_000, "retries_503": 0}}
+    office_sync.merge_reports([board_office], out)       # the board's office beside its day
+    office_sync.merge_reports([{**ideal, "users_day": {**ideal["users_day"], "boot_cycles": 7}}], out)
+
+    data = json.loads((tmp_path / "latest.json").read_text())
+    assert [r["soc"] for r in data["office_sync"]] == ["ideal"]
+    assert data["office_sync"][0]["users_day"]["boot_cycles"] == 7
+    [b] = data[office_sync.section(BOARD)]
+    assert office_sync.section(BOARD) == "office_sync_colorlight_i5"
+    assert b["soc"] == BOARD and "users_day" in b and "office" in b
+    text = (tmp_path / "latest.md").read_text()
+    begin, end = office_sync.md_markers(BOARD)
+    assert text.count(office_sync.MD_BEGIN) == text.count(begin) == text.count(end) == 1
+    ideal_md = text[text.index(office_sync.MD_BEGIN):text.index(office_sync.MD_END)]
+    board_md = text[text.index(begin):text.index(end)]
+    assert "ideal SoC" in ideal_md and "125 MHz" in ideal_md and "the sim flash" in ideal_md
+    assert "colorlight_i5 board model" in board_md and "75 MHz" in board_md and "MII 100 Mbit/s" in board_md
+    assert "MT25QL256, 32 MiB" in board_md and "3 clients at once" in board_md
+    # figures at the board's own clock: 600 ms are 45 M cycles at 75 MHz; its boot 1,000 ms
+    assert "600.000 ms (45,000,000 cycles" in board_md and "75,000,000 cycles (1,000.0 ms)" in board_md
+    assert "260.000 ms (32,500,000 cycles" in ideal_md and "600.000 ms" not in ideal_md
+
+
+def test_soc_options():
+    """--soc colorlight_i5 runs its board's NIC and PHY unless told otherwise; LiteEth and GMII,
+    which its model does not have, are refused."""
+    args = office_sync.parse_args(["--soc", BOARD, "--no-office"])
+    assert (args.soc, args.nic, args.phy) == (BOARD, ["offload"], "mii")
+    args = office_sync.parse_args([])
+    assert (args.soc, args.nic, args.phy) == ("ideal", ["liteeth"], "gmii")
+    for bad in (["--nic", "liteeth"], ["--nic", "liteeth", "offload"], ["--phy", "gmii"]):
+        with pytest.raises(SystemExit):
+            office_sync.parse_args(["--soc", BOARD, *bad])
+    # the board model's waits are longer than the ideal SoC's, and bounded
+    assert all(b > i for b, i in zip(office_sync.timeouts(BOARD), office_sync.timeouts("ideal")))
+    assert max(office_sync.timeouts(BOARD)) <= 24 * 3600
+
+
+def test_boot_refuses_an_image_of_another_size(tmp_path):
+    """A board model's build (its csr.h has the store flash's LiteSPI core) boots a 32 MiB image
+    only: a 16 MiB one is refused before the simulator starts, and nothing is copied."""
+    generated = tmp_path / "build" / "software" / "include" / "generated"
+    generated.mkdir(parents=True)
+    (generated / "csr.h").write_text("#define CSR_SPIFLASH_CORE_BASE 1\n#define CSR_STOREFLASH_CORE_BASE 2\n")
+    image = tmp_path / "ideal.flash"
+    with open(image, "wb") as f:
+        f.truncate(office_sync.store_size("ideal"))
+    copy = tmp_path / "run.flash"
+    with pytest.raises(office_sync.BenchError, match="16 MiB, the SoC's store device 32 MiB"):
+        office_sync.boot(str(tmp_path / "build"), str(image), "mii", None, str(copy), log=lambda m: None)
+    assert not copy.exists()
+
+
+class FakeSim:
+    """Simulator.wait_ready's contract: TimeoutError until the firmware serves."""
+
+    def __init__(self, ready_after):
+        self.calls, self.ready_after = 0, ready_after
+        self.console = ["LiteDAV firmware (litex, 75000000 Hz)",
+                        "[slirp_ethernet] 12.5 M cycles simulated (0.1667 s at 75 MHz) in 40.0 s of wall time: "
+                        "0.312 M cycles/s"]
+
+    def wait_ready(self, timeout):
+        self.calls += 1
+        if self.calls <= self.ready_after:
+            import time
+            time.sleep(timeout)
+            raise TimeoutError("not yet")
+        return True
+
+
+def test_boot_wait_logs_progress_and_is_bounded():
+    lines = []
+    sim = FakeSim(ready_after=2)
+    office_sync.wait_booted(sim, timeout=10, log=lines.append, every=0.01)
+    assert sim.calls == 3 and len(lines) == 2
+    assert all("12.5 M cycles simulated" in line and "of at most 10 s" in line for line in lines)
+    with pytest.raises(office_sync.BenchError, match="did not serve within"):
+        office_sync.wait_booted(FakeSim(ready_after=10**6), timeout=0.05, log=lines.append, every=0.01)
