@@ -1,7 +1,9 @@
 /*
- * LiteX simulation module: a SPI NOR flash chip on the SoC's `spiflash` pads
- * (clk, cs_n, mosi, miso: single-bit SPI mode 0), for LiteSPI's 1x SDR PHY
- * (litedav-soc --spi-flash, docs/sim_flash.md). The array is a host file mapped
+ * LiteX simulation module: a SPI NOR flash chip on one of the SoC's SPI pad
+ * groups (clk, cs_n, mosi, miso: single-bit SPI mode 0), for LiteSPI's 1x SDR
+ * PHY (litedav-soc --spi-flash, docs/sim_flash.md, docs/spi_flash.md). A
+ * simulator may run several sessions, one per pad group: the boot chip on
+ * `spiflash`, the store flash on `storeflash`. The array is a host file mapped
  * MAP_SHARED, so what the SoC programmed survives the simulator (a reboot is
  * the next run on the same file).
  *
@@ -9,27 +11,37 @@
  *   0x9F RDID   3 ID bytes (manufacturer, type, capacity), then 0xFF
  *   0x05 RDSR   status register, repeated: bit 0 WIP (busy), bit 1 WEL
  *   0x06 WREN   sets WEL;  0x04 WRDI clears it
- *   0x03 READ   24-bit address, then bytes from there on, wrapping at the end
+ *   0x03 READ   24-bit address, then bytes from there on
  *   0x02 PP     24-bit address, 1..256 data bytes; the address wraps inside its
  *               256-byte page; applied at CS# rising: new = old & data (NOR:
  *               a program only clears bits)
  *   0x20 SE     4 KiB sector erase;  0xD8 BE: 64 KiB block erase (to 0xFF)
- * As on a chip: PP/SE/BE need WEL and clear it; they and WREN/WRDI act only
- * when CS# rises on a byte boundary (SE/BE: right after the address); while WIP
- * is set every command but RDSR is ignored (MISO then stays high, as a pulled-up
- * bus reads). Operations take effect at once; busy time only delays what
- * follows, as the chip's WIP bit says.
+ *   0x13 READ4, 0x12 PP4, 0x21 SE4, 0xDC BE4: the same with a 32-bit address
+ *               (Micron's and JEDEC's 4-byte-address commands)
+ * A 24-bit address reaches the lowest 16 MiB only, as on a Micron MT25Q in its
+ * default 3-byte mode with the extended address register at 0: READ wraps at
+ * 16 MiB on a larger chip. Every address wraps at the chip's end.
+ * As on a chip: program and erase commands need WEL and clear it; they and
+ * WREN/WRDI act only when CS# rises on a byte boundary (erases: right after
+ * the address); while WIP is set every command but RDSR is ignored (MISO then
+ * stays high, as a pulled-up bus reads). Operations take effect at once; busy
+ * time only delays what follows, as the chip's WIP bit says, except that a
+ * power cut while busy tears the operation (below).
  *
  * Timing: sampled once per sys_clk rising edge. MOSI is taken when the pad
  * clock has risen since the last edge, and the next MISO bit is put out when it
  * has fallen (a chip's output on the falling SCK edge), so the SoC sees it from
  * the next edge on: the PHY samples MISO as it was just before SCK rises.
  *
- * Arguments (JSON from sim_config.js):
+ * Arguments (JSON from sim_config.js; an unknown key or a value of the wrong
+ * type is refused):
  *   path                 the flash image; created erased (0xFF) when missing or
  *                        empty, refused when of another size
- *   size                 bytes (multiple of 64 KiB, at most 16 MiB; default 2 MiB)
- *   jedec_id             24-bit RDID answer (default 0xC84015: GigaDevice GD25Q16)
+ *   pads                 the pad group the chip is on (default "spiflash"); the
+ *                        console lines say it: "[spi_nor_flash PADS] ..."
+ *   size                 bytes (multiple of 64 KiB, at most 64 MiB; default 2 MiB)
+ *   jedec_id             24-bit RDID answer (default 0xC84015: GigaDevice GD25Q16;
+ *                        the Pmod SF3's Micron MT25QL256: 0x20BA19)
  *   program_cycles       WIP sys_clk cycles per page program (default 2000)
  *   sector_erase_cycles  WIP cycles per 4 KiB erase (default 20000)
  *   block_erase_cycles   WIP cycles per 64 KiB erase (default 80000)
@@ -40,9 +52,23 @@
  *                        programmed, page programs, erases, commands ignored while
  *                        busy); LiteX's sim never calls a module's close(), so
  *                        nothing is printed at exit
+ *   power_cut_file       optional: a file the test harness writes to cut the
+ *                        power at an exact cycle, as flash_file's. Every
+ *                        POWER_CUT_POLL cycles the module looks for it; when it
+ *                        holds a number N it is removed, "[spi_nor_flash PADS]
+ *                        power cut armed for cycle C" is printed, and N sys_clk
+ *                        cycles later "[spi_nor_flash PADS] power cut at cycle C",
+ *                        then SIGKILL of the whole simulator. A program or erase
+ *                        still busy then is torn first (the line says so): a
+ *                        pseudo-random half of the bits it changed get their old
+ *                        value back, so a torn program cleared only some of its
+ *                        bits and a torn erase set only some of its unit's 0 bits
+ *   seed                 the tear's pseudo-random seed, mixed with the cycle of
+ *                        the cut (default 1): the same run tears the same bits
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -56,21 +82,35 @@
 #include "modules.h"
 #include "../flash_image/flash_image.h"
 
-#define SIZE_MAX_BYTES (16u << 20)
+#define SIZE_MAX_BYTES (64u << 20)
+#define ADDR3_SPAN     (16u << 20)  /* what a 24-bit address reaches */
 #define PAGE_BYTES     256u
 #define SECTOR_BYTES   4096u
 #define BLOCK_BYTES    65536u
 #define MAX_REPORTS    10
+#define POWER_CUT_POLL 65536u       /* cycles between looks for the power-cut file */
+#define TAG_BYTES      80
 
 enum { CMD_PP = 0x02, CMD_READ = 0x03, CMD_WRDI = 0x04, CMD_RDSR = 0x05, CMD_WREN = 0x06,
-       CMD_SE = 0x20, CMD_RDID = 0x9F, CMD_BE = 0xD8 };
+       CMD_PP4 = 0x12, CMD_READ4 = 0x13, CMD_SE = 0x20, CMD_SE4 = 0x21, CMD_RDID = 0x9F,
+       CMD_BE = 0xD8, CMD_BE4 = 0xDC };
 enum { SR_WIP = 0x01, SR_WEL = 0x02 };
+enum { OP_PROGRAM, OP_ERASE };
+
+static const char *const ARG_KEYS[] = {
+    "path", "pads", "size", "jedec_id", "program_cycles", "sector_erase_cycles",
+    "block_erase_cycles", "stuck_busy", "stats", "power_cut_file", "seed", NULL,
+};
 
 struct session {
+    char tag[TAG_BYTES]; /* "spi_nor_flash PADS": every console line's prefix */
+    char *pads;          /* the pad group's name */
+
     /* pads */
     char *sys_clk, *clk, *cs_n, *mosi, *miso;
     clk_edge_state_t edge;
     int last_sck, last_cs_n;
+    int told_unbound;    /* said once that the pad group never came */
 
     char *path;
     uint8_t *mem;
@@ -82,11 +122,19 @@ struct session {
     uint64_t busy;       /* cycles until WIP clears; UINT64_MAX: never (stuck_busy) */
     int wel;
 
+    /* the operation WIP is about, for a power cut to tear: its unit of the
+     * array (program: the page; erase: the sector or block) as it was before */
+    int op_kind;
+    uint32_t op_addr, op_bytes;
+    uint8_t *op_before;  /* BLOCK_BYTES */
+
     /* the transaction in progress (CS# low) */
     int selected, ignored;
     uint32_t bits;       /* bits clocked in */
     uint8_t in_byte;
     uint8_t opcode;
+    uint32_t addr_bytes; /* the opcode's address bytes: 0, 3 or 4 */
+    uint32_t span;       /* where its address wraps: the chip, or its lowest 16 MiB */
     uint32_t addr;       /* address being gathered, then the next byte's */
     uint32_t data_bytes; /* PP: data bytes received */
     uint8_t page[PAGE_BYTES];
@@ -95,22 +143,138 @@ struct session {
     uint8_t out_byte;
     int out_bit;         /* next bit of out_byte to put on MISO, 7..0 */
 
+    uint64_t cycle;      /* sys_clk rising edges since the simulator started */
+    char *power_cut_file;
+    uint64_t power_cut_at; /* cycle of the armed power cut, 0: none */
+    uint64_t seed;
+
     /* counters, written to the stats file */
     char *stats;
     uint64_t commands, bytes_read, page_programs, bytes_programmed, erases, busy_ignored,
         nor_noops, unknown;
 };
 
+static void free_session(struct session *s)
+{
+    free(s->op_before);
+    free(s->power_cut_file);
+    free(s->stats);
+    free(s->path);
+    free(s->pads);
+    free(s);
+}
+
 static int map_file(struct session *s)
 {
-    int fresh, rc = flash_image_map("spi_nor_flash", s->path, s->size, &s->mem, &fresh);
+    int fresh, rc = flash_image_map(s->tag, s->path, s->size, &s->mem, &fresh);
 
     if (rc != RC_OK)
         return rc;
-    printf("[spi_nor_flash] %s: %u KiB SPI NOR, JEDEC ID %06x (%s)%s\n", s->path,
+    printf("[%s] %s: %u KiB SPI NOR, JEDEC ID %06x (%s)%s\n", s->tag, s->path,
            (unsigned)(s->size >> 10), (unsigned)s->jedec_id, fresh ? "new, erased" : "kept",
            s->stuck_busy ? ", stuck busy after the first program or erase" : "");
     fflush(stdout);
+    return RC_OK;
+}
+
+/* Argument checks: a misspelt key or a quoted number would otherwise be a
+ * silent default. */
+static int check_keys(const char *tag, json_object *jargs)
+{
+    json_object_object_foreach(jargs, key, val) {
+        const char *const *k;
+        (void)val;
+        for (k = ARG_KEYS; *k && strcmp(*k, key); k++)
+            ;
+        if (!*k) {
+            fprintf(stderr, "[%s] unknown argument \"%s\" (path, pads, size, jedec_id, program_cycles, "
+                            "sector_erase_cycles, block_erase_cycles, stuck_busy, stats, power_cut_file, "
+                            "seed)\n", tag, key);
+            return -1;
+        }
+    }
+    return 0;
+}
+
+static int int_arg(const char *tag, json_object *jargs, const char *key, long long def, long long min,
+                   long long max, long long *out)
+{
+    json_object *v;
+
+    *out = def;
+    if (!json_object_object_get_ex(jargs, key, &v))
+        return 0;
+    /* a flag (0 .. 1) may be given as true / false too */
+    if (!json_object_is_type(v, json_type_int) &&
+        !(min == 0 && max == 1 && json_object_is_type(v, json_type_boolean))) {
+        fprintf(stderr, "[%s] \"%s\" must be an integer\n", tag, key);
+        return -1;
+    }
+    *out = json_object_get_int64(v);
+    if (*out < min || *out > max) {
+        fprintf(stderr, "[%s] \"%s\" %lld: must be %lld .. %lld\n", tag, key, *out, min, max);
+        return -1;
+    }
+    return 0;
+}
+
+/* An optional string argument: *out NULL when absent or empty. */
+static int string_arg(const char *tag, json_object *jargs, const char *key, char **out)
+{
+    json_object *v;
+
+    *out = NULL;
+    if (!json_object_object_get_ex(jargs, key, &v))
+        return 0;
+    if (!json_object_is_type(v, json_type_string)) {
+        fprintf(stderr, "[%s] \"%s\" must be a string\n", tag, key);
+        return -1;
+    }
+    if (*json_object_get_string(v))
+        *out = strdup(json_object_get_string(v));
+    return 0;
+}
+
+static int parse_args(struct session *s, json_object *jargs)
+{
+    long long size, jedec_id, program, sector, block, stuck, seed;
+
+    if (string_arg("spi_nor_flash", jargs, "pads", &s->pads) < 0)
+        return RC_INVARG;
+    if (!s->pads)
+        s->pads = strdup("spiflash");
+    if (strlen(s->pads) > TAG_BYTES - sizeof("spi_nor_flash ")) {
+        fprintf(stderr, "[spi_nor_flash] pads \"%s\": name too long\n", s->pads);
+        return RC_INVARG;
+    }
+    snprintf(s->tag, sizeof(s->tag), "spi_nor_flash %s", s->pads);
+    if (check_keys(s->tag, jargs) < 0)
+        return RC_INVARG;
+    s->path = flash_image_path_arg(s->tag, jargs);
+    if (!s->path)
+        return RC_INVARG;
+    if (int_arg(s->tag, jargs, "size", 2u << 20, INT64_MIN, INT64_MAX, &size) < 0)
+        return RC_INVARG;
+    if (size <= 0 || size > SIZE_MAX_BYTES || size % BLOCK_BYTES) {
+        fprintf(stderr, "[%s] size %lld: must be a multiple of 64 KiB, at most 64 MiB\n", s->tag, size);
+        return RC_INVARG;
+    }
+    if (int_arg(s->tag, jargs, "jedec_id", 0xC84015, 0, 0xFFFFFF, &jedec_id) < 0 ||
+        int_arg(s->tag, jargs, "program_cycles", 2000, 0, UINT32_MAX, &program) < 0 ||
+        int_arg(s->tag, jargs, "sector_erase_cycles", 20000, 0, UINT32_MAX, &sector) < 0 ||
+        int_arg(s->tag, jargs, "block_erase_cycles", 80000, 0, UINT32_MAX, &block) < 0 ||
+        int_arg(s->tag, jargs, "stuck_busy", 0, 0, 1, &stuck) < 0 ||
+        int_arg(s->tag, jargs, "seed", 1, INT64_MIN, INT64_MAX, &seed) < 0 ||
+        string_arg(s->tag, jargs, "stats", &s->stats) < 0 ||
+        string_arg(s->tag, jargs, "power_cut_file", &s->power_cut_file) < 0)
+        return RC_INVARG;
+    s->size = (uint32_t)size;
+    s->jedec_id = (uint32_t)jedec_id;
+    s->program_cycles = (unsigned)program;
+    s->sector_erase_cycles = (unsigned)sector;
+    s->block_erase_cycles = (unsigned)block;
+    s->stuck_busy = (int)stuck;
+    s->seed = (uint64_t)seed;
     return RC_OK;
 }
 
@@ -122,44 +286,40 @@ static int spi_nor_start(void *base)
 static int spi_nor_new(void **sess, char *args)
 {
     struct session *s;
-    json_object *jargs = args ? json_tokener_parse(args) : NULL, *v;
-    long long size;
+    json_object *jargs = args ? json_tokener_parse(args) : NULL;
     int rc;
 
-    s = calloc(1, sizeof(*s));
-    if (!s)
-        return RC_NOENMEM;
-    s->path = flash_image_path_arg("spi_nor_flash", jargs);
-    if (!s->path)
-        return RC_INVARG;
-    size = module_arg_int(jargs, "size", 2u << 20);
-    if (size <= 0 || size > SIZE_MAX_BYTES || size % BLOCK_BYTES) {
-        fprintf(stderr, "[spi_nor_flash] size %lld: must be a multiple of 64 KiB, at most 16 MiB\n", size);
+    if (!json_object_is_type(jargs, json_type_object)) {
+        fprintf(stderr, "[spi_nor_flash] its arguments must be a JSON object (at least \"path\")\n");
+        json_object_put(jargs);
         return RC_INVARG;
     }
-    s->size = (uint32_t)size;
-    s->jedec_id = (uint32_t)module_arg_int(jargs, "jedec_id", 0xC84015) & 0xFFFFFFu;
-    s->program_cycles = (unsigned)module_arg_int(jargs, "program_cycles", 2000);
-    s->sector_erase_cycles = (unsigned)module_arg_int(jargs, "sector_erase_cycles", 20000);
-    s->block_erase_cycles = (unsigned)module_arg_int(jargs, "block_erase_cycles", 80000);
-    s->stuck_busy = module_arg_int(jargs, "stuck_busy", 0) != 0;
-    if (json_object_object_get_ex(jargs, "stats", &v) && *json_object_get_string(v))
-        s->stats = strdup(json_object_get_string(v));
-    s->last_cs_n = 1;
+    s = calloc(1, sizeof(*s));
+    if (!s) {
+        json_object_put(jargs);
+        return RC_NOENMEM;
+    }
+    rc = parse_args(s, jargs);
     json_object_put(jargs);
-    rc = map_file(s);
-    if (rc != RC_OK)
+    if (rc == RC_OK && !(s->op_before = malloc(BLOCK_BYTES)))
+        rc = RC_NOENMEM;
+    if (rc == RC_OK)
+        rc = map_file(s);
+    if (rc != RC_OK) {
+        free_session(s);
         return rc;
+    }
+    s->last_cs_n = 1;
     *sess = s;
     return RC_OK;
 }
 
-static int bind_pad(struct pad_s *p, const char *name, char **dst)
+static int bind_pad(struct session *s, struct pad_s *p, const char *name, char **dst)
 {
     if (strcmp(p->name, name))
         return 0;
     if (p->len != 1) {
-        fprintf(stderr, "[spi_nor_flash] pad %s is %zu bits, expected 1\n", name, p->len);
+        fprintf(stderr, "[%s] pad %s is %zu bits, expected 1\n", s->tag, name, p->len);
         return -1;
     }
     *dst = p->signal;
@@ -173,22 +333,29 @@ static int spi_nor_add_pads(void *sess, struct pad_list_s *plist)
 
     if (!s || !plist)
         return RC_INVARG;
+    if (!strcmp(plist->name, "sys_clk")) {
+        for (p = plist->pads; p->name; p++)
+            if (!strcmp(p->name, "sys_clk"))
+                s->sys_clk = p->signal;
+        return RC_OK;
+    }
+    if (strcmp(plist->name, s->pads)) {
+        /* sim_config.js gave this session another chip's pads */
+        fprintf(stderr, "[%s] given the \"%s\" pads, but its \"pads\" argument says \"%s\": "
+                        "sim_config.js and the module disagree\n", s->tag, plist->name, s->pads);
+        return RC_INVARG;
+    }
     for (p = plist->pads; p->name; p++) {
-        if (!strcmp(plist->name, "spiflash")) {
-            if (bind_pad(p, "clk", &s->clk) < 0 || bind_pad(p, "cs_n", &s->cs_n) < 0 ||
-                bind_pad(p, "mosi", &s->mosi) < 0 || bind_pad(p, "miso", &s->miso) < 0)
-                return RC_INVARG;
-        }
-        if (!strcmp(plist->name, "sys_clk") && !strcmp(p->name, "sys_clk"))
-            s->sys_clk = p->signal;
-    }
-    if (!strcmp(plist->name, "spiflash")) {
-        if (!s->clk || !s->cs_n || !s->mosi || !s->miso) {
-            fprintf(stderr, "[spi_nor_flash] the spiflash pads are incomplete: SoC and module disagree\n");
+        if (bind_pad(s, p, "clk", &s->clk) < 0 || bind_pad(s, p, "cs_n", &s->cs_n) < 0 ||
+            bind_pad(s, p, "mosi", &s->mosi) < 0 || bind_pad(s, p, "miso", &s->miso) < 0)
             return RC_INVARG;
-        }
-        *s->miso = 1;
     }
+    if (!s->clk || !s->cs_n || !s->mosi || !s->miso) {
+        fprintf(stderr, "[%s] the %s pads are incomplete (need clk, cs_n, mosi, miso): SoC and module "
+                        "disagree\n", s->tag, s->pads);
+        return RC_INVARG;
+    }
+    *s->miso = 1;
     return RC_OK;
 }
 
@@ -211,6 +378,16 @@ static void write_stats(struct session *s)
             (unsigned long long)s->unknown, (unsigned long long)s->nor_noops);
     fclose(f);
     rename(tmp, s->stats);
+}
+
+/* A program or erase of [addr, addr + bytes) is about to be applied: keep
+ * the unit as it is, for a power cut to tear. */
+static void remember_op(struct session *s, int kind, uint32_t addr, uint32_t bytes)
+{
+    s->op_kind = kind;
+    s->op_addr = addr;
+    s->op_bytes = bytes;
+    memcpy(s->op_before, s->mem + addr, bytes);
 }
 
 /* A program or erase was taken: WIP for cycles. */
@@ -239,15 +416,34 @@ static int next_output(struct session *s, uint8_t *byte)
         *byte = (s->busy ? SR_WIP : 0) | (s->wel ? SR_WEL : 0);
         return 1;
     case CMD_READ:
-        if (s->bits < 32)
+    case CMD_READ4:
+        if (s->bits < 8 * (1 + s->addr_bytes))
             return 0;
         *byte = s->mem[s->addr];
-        s->addr = (s->addr + 1) % s->size;
+        s->addr = (s->addr + 1) % s->span;
         s->bytes_read++;
         return 1;
     default:
         return 0;
     }
+}
+
+/* Address bytes after an opcode (0: none, or not a command this chip knows). */
+static uint32_t address_bytes(uint8_t opcode)
+{
+    switch (opcode) {
+    case CMD_READ: case CMD_PP: case CMD_SE: case CMD_BE:
+        return 3;
+    case CMD_READ4: case CMD_PP4: case CMD_SE4: case CMD_BE4:
+        return 4;
+    default:
+        return 0;
+    }
+}
+
+static int is_program(uint8_t opcode)
+{
+    return opcode == CMD_PP || opcode == CMD_PP4;
 }
 
 static void byte_in(struct session *s, uint8_t byte)
@@ -262,30 +458,32 @@ static void byte_in(struct session *s, uint8_t byte)
             s->busy_ignored++;
             return;
         }
+        s->addr_bytes = address_bytes(byte);
+        s->span = s->addr_bytes == 3 && s->size > ADDR3_SPAN ? ADDR3_SPAN : s->size;
         switch (byte) {
-        case CMD_PP: case CMD_READ: case CMD_WRDI: case CMD_RDSR: case CMD_WREN:
-        case CMD_SE: case CMD_RDID: case CMD_BE:
+        case CMD_WRDI: case CMD_RDSR: case CMD_WREN: case CMD_RDID:
             break;
         default:
+            if (s->addr_bytes)
+                break;
             if (s->unknown++ < MAX_REPORTS)
-                fprintf(stderr, "[spi_nor_flash] unknown command 0x%02x ignored\n", byte);
+                fprintf(stderr, "[%s] unknown command 0x%02x ignored\n", s->tag, byte);
             s->ignored = 1;
         }
         return;
     }
-    if (n <= 4 && (s->opcode == CMD_READ || s->opcode == CMD_PP || s->opcode == CMD_SE ||
-                   s->opcode == CMD_BE)) {
-        s->addr = ((s->addr << 8) | byte) & 0xFFFFFFu;
-        if (n == 4) {
-            s->addr %= s->size;
-            if (s->opcode == CMD_PP) {
+    if (n <= 1 + s->addr_bytes) {
+        s->addr = (s->addr << 8) | byte;
+        if (n == 1 + s->addr_bytes) {
+            s->addr %= s->span;
+            if (is_program(s->opcode)) {
                 memset(s->page_set, 0, sizeof(s->page_set));
                 s->data_bytes = 0;
             }
         }
         return;
     }
-    if (s->opcode == CMD_PP) {
+    if (is_program(s->opcode)) {
         uint32_t at = (s->addr + s->data_bytes) % PAGE_BYTES;  /* wraps inside the page */
         s->page[at] = byte;
         s->page_set[at] = 1;
@@ -293,10 +491,43 @@ static void byte_in(struct session *s, uint8_t byte)
     }
 }
 
+static void page_program(struct session *s)
+{
+    uint32_t i, base = s->addr - s->addr % PAGE_BYTES;
+
+    remember_op(s, OP_PROGRAM, base, PAGE_BYTES);
+    for (i = 0; i < PAGE_BYTES; i++) {
+        uint8_t old;
+        if (!s->page_set[i])
+            continue;
+        old = s->mem[base + i];
+        if ((old & s->page[i]) != s->page[i] && s->nor_noops++ < MAX_REPORTS)
+            fprintf(stderr, "[%s] program of 0x%02x over 0x%02x at 0x%07x: 0 bits stay 0\n", s->tag,
+                    s->page[i], old, (unsigned)(base + i));
+        s->mem[base + i] = old & s->page[i];
+        s->bytes_programmed++;
+    }
+    s->page_programs++;
+    s->wel = 0;
+    set_busy(s, s->program_cycles);
+}
+
+static void erase(struct session *s)
+{
+    int sector = s->opcode == CMD_SE || s->opcode == CMD_SE4;
+    uint32_t unit = sector ? SECTOR_BYTES : BLOCK_BYTES, base = s->addr - s->addr % unit;
+
+    remember_op(s, OP_ERASE, base, unit);
+    memset(s->mem + base, 0xFF, unit);
+    s->erases++;
+    s->wel = 0;
+    set_busy(s, sector ? s->sector_erase_cycles : s->block_erase_cycles);
+}
+
 /* CS# rose: commands that act at the end of the transaction. */
 static void deselect(struct session *s)
 {
-    uint32_t i, base;
+    uint32_t header_bits = 8 * (1 + s->addr_bytes);  /* opcode and address */
 
     s->selected = 0;
     s->out_valid = 0;
@@ -317,39 +548,85 @@ static void deselect(struct session *s)
             s->wel = 0;
         break;
     case CMD_PP:
-        if (!s->wel || s->bits < 40)
-            break;
-        base = s->addr - s->addr % PAGE_BYTES;
-        for (i = 0; i < PAGE_BYTES; i++) {
-            uint8_t old;
-            if (!s->page_set[i])
-                continue;
-            old = s->mem[base + i];
-            if ((old & s->page[i]) != s->page[i] && s->nor_noops++ < MAX_REPORTS)
-                fprintf(stderr, "[spi_nor_flash] program of 0x%02x over 0x%02x at 0x%06x: 0 bits "
-                                "stay 0\n", s->page[i], old, (unsigned)(base + i));
-            s->mem[base + i] = old & s->page[i];
-            s->bytes_programmed++;
-        }
-        s->page_programs++;
-        s->wel = 0;
-        set_busy(s, s->program_cycles);
+    case CMD_PP4:
+        if (s->wel && s->bits > header_bits)
+            page_program(s);
         break;
     case CMD_SE:
+    case CMD_SE4:
     case CMD_BE:
-        if (!s->wel || s->bits != 32)
-            break;
-        {
-            uint32_t unit = s->opcode == CMD_SE ? SECTOR_BYTES : BLOCK_BYTES;
-            memset(s->mem + (s->addr - s->addr % unit), 0xFF, unit);
-            s->erases++;
-            s->wel = 0;
-            set_busy(s, s->opcode == CMD_SE ? s->sector_erase_cycles : s->block_erase_cycles);
-        }
+    case CMD_BE4:
+        if (s->wel && s->bits == header_bits)
+            erase(s);
         break;
     default:
         break;
     }
+}
+
+/* SplitMix64: a small, well-mixed generator for the tear. */
+static uint64_t next_random(uint64_t *state)
+{
+    uint64_t z = (*state += 0x9E3779B97F4A7C15ull);
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+    return z ^ (z >> 31);
+}
+
+/* The power goes while the chip is busy: of the bits the operation changed
+ * (a program: 1 -> 0; an erase: 0 -> 1), a pseudo-random half keep their old
+ * value. Returns the bytes that now differ from the completed operation. */
+static uint32_t tear(struct session *s)
+{
+    uint64_t state = s->seed ^ (s->cycle * 0xD1B54A32D192ED03ull), bits = 0;
+    uint8_t *unit = s->mem + s->op_addr;
+    uint32_t i, torn = 0;
+
+    for (i = 0; i < s->op_bytes; i++) {
+        uint8_t changed = s->op_before[i] ^ unit[i], undone;
+        if (i % 8 == 0)
+            bits = next_random(&state);
+        undone = changed & (uint8_t)(bits >> (8 * (i % 8)));
+        if (undone) {
+            unit[i] ^= undone;
+            torn++;
+        }
+    }
+    return torn;
+}
+
+/* Arm the cut when the harness has written the file: N cycles from now. */
+static void poll_power_cut(struct session *s)
+{
+    FILE *f = fopen(s->power_cut_file, "r");
+    unsigned long long delay;
+    if (!f)
+        return;
+    if (fscanf(f, "%llu", &delay) == 1) {
+        s->power_cut_at = s->cycle + (delay ? delay : 1);
+        printf("[%s] power cut armed for cycle %llu\n", s->tag, (unsigned long long)s->power_cut_at);
+        fflush(stdout);
+    }
+    fclose(f);
+    remove(s->power_cut_file);
+}
+
+/* The power goes: tear what the chip is busy with, say so, and SIGKILL the
+ * simulator (no exit handler; the shared mapping's pages are the image). */
+static void power_cut(struct session *s)
+{
+    if (s->busy) {
+        uint32_t torn = tear(s);
+        printf("[%s] power cut at cycle %llu (%s at 0x%07x torn: %u bytes differ from the "
+               "completed operation)\n", s->tag, (unsigned long long)s->cycle,
+               s->op_kind == OP_PROGRAM ? "program" : s->op_bytes == SECTOR_BYTES ? "4 KiB erase"
+                                                                                  : "64 KiB erase",
+               (unsigned)s->op_addr, (unsigned)torn);
+    } else {
+        printf("[%s] power cut at cycle %llu\n", s->tag, (unsigned long long)s->cycle);
+    }
+    fflush(stdout);
+    kill(getpid(), SIGKILL);
 }
 
 static int spi_nor_tick(void *sess, uint64_t time_ps)
@@ -357,10 +634,24 @@ static int spi_nor_tick(void *sess, uint64_t time_ps)
     struct session *s = sess;
     int sck, cs_n;
 
-    if (!s->sys_clk || !s->clk || !clk_pos_edge(&s->edge, *s->sys_clk))
+    if (!s->sys_clk || !clk_pos_edge(&s->edge, *s->sys_clk))
         return RC_OK;
+    s->cycle++;
+    if (s->power_cut_file) {
+        if (s->power_cut_at == s->cycle)
+            power_cut(s);
+        if (!s->power_cut_at && s->cycle % POWER_CUT_POLL == 0)
+            poll_power_cut(s);
+    }
     if (s->busy && s->busy != UINT64_MAX)
         s->busy--;
+    if (!s->clk) {
+        if (!s->told_unbound)
+            fprintf(stderr, "[%s] no \"%s\" pads from the SoC: the chip is not connected\n", s->tag,
+                    s->pads);
+        s->told_unbound = 1;
+        return RC_OK;
+    }
     sck = *s->clk & 1;
     cs_n = *s->cs_n & 1;
     if (cs_n) {
@@ -376,6 +667,7 @@ static int spi_nor_tick(void *sess, uint64_t time_ps)
         s->ignored = 0;
         s->bits = 0;
         s->addr = 0;
+        s->addr_bytes = 0;
         s->out_valid = 0;
     }
     s->last_cs_n = cs_n;
@@ -402,9 +694,7 @@ static int spi_nor_close(void *sess)
     struct session *s = sess;
     msync(s->mem, s->size, MS_SYNC);
     munmap(s->mem, s->size);
-    free(s->stats);
-    free(s->path);
-    free(s);
+    free_session(s);
     return RC_OK;
 }
 
