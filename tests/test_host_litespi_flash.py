@@ -1,11 +1,21 @@
 """Host test of the LiteSPI flash driver (firmware/ports/litex/flash_litespi.c), under
 ASan/UBSan: the driver file, unchanged, against stand-in generated headers
-(tests/host/litespi_generated: the Colorlight i5's layout) whose master CSR accessors drive
-a byte-level SPI NOR model (tests/host/test_litespi_flash.c). Each scenario runs in its own
-process (port_flash() probes once): a chip (reads, programs, PAGE/NOR/RANGE errors, nothing
-written outside the store region, erase + sync), no chip (MISO low or high), a chip too small
-for the region, a chip stuck busy, a write-protected chip. The simulator test
-(test_sim_spiflash.py) runs the same driver on LiteSPI's gateware."""
+(tests/host/litespi_generated: the Colorlight i5's layout) whose master CSRs drive byte-level
+SPI NOR models (tests/host/test_litespi_flash.c). Built twice: for the SoC without the store
+flash (the boot chip's store region only), and with it (-DLITEDAV_TEST_STOREFLASH: the SoC's
+second LiteSPI core `storeflash` and LITEDAV_STOREFLASH, platforms/store_flash.py). Each
+scenario runs in its own process (port_flash() probes once) and must print exactly its
+console lines (every line starting with "flash:", in order).
+
+Both builds run the boot chip's scenarios (in the store flash build with no chip on the store
+flash: the Pmod's MISO pulled up, JEDEC ID ffffff): a chip (reads, programs, PAGE/NOR/RANGE
+errors, nothing written outside the store region, erase + sync), no chip (MISO low or high), a
+chip too small for the region, a chip stuck busy, a write-protected chip. The store flash build
+adds the store flash's: its 32 MiB chip holds the store, with 4-byte program and erase above
+16 MiB landing at their chip address and the boot chip untouched; a 16 MiB chip (3-byte
+commands); a 64 MiB chip behind the 32 MiB window; no chip (ID 000000: the boot chip's region);
+a chip stuck busy after a program; a write-protected one; one busy from boot (store in RAM).
+The simulator test (test_sim_spiflash.py) runs the same driver on LiteSPI's gateware."""
 import os
 import shutil
 
@@ -15,39 +25,70 @@ from host_run import SUMMARY, run
 
 TOP = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 OUT = os.path.join(TOP, "build", "host-litespi")
-BINARY = os.path.join(OUT, "test_litespi_flash")
 
-# scenario -> the driver's console line it must print
+BOOT_CHIP = "flash: SPI NOR gd25q16, JEDEC ID c84015, 2048 KiB; store at 0x180000, 512 KiB, 4 KiB sectors"
+
+# scenario -> the driver's console lines, all of them, for the SoC without the store flash
 SCENARIOS = {
-    "chip": "flash: SPI NOR gd25q16, JEDEC ID c84015, 2048 KiB; store at 0x180000, 512 KiB, 4 KiB sectors",
-    "absent": "flash: no SPI flash answered (JEDEC ID 000000): store in RAM",
-    "floating": "flash: no SPI flash answered (JEDEC ID ffffff): store in RAM",
-    "small": "flash: the store region (0x180000, 512 KiB) does not fit the 1024 KiB chip (JEDEC ID c84014): "
-             "store in RAM",
-    "stuck": "flash: page program: still busy after 10 ms (status 0x01)",
-    "protected": "flash: write enable not taken (status 0x00)",
+    "chip": [BOOT_CHIP],
+    "absent": ["flash: no SPI flash answered (JEDEC ID 000000): store in RAM"],
+    "floating": ["flash: no SPI flash answered (JEDEC ID ffffff): store in RAM"],
+    "small": ["flash: the store region (0x180000, 512 KiB) does not fit the 1024 KiB chip (JEDEC ID c84014): "
+              "store in RAM"],
+    "stuck": [BOOT_CHIP, "flash: page program: still busy after 10 ms (status 0x01)"],
+    # a program, then an erase
+    "protected": [BOOT_CHIP, "flash: write enable not taken (status 0x00)",
+                  "flash: write enable not taken (status 0x00)"],
 }
+
+NO_STORE_FLASH = "flash: no store flash answered (JEDEC ID ffffff): store on the boot flash"
+STORE_CHIP = ("flash: store flash (Pmod) SPI NOR mt25ql256, JEDEC ID 20ba19, 32768 KiB; "
+              "store at 0x000000, 32768 KiB, 4 KiB sectors")
+
+# the SoC with the store flash: the same scenarios with no chip on it, and the store flash's
+STORE_FLASH_SCENARIOS = {
+    **{name: [NO_STORE_FLASH] + lines for name, lines in SCENARIOS.items()},
+    "store_chip": [STORE_CHIP],
+    "store_16mib": ["flash: store flash (Pmod) SPI NOR mt25ql256, JEDEC ID 20ba18, 16384 KiB; "
+                    "store at 0x000000, 16384 KiB, 4 KiB sectors"],
+    "store_large": ["flash: store flash (Pmod) SPI NOR mt25ql256, JEDEC ID 20ba20, 65536 KiB; "
+                    "store at 0x000000, 32768 KiB, 4 KiB sectors"],
+    "store_absent": ["flash: no store flash answered (JEDEC ID 000000): store on the boot flash", BOOT_CHIP],
+    "store_stuck": [STORE_CHIP, "flash: page program: still busy after 10 ms (status 0x01)",
+                    "flash: write enable not taken (status 0x01)"],
+    "store_protected": [STORE_CHIP, "flash: write enable not taken (status 0x00)",
+                        "flash: write enable not taken (status 0x00)"],
+    "store_busy": ["flash: erase: still busy after 2000 ms (status 0x01)",
+                   "flash: the store flash stays busy: store in RAM"],
+}
+
+BUILDS = {"boot_only": ([], SCENARIOS), "store_flash": (["-DLITEDAV_TEST_STOREFLASH"], STORE_FLASH_SCENARIOS)}
 
 
 @pytest.fixture(scope="module")
-def binary():
+def binaries():
     if shutil.which("gcc") is None:
         pytest.skip("no host gcc")
     os.makedirs(OUT, exist_ok=True)
-    proc = run(["gcc", "-std=c11", "-O1", "-g", "-Wall", "-Wextra", "-Werror", "-Wno-unused-parameter",
-                "-fsanitize=address,undefined", "-fno-sanitize-recover=all",
-                "-Itests/host/litespi_generated", "-Itests/host", "-Ifirmware/app", "-Ifirmware/ports/litex",
-                "tests/host/test_litespi_flash.c", "firmware/ports/litex/flash_litespi.c", "-o", BINARY],
-               timeout=120)
-    assert proc.returncode == 0, "build failed:\n" + proc.stdout
-    return BINARY
+    built = {}
+    for name, (defines, _) in BUILDS.items():
+        binary = os.path.join(OUT, "test_litespi_flash_" + name)
+        proc = run(["gcc", "-std=c11", "-O1", "-g", "-Wall", "-Wextra", "-Werror", "-Wno-unused-parameter",
+                    "-fsanitize=address,undefined", "-fno-sanitize-recover=all", *defines,
+                    "-Itests/host/litespi_generated", "-Itests/host", "-Ifirmware/app", "-Ifirmware/ports/litex",
+                    "tests/host/test_litespi_flash.c", "firmware/ports/litex/flash_litespi.c", "-o", binary],
+                   timeout=120)
+        assert proc.returncode == 0, f"build {name} failed:\n" + proc.stdout
+        built[name] = binary
+    return built
 
 
-@pytest.mark.parametrize("scenario", sorted(SCENARIOS))
-def test_litespi_flash_driver(binary, scenario):
-    proc = run([binary, scenario], timeout=60)
+@pytest.mark.parametrize("build,scenario", [(build, scenario) for build, (_, scenarios) in BUILDS.items()
+                                            for scenario in sorted(scenarios)])
+def test_litespi_flash_driver(binaries, build, scenario):
+    proc = run([binaries[build], scenario], timeout=60)
     lines = proc.stdout.rstrip("\n").splitlines()
     assert proc.returncode == 0, proc.stdout
     m = SUMMARY.match(lines[-1] if lines else "")
     assert m and int(m.group(2)) == 0 and int(m.group(1)) >= 3, proc.stdout
-    assert SCENARIOS[scenario] in lines, proc.stdout
+    assert [text for text in lines if text.startswith("flash:")] == BUILDS[build][1][scenario], proc.stdout

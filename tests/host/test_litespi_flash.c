@@ -1,13 +1,22 @@
 /* Host test of the LiteSPI flash driver (firmware/ports/litex/flash_litespi.c),
  * compiled unchanged against stand-in generated headers (litespi_generated/)
- * whose master CSR accessors drive a byte-level SPI NOR model here: commands
- * are collected while chip select is held and act when it drops, as on a chip
- * (WREN sets WEL; PP and SE need WEL, clear it and leave WIP set for a few
- * status reads; PP wraps inside its page and only clears bits). The window is
- * the model's array itself.
+ * whose master CSRs (csr_read_simple/csr_write_simple) drive byte-level SPI NOR
+ * models here, one a LiteSPI core: commands are collected while chip select is
+ * held and act when it drops, as on a chip (WREN sets WEL; PP and SE need WEL,
+ * clear it and leave WIP set for a few status reads; PP wraps inside its page and
+ * only clears bits). A window is the model's array itself.
+ *
+ * The boot chip (core spiflash) is a GD25Q16: 3-byte PP 0x02 and SE 0x20, nothing
+ * else. Built with -DLITEDAV_TEST_STOREFLASH the SoC has the store flash too (core
+ * storeflash, LITEDAV_STOREFLASH), a 32 MiB MT25QL256 in its power-on 3-byte
+ * address mode: 0x02/0x20 take 3-byte addresses (the lowest 16 MiB), 0x12/0x21
+ * 4-byte ones. Anything else a chip is sent counts as unknown, which fails every
+ * scenario.
  *
  *   test_litespi_flash SCENARIO
  *
+ * Both builds (in the store flash build, no chip answers on the store flash: the
+ * Pmod's MISO pulled up, ID ffffff; the driver falls back to the boot chip):
  * chip       a GD25Q16: geometry, reads, programs (odd lengths and addresses,
  *            whole pages), the PAGE/NOR/RANGE errors, nothing programmed or
  *            erased outside the store region (a 24-bit address past the chip
@@ -17,6 +26,21 @@
  * small      a 1 MiB chip (ID c84014): the region at 0x180000 does not fit: NULL
  * stuck      WIP never clears after a page program: FLASH_ERR_IO, bounded
  * protected  WREN not taken (WEL stays 0): FLASH_ERR_IO, nothing programmed
+ *
+ * The store flash build only:
+ * store_chip       the MT25QL256 answers: the store is the whole chip; programs and
+ *                  erases below and above 16 MiB land at their chip address with
+ *                  0x12/0x21 (the lowest 16 MiB untouched by those above), the
+ *                  boot chip is never sent a command
+ * store_16mib      a 16 MiB chip (ID 20ba18) on the store flash: 3-byte commands
+ * store_large      a 64 MiB chip (ID 20ba20) behind the 32 MiB window: the store
+ *                  is the window's 32 MiB, 4-byte commands
+ * store_absent     MISO low on the store flash (ID 000000): the chip scenario on
+ *                  the boot chip's region, the store flash sent nothing but RDID
+ * store_stuck      WIP never clears after a page program above 16 MiB: FLASH_ERR_IO, bounded
+ * store_protected  WREN not taken: FLASH_ERR_IO, nothing programmed or erased
+ * store_busy       the store flash stays busy from boot: NULL (store in RAM), bounded,
+ *                  the boot chip untouched
  *
  * Ends with "N passed, M failed" (check.h); exit status 0 only when none failed. */
 #include <stdint.h>
@@ -29,26 +53,47 @@
 #include "flash_litespi.h"
 #include "platform/port.h"
 
+#include <generated/csr.h>
+
 #define CHIP_SIZE    (2u << 20)
 #define STORE_OFFSET 0x180000u
 #define STORE_SIZE   0x80000u
+#define STORE_CHIP_SIZE (32u << 20)
+#define MIB16        (16u << 20)
 
 uint8_t model_chip[CHIP_SIZE] __attribute__((aligned(4)));
+#ifdef LITEDAV_TEST_STOREFLASH
+uint8_t model_store_chip[STORE_CHIP_SIZE] __attribute__((aligned(4)));
+#endif
 
-static struct {
-    uint32_t id;          /* RDID answer; 0 or 0xFFFFFF: no chip (MISO stuck) */
-    int miso_stuck;       /* -1: a chip answers; 0/1: MISO stuck at that level */
+/* One SPI NOR chip on one LiteSPI master. */
+struct nor {
+    uint8_t *array;
+    uint32_t size;        /* a power of two: addresses past it wrap */
+    int four_byte;        /* takes 0x12/0x21 (a chip over 16 MiB) */
+    uint32_t id;          /* RDID answer */
+    int miso_stuck;       /* -1: a chip answers; 0/1: MISO stuck at that level (no chip) */
     int stuck_busy, protect;
     int cs;
     uint32_t len;         /* phyconfig: bits per transfer */
-    uint8_t cmd[4 + 512];
+    uint8_t cmd[5 + 512];
     uint32_t n;           /* bytes of the command so far */
     uint32_t rx;
     int rx_valid;
     int wel;
     unsigned busy;        /* status reads that still see WIP */
-    unsigned writes, programs, erases, status_reads, bad_config;
-} m = { .id = 0xC84015, .miso_stuck = -1 };
+    unsigned commands, writes, programs, erases, status_reads, bad_config, unknown;
+    unsigned opcodes[256];  /* commands sent, by opcode (chip present or not) */
+};
+
+static struct nor boot = { .array = model_chip, .size = CHIP_SIZE, .id = 0xC84015, .miso_stuck = -1 };
+#ifdef LITEDAV_TEST_STOREFLASH
+/* the Pmod's MISO is pulled up: without a chip the store flash reads ffffff */
+static struct nor store = { .array = model_store_chip, .size = STORE_CHIP_SIZE, .four_byte = 1,
+                            .id = 0x20BA19, .miso_stuck = 1 };
+#endif
+
+static unsigned bad_csr;  /* accesses to no master's CSR */
 
 static uint64_t cycles;
 
@@ -58,114 +103,204 @@ uint64_t port_cycles(void)
     return cycles += 750;
 }
 
-static uint8_t chip_reply(uint32_t n)
+static uint8_t chip_reply(struct nor *c, uint32_t n)
 {
-    if (m.miso_stuck >= 0)
-        return m.miso_stuck ? 0xFF : 0x00;
+    if (c->miso_stuck >= 0)
+        return c->miso_stuck ? 0xFF : 0x00;
     if (n == 0)
         return 0xFF;
-    switch (m.cmd[0]) {
+    switch (c->cmd[0]) {
     case 0x9F:
-        return n <= 3 ? (uint8_t)(m.id >> (8 * (3 - n))) : 0xFF;
+        return n <= 3 ? (uint8_t)(c->id >> (8 * (3 - n))) : 0xFF;
     case 0x05:
-        return (m.busy ? 0x01 : 0) | (m.wel ? 0x02 : 0);
+        return (c->busy ? 0x01 : 0) | (c->wel ? 0x02 : 0);
     default:
         return 0xFF;
     }
 }
 
-static void command_done(void)
+/* The address of an addressed command: 3 or 4 bytes after the opcode. */
+static uint32_t cmd_address(const struct nor *c, uint32_t bytes)
 {
-    uint32_t addr, i;
+    uint32_t addr = 0, i;
 
-    if (m.n == 0 || m.miso_stuck >= 0)
+    for (i = 1; i <= bytes; i++)
+        addr = addr << 8 | c->cmd[i];
+    return addr;
+}
+
+static void page_program(struct nor *c, uint32_t abytes)
+{
+    uint32_t addr = cmd_address(c, abytes), i;
+
+    if (!c->wel || c->busy || c->n < abytes + 2)
         return;
-    addr = m.n >= 4 ? (uint32_t)m.cmd[1] << 16 | (uint32_t)m.cmd[2] << 8 | m.cmd[3] : 0;
-    switch (m.cmd[0]) {
+    for (i = 0; i < c->n - 1 - abytes; i++) {
+        uint32_t at = (addr & ~0xFFu) | ((addr + i) & 0xFF);
+        c->array[at % c->size] &= c->cmd[1 + abytes + i];
+    }
+    c->programs++;
+    c->wel = 0;
+    c->busy = 3;
+}
+
+static void sector_erase(struct nor *c, uint32_t abytes)
+{
+    uint32_t addr = cmd_address(c, abytes);
+
+    if (!c->wel || c->busy || c->n != 1 + abytes)
+        return;
+    memset(c->array + (addr % c->size & ~0xFFFu), 0xFF, 4096);
+    c->erases++;
+    c->wel = 0;
+    c->busy = 20;
+}
+
+static void command_done(struct nor *c)
+{
+    uint8_t op = c->cmd[0];
+
+    if (c->n == 0)
+        return;
+    c->commands++;
+    c->opcodes[op]++;
+    if (op == 0x02 || op == 0x06 || op == 0x12 || op == 0x20 || op == 0x21)
+        c->writes++;
+    if (c->miso_stuck >= 0)
+        return;
+    switch (op) {
+    case 0x9F:
+        break;
     case 0x05:
-        m.status_reads++;
-        if (m.busy && !m.stuck_busy)
-            m.busy--;
+        c->status_reads++;
+        if (c->busy && !c->stuck_busy)
+            c->busy--;
         break;
     case 0x06:
-        if (m.n == 1 && !m.protect && !m.busy)
-            m.wel = 1;
+        if (c->n == 1 && !c->protect && !c->busy)
+            c->wel = 1;
         break;
     case 0x02:
-        if (!m.wel || m.busy || m.n < 5)
-            break;
-        for (i = 0; i < m.n - 4; i++) {
-            uint32_t at = (addr & ~0xFFu) | ((addr + i) & 0xFF);
-            model_chip[at % CHIP_SIZE] &= m.cmd[4 + i];
-        }
-        m.programs++;
-        m.wel = 0;
-        m.busy = 3;
+        page_program(c, 3);
         break;
     case 0x20:
-        if (!m.wel || m.busy || m.n != 4)
-            break;
-        memset(model_chip + (addr % CHIP_SIZE & ~0xFFFu), 0xFF, 4096);
-        m.erases++;
-        m.wel = 0;
-        m.busy = 20;
+        sector_erase(c, 3);
+        break;
+    case 0x12:  /* a chip of 16 MiB or less has no 4-byte commands */
+        if (c->four_byte)
+            page_program(c, 4);
+        else
+            c->unknown++;
+        break;
+    case 0x21:
+        if (c->four_byte)
+            sector_erase(c, 4);
+        else
+            c->unknown++;
+        break;
+    default:
+        c->unknown++;
         break;
     }
-    if (m.cmd[0] == 0x02 || m.cmd[0] == 0x06 || m.cmd[0] == 0x20)
-        m.writes++;
 }
 
-void spiflash_core_master_cs_write(uint32_t v)
+static void nor_cs(struct nor *c, uint32_t v)
 {
-    if (m.cs && !v)
-        command_done();
-    if (!m.cs && v)
-        m.n = 0;
-    m.cs = v & 1;
+    if (c->cs && !v)
+        command_done(c);
+    if (!c->cs && v)
+        c->n = 0;
+    c->cs = v & 1;
 }
 
-void spiflash_core_master_phyconfig_write(uint32_t v)
+static void nor_phyconfig(struct nor *c, uint32_t v)
 {
-    m.len = v & 0xFF;
+    c->len = v & 0xFF;
     /* one data line, output enabled, whole bytes */
-    if ((v >> 8 & 0xF) != 1 || (v >> 16 & 0xFF) != 1 || m.len == 0 || m.len > 32 || m.len % 8)
-        m.bad_config++;
+    if ((v >> 8 & 0xF) != 1 || (v >> 16 & 0xFF) != 1 || c->len == 0 || c->len > 32 || c->len % 8)
+        c->bad_config++;
 }
 
-void spiflash_core_master_rxtx_write(uint32_t v)
+static void nor_tx(struct nor *c, uint32_t v)
 {
-    uint32_t i, bytes = m.len / 8;
+    uint32_t i, bytes = c->len / 8;
 
-    if (!m.cs)
-        m.bad_config++;
-    m.rx = 0;
+    if (!c->cs)
+        c->bad_config++;
+    c->rx = 0;
     for (i = 0; i < bytes; i++) {
         uint8_t out = (uint8_t)(v >> (8 * (bytes - 1 - i)));
-        m.rx = m.rx << 8 | chip_reply(m.n);
-        if (m.n < sizeof(m.cmd))
-            m.cmd[m.n] = out;
-        m.n++;
+        c->rx = c->rx << 8 | chip_reply(c, c->n);
+        if (c->n < sizeof(c->cmd))
+            c->cmd[c->n] = out;
+        c->n++;
     }
-    m.rx_valid = 1;
+    c->rx_valid = 1;
 }
 
-uint32_t spiflash_core_master_rxtx_read(void)
+/* Each LiteSPI core's master CSRs and the chip on them. */
+static const struct master {
+    unsigned long cs, phyconfig, rxtx, status;
+    struct nor *chip;
+} masters[] = {
+    { CSR_SPIFLASH_CORE_MASTER_CS_ADDR, CSR_SPIFLASH_CORE_MASTER_PHYCONFIG_ADDR,
+      CSR_SPIFLASH_CORE_MASTER_RXTX_ADDR, CSR_SPIFLASH_CORE_MASTER_STATUS_ADDR, &boot },
+#ifdef LITEDAV_TEST_STOREFLASH
+    { CSR_STOREFLASH_CORE_MASTER_CS_ADDR, CSR_STOREFLASH_CORE_MASTER_PHYCONFIG_ADDR,
+      CSR_STOREFLASH_CORE_MASTER_RXTX_ADDR, CSR_STOREFLASH_CORE_MASTER_STATUS_ADDR, &store },
+#endif
+};
+
+void csr_write_simple(unsigned long v, unsigned long a)
 {
-    m.rx_valid = 0;
-    return m.rx;
+    size_t i;
+
+    for (i = 0; i < sizeof(masters) / sizeof(masters[0]); i++) {
+        const struct master *ms = &masters[i];
+        if (a == ms->cs) {
+            nor_cs(ms->chip, (uint32_t)v);
+            return;
+        }
+        if (a == ms->phyconfig) {
+            nor_phyconfig(ms->chip, (uint32_t)v);
+            return;
+        }
+        if (a == ms->rxtx) {
+            nor_tx(ms->chip, (uint32_t)v);
+            return;
+        }
+    }
+    bad_csr++;
 }
 
-uint32_t spiflash_core_master_status_read(void)
+unsigned long csr_read_simple(unsigned long a)
 {
-    return 1u | (m.rx_valid ? 2u : 0);
+    size_t i;
+
+    for (i = 0; i < sizeof(masters) / sizeof(masters[0]); i++) {
+        struct nor *c = masters[i].chip;
+        if (a == masters[i].rxtx) {
+            c->rx_valid = 0;
+            return c->rx;
+        }
+        if (a == masters[i].status)
+            return 1u | (c->rx_valid ? 2u : 0);
+    }
+    bad_csr++;
+    return 0;
+}
+
+static int all_ff_in(const struct nor *c, uint32_t from, uint32_t to)
+{
+    for (; from < to; from++)
+        if (c->array[from] != 0xFF)
+            return 0;
+    return 1;
 }
 
 static int all_ff(uint32_t from, uint32_t to)
 {
-    for (; from < to; from++)
-        if (model_chip[from] != 0xFF)
-            return 0;
-    return 1;
+    return all_ff_in(&boot, from, to);
 }
 
 static void scenario_chip(void)
@@ -179,7 +314,7 @@ static void scenario_chip(void)
         return;
     CHECK(port_flash() == f);  /* probed once */
     CHECK(f->geo.size == STORE_SIZE && f->geo.block_size == 4096 && f->geo.page_size == 256);
-    CHECK(m.writes == 0);      /* probing writes nothing */
+    CHECK(boot.writes == 0);   /* probing writes nothing */
 
     for (i = 0; i < sizeof(data); i++)
         data[i] = (uint8_t)(i * 7 + 3);
@@ -195,7 +330,7 @@ static void scenario_chip(void)
     CHECK(flash_program(f, 10, data, 20) == FLASH_OK);
     CHECK(memcmp(model_chip + STORE_OFFSET + 10, data, 20) == 0);
 
-    writes = m.writes;
+    writes = boot.writes;
     CHECK(flash_program(f, 250, data, 10) == FLASH_ERR_PAGE);
     /* 0x00 programmed at 3..9; 0xFF over it would need a 0 -> 1 */
     memset(back, 0xFF, 4);
@@ -207,27 +342,30 @@ static void scenario_chip(void)
     CHECK(flash_program(f, 0xFFFFFFF0u, data, 32) == FLASH_ERR_RANGE);
     CHECK(flash_read(f, STORE_SIZE - 1, back, 2) == FLASH_ERR_RANGE);
     CHECK(flash_erase(f, STORE_SIZE / 4096) == FLASH_ERR_RANGE);
-    CHECK(m.writes == writes);  /* refused before anything reached the chip */
+    CHECK(boot.writes == writes);  /* refused before anything reached the chip */
     CHECK(flash_program(f, STORE_SIZE - 4, data, 4) == FLASH_OK);  /* the last bytes are fine */
     CHECK(all_ff(0, STORE_OFFSET));
 
     /* erase: taken at once, the next operation waits for WIP */
     CHECK(flash_erase(f, 1) == FLASH_OK);
-    CHECK(m.erases == 1 && m.busy > 0);
-    CHECK(flash_sync(f) == FLASH_OK && m.busy == 0);
+    CHECK(boot.erases == 1 && boot.busy > 0);
+    CHECK(flash_sync(f) == FLASH_OK && boot.busy == 0);
     CHECK(all_ff(STORE_OFFSET + 0x1000, STORE_OFFSET + 0x2000));
     CHECK(model_chip[STORE_OFFSET + 3] == data[1]);  /* sector 0 untouched */
     CHECK(flash_erase(f, 0) == FLASH_OK);
-    CHECK(flash_read(f, 0, back, 16) == FLASH_OK && m.busy == 0);  /* a read waits too */
+    CHECK(flash_read(f, 0, back, 16) == FLASH_OK && boot.busy == 0);  /* a read waits too */
     CHECK(all_ff(STORE_OFFSET, STORE_OFFSET + 16) && back[0] == 0xFF);
     CHECK(all_ff(0, STORE_OFFSET));
-    CHECK(m.bad_config == 0);
+    /* the GD25Q16 takes 3-byte commands */
+    CHECK(boot.opcodes[0x02] == boot.programs && boot.opcodes[0x20] == 2);
+    CHECK(boot.opcodes[0x12] == 0 && boot.opcodes[0x21] == 0);
+    CHECK(boot.bad_config == 0);
 }
 
 static void scenario_no_flash(void)
 {
     CHECK(port_flash() == NULL);
-    CHECK(m.writes == 0);
+    CHECK(boot.writes == 0);
     CHECK(all_ff(0, CHIP_SIZE));
 }
 
@@ -240,13 +378,13 @@ static void scenario_stuck(void)
     CHECK(f != NULL);
     if (!f)
         return;
-    m.stuck_busy = 1;
+    boot.stuck_busy = 1;
     start = cycles;
     CHECK(flash_program(f, 0, data, 4) == FLASH_ERR_IO);
     /* 10 ms of 75 MHz, give or take one look at the clock */
     CHECKF(cycles - start >= 750000 && cycles - start < 800000, "%llu cycles",
            (unsigned long long)(cycles - start));
-    CHECK(m.programs == 1);
+    CHECK(boot.programs == 1);
 }
 
 static void scenario_protected(void)
@@ -257,36 +395,241 @@ static void scenario_protected(void)
     CHECK(f != NULL);
     if (!f)
         return;
-    m.protect = 1;
+    boot.protect = 1;
     CHECK(flash_program(f, 0, data, 4) == FLASH_ERR_IO);
     CHECK(flash_erase(f, 0) == FLASH_ERR_IO);
-    CHECK(m.programs == 0 && m.erases == 0);
+    CHECK(boot.programs == 0 && boot.erases == 0);
     CHECK(all_ff(0, CHIP_SIZE));
 }
+
+#ifdef LITEDAV_TEST_STOREFLASH
+static int store_ff(uint32_t from, uint32_t to)
+{
+    return all_ff_in(&store, from, to);
+}
+
+/* The store flash holds the store: the whole chip up to the window's 32 MiB. */
+static const struct flash *store_flash_found(uint32_t expected_size)
+{
+    const struct flash *f = port_flash();
+
+    CHECK(f != NULL);
+    if (!f)
+        return NULL;
+    CHECK(port_flash() == f);
+    CHECKF(f->geo.size == expected_size, "size 0x%x", (unsigned)f->geo.size);
+    CHECK(f->geo.block_size == 4096 && f->geo.page_size == 256);
+    CHECK(store.writes == 0);      /* probing writes nothing */
+    CHECK(boot.commands == 0);     /* nor looks at the boot chip */
+    return f;
+}
+
+static void scenario_store_chip(void)
+{
+    const struct flash *f = store_flash_found(STORE_CHIP_SIZE);
+    uint8_t data[256], back[256];
+    const uint32_t high = MIB16 + 0x2345, top = STORE_CHIP_SIZE - 256;
+    unsigned i, writes;
+
+    if (!f)
+        return;
+    for (i = 0; i < sizeof(data); i++)
+        data[i] = (uint8_t)(i * 13 + 5);
+
+    /* above 16 MiB: where it belongs, not 16 MiB lower (where a 3-byte address lands) */
+    CHECK(flash_program(f, high, data, 9) == FLASH_OK);
+    CHECK(memcmp(model_store_chip + high, data, 9) == 0);
+    CHECK(store_ff(0, MIB16));
+    CHECK(flash_read(f, high + 1, back, 8) == FLASH_OK && memcmp(back, data + 1, 8) == 0);
+    /* the chip's last page, whole; and the last bytes below 16 MiB */
+    CHECK(flash_program(f, top, data, 256) == FLASH_OK);
+    CHECK(memcmp(model_store_chip + top, data, 256) == 0);
+    CHECK(flash_program(f, MIB16 - 4, data + 100, 4) == FLASH_OK);
+    CHECK(memcmp(model_store_chip + MIB16 - 4, data + 100, 4) == 0);
+    CHECK(flash_program(f, 0x1000, data, 16) == FLASH_OK);
+    CHECK(memcmp(model_store_chip + 0x1000, data, 16) == 0);
+    CHECK(flash_read(f, top, back, 256) == FLASH_OK && memcmp(back, data, 256) == 0);
+    /* the errors, before anything reaches the chip */
+    writes = store.writes;
+    CHECK(flash_program(f, MIB16 + 0x30FA, data, 10) == FLASH_ERR_PAGE);
+    CHECK(flash_program(f, STORE_CHIP_SIZE - 2, data, 4) == FLASH_ERR_RANGE);
+    CHECK(flash_program(f, STORE_CHIP_SIZE, data, 1) == FLASH_ERR_RANGE);
+    CHECK(flash_read(f, STORE_CHIP_SIZE - 1, back, 2) == FLASH_ERR_RANGE);
+    CHECK(flash_erase(f, STORE_CHIP_SIZE / 4096) == FLASH_ERR_RANGE);
+    memset(back, 0xFF, 4);
+    CHECK(flash_program(f, high, back, 4) == FLASH_ERR_NOR);
+    CHECK(store.writes == writes);
+
+    /* erase above 16 MiB: that sector only, the one 16 MiB lower untouched */
+    model_store_chip[(high & ~0xFFFu) - MIB16] = 0x5A;  /* stale bytes there: they must stay */
+    CHECK(flash_erase(f, high / 4096) == FLASH_OK);
+    CHECK(flash_sync(f) == FLASH_OK && store.busy == 0);
+    CHECK(store_ff(high & ~0xFFFu, (high & ~0xFFFu) + 4096));
+    CHECK(model_store_chip[(high & ~0xFFFu) - MIB16] == 0x5A);
+    CHECK(flash_erase(f, STORE_CHIP_SIZE / 4096 - 1) == FLASH_OK);
+    CHECK(flash_read(f, top, back, 4) == FLASH_OK && back[0] == 0xFF && store.busy == 0);
+    CHECK(store_ff(STORE_CHIP_SIZE - 4096, STORE_CHIP_SIZE));
+    CHECK(memcmp(model_store_chip + MIB16 - 4, data + 100, 4) == 0);  /* below 16 MiB: still there */
+    CHECK(flash_erase(f, 1) == FLASH_OK && flash_sync(f) == FLASH_OK);
+    CHECK(store_ff(0x1000, 0x2000));
+
+    /* every program and erase went out with 4-byte addresses */
+    CHECK(store.programs == 4 && store.opcodes[0x12] == 4 && store.opcodes[0x02] == 0);
+    CHECK(store.erases == 3 && store.opcodes[0x21] == 3 && store.opcodes[0x20] == 0);
+    CHECK(store.bad_config == 0);
+    CHECK(boot.commands == 0 && all_ff(0, CHIP_SIZE));
+}
+
+/* A 16 MiB chip on the store flash: 3-byte commands reach all of it. */
+static void scenario_store_16mib(void)
+{
+    const struct flash *f = store_flash_found(MIB16);
+    uint8_t data[8] = { 1, 2, 3, 4, 5, 6, 7, 8 };
+
+    if (!f)
+        return;
+    CHECK(flash_program(f, MIB16 - 8, data, 8) == FLASH_OK);
+    CHECK(memcmp(model_store_chip + MIB16 - 8, data, 8) == 0);
+    CHECK(flash_erase(f, MIB16 / 4096 - 1) == FLASH_OK && flash_sync(f) == FLASH_OK);
+    CHECK(store_ff(MIB16 - 4096, MIB16));
+    CHECK(flash_program(f, MIB16, data, 1) == FLASH_ERR_RANGE);
+    CHECK(store.opcodes[0x02] == 1 && store.opcodes[0x20] == 1);
+    CHECK(store.opcodes[0x12] == 0 && store.opcodes[0x21] == 0);
+}
+
+/* A 64 MiB chip: the store is what the 32 MiB window reads. */
+static void scenario_store_large(void)
+{
+    const struct flash *f = store_flash_found(STORE_CHIP_SIZE);
+    uint8_t data[8] = { 1, 2, 3, 4, 5, 6, 7, 8 };
+
+    if (!f)
+        return;
+    CHECK(flash_program(f, STORE_CHIP_SIZE - 8, data, 8) == FLASH_OK);
+    CHECK(memcmp(model_store_chip + STORE_CHIP_SIZE - 8, data, 8) == 0);
+    CHECK(flash_program(f, STORE_CHIP_SIZE, data, 1) == FLASH_ERR_RANGE);
+    CHECK(store.opcodes[0x12] == 1 && store.opcodes[0x02] == 0);
+}
+
+static void scenario_store_stuck(void)
+{
+    const struct flash *f = store_flash_found(STORE_CHIP_SIZE);
+    uint8_t data[4] = { 1, 2, 3, 4 };
+    uint64_t start;
+
+    if (!f)
+        return;
+    store.stuck_busy = 1;
+    start = cycles;
+    CHECK(flash_program(f, MIB16 + 0x100, data, 4) == FLASH_ERR_IO);
+    CHECKF(cycles - start >= 750000 && cycles - start < 800000, "%llu cycles",
+           (unsigned long long)(cycles - start));
+    CHECK(store.programs == 1 && store.opcodes[0x12] == 1);
+    /* the next operations find it busy: errors again, each bounded */
+    start = cycles;
+    CHECK(flash_erase(f, 0) == FLASH_ERR_IO);
+    CHECK(flash_sync(f) == FLASH_OK);  /* nothing left running: the erase was refused */
+    CHECKF(cycles - start < 2 * 800000, "%llu cycles", (unsigned long long)(cycles - start));
+    CHECK(store.erases == 0);
+    CHECK(boot.commands == 0 && all_ff(0, CHIP_SIZE));
+}
+
+static void scenario_store_protected(void)
+{
+    const struct flash *f = store_flash_found(STORE_CHIP_SIZE);
+    uint8_t data[4] = { 1, 2, 3, 4 };
+
+    if (!f)
+        return;
+    store.protect = 1;
+    CHECK(flash_program(f, MIB16 + 0x100, data, 4) == FLASH_ERR_IO);
+    CHECK(flash_erase(f, MIB16 / 4096) == FLASH_ERR_IO);
+    CHECK(store.programs == 0 && store.erases == 0);
+    CHECK(store.opcodes[0x12] == 0 && store.opcodes[0x21] == 0);  /* nothing sent past WREN */
+    CHECK(store_ff(0, STORE_CHIP_SIZE));
+    CHECK(boot.commands == 0 && all_ff(0, CHIP_SIZE));
+}
+
+static void scenario_store_busy(void)
+{
+    uint64_t start = cycles;
+
+    CHECK(port_flash() == NULL);
+    /* the erase wait: 2 s of 75 MHz, give or take */
+    CHECKF(cycles - start >= 150000000ull && cycles - start < 151000000ull, "%llu cycles",
+           (unsigned long long)(cycles - start));
+    CHECK(port_flash() == NULL);
+    CHECK(store.writes == 0);
+    CHECK(boot.commands == 0 && all_ff(0, CHIP_SIZE));
+}
+#endif
 
 int main(int argc, char **argv)
 {
     const char *scenario = argc > 1 ? argv[1] : "";
+    int store_scenario = !strncmp(scenario, "store_", 6);
 
     memset(model_chip, 0xFF, sizeof(model_chip));
+#ifdef LITEDAV_TEST_STOREFLASH
+    memset(model_store_chip, 0xFF, sizeof(model_store_chip));
+    if (store_scenario && strcmp(scenario, "store_absent"))
+        store.miso_stuck = -1;  /* the Pmod is there */
+#endif
     if (!strcmp(scenario, "chip")) {
         scenario_chip();
     } else if (!strcmp(scenario, "absent")) {
-        m.miso_stuck = 0;
+        boot.miso_stuck = 0;
         scenario_no_flash();
     } else if (!strcmp(scenario, "floating")) {
-        m.miso_stuck = 1;
+        boot.miso_stuck = 1;
         scenario_no_flash();
     } else if (!strcmp(scenario, "small")) {
-        m.id = 0xC84014;
+        boot.id = 0xC84014;
         scenario_no_flash();
     } else if (!strcmp(scenario, "stuck")) {
         scenario_stuck();
     } else if (!strcmp(scenario, "protected")) {
         scenario_protected();
+#ifdef LITEDAV_TEST_STOREFLASH
+    } else if (!strcmp(scenario, "store_chip")) {
+        scenario_store_chip();
+    } else if (!strcmp(scenario, "store_16mib")) {
+        store.id = 0x20BA18;
+        scenario_store_16mib();
+    } else if (!strcmp(scenario, "store_large")) {
+        store.id = 0x20BA20;
+        scenario_store_large();
+    } else if (!strcmp(scenario, "store_absent")) {
+        store.miso_stuck = 0;
+        scenario_chip();
+    } else if (!strcmp(scenario, "store_stuck")) {
+        scenario_store_stuck();
+    } else if (!strcmp(scenario, "store_protected")) {
+        scenario_store_protected();
+    } else if (!strcmp(scenario, "store_busy")) {
+        store.busy = 1;
+        store.stuck_busy = 1;
+        scenario_store_busy();
+#endif
     } else {
-        fprintf(stderr, "usage: test_litespi_flash chip|absent|floating|small|stuck|protected\n");
+        fprintf(stderr, "usage: test_litespi_flash chip|absent|floating|small|stuck|protected"
+#ifdef LITEDAV_TEST_STOREFLASH
+                        "|store_chip|store_16mib|store_large|store_absent|store_stuck|store_protected|store_busy"
+#endif
+                        "\n");
         return 2;
     }
+    /* in every scenario: each chip was sent only commands it knows, through its own CSRs */
+    CHECK(boot.unknown == 0 && bad_csr == 0);
+#ifdef LITEDAV_TEST_STOREFLASH
+    CHECK(store.unknown == 0 && store.bad_config == 0);
+    if (!store_scenario || !strcmp(scenario, "store_absent")) {
+        /* no chip on the store flash: one JEDEC ID, then the boot chip */
+        CHECK(store.commands == 1 && store.opcodes[0x9F] == 1);
+        CHECK(store_ff(0, STORE_CHIP_SIZE));
+    }
+#else
+    (void)store_scenario;
+#endif
     return check_summary();
 }

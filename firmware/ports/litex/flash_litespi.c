@@ -1,18 +1,30 @@
-/* struct flash (flash.h) over a SPI NOR chip behind LiteSPI.
+/* struct flash (flash.h) over a SPI NOR chip behind LiteSPI: the board's boot chip (LiteSPI
+ * core `spiflash`, the store in a region of it) or its store flash (core `storeflash`, the
+ * whole chip the store; LITEDAV_STOREFLASH, platforms/store_flash.py). One driver serves both:
+ * each chip is a description (struct litespi_chip: its master's CSRs, its window, what the
+ * window's READ reaches), and every command goes through the description of the chip the
+ * store is on.
  *
  * Reads are word loads from LiteSPI's memory-mapped window (uncached: the SoC
  * places it where the CPU does not cache, soc/litedav_soc.py). Everything else
  * is a command sent through LiteSPI's master: the firmware holds chip select
- * (spiflash_core_master_cs), sets the length of each transfer in bits
- * (phyconfig: 8 or 32 here, one data line), writes the bits to rxtx and reads
- * back what the chip shifted out meanwhile. The master and the window share the
- * PHY; a window read keeps chip select for a short burst after it, and the
- * master's first transfer waits for that to end.
+ * (<core>_master_cs), sets the length of each transfer in bits (phyconfig: 8, 24
+ * or 32 here, one data line), writes the bits to rxtx and reads back what the chip
+ * shifted out meanwhile. The master and the window share the PHY; a window read
+ * keeps chip select for a short burst after it, and the master's first transfer
+ * waits for that to end.
  *
- * Commands (single-bit SPI, 24-bit addresses, common to SPI NOR chips):
- * 0x9F JEDEC ID, 0x05 read status (bit 0 WIP: busy, bit 1 WEL: write enable
- * latch), 0x06 write enable, 0x02 page program, 0x20 4 KiB sector erase; reads
- * (0x03) come from the window. A program or erase needs write enable first and
+ * Commands (single-bit SPI, common to SPI NOR chips): 0x9F JEDEC ID, 0x05 read
+ * status (bit 0 WIP: busy, bit 1 WEL: write enable latch), 0x06 write enable;
+ * page program and 4 KiB sector erase with 3-byte addresses (0x02, 0x20: the
+ * opcode and the address in one 32-bit transfer) or, when the store reaches past
+ * the 16 MiB they address or the chip is larger than that, with 4-byte addresses
+ * (0x12, 0x21: an 8-bit opcode transfer, then a 32-bit address transfer). The
+ * 4-byte opcodes take 4 address bytes whatever the chip's address mode, so a
+ * chip left in 4-byte mode by someone else is programmed where it should be.
+ * Reads come from the window: the boot chip's with READ 0x03 (3-byte addresses:
+ * the store must lie in its first 16 MiB), the store flash's with READ 0x13
+ * (4-byte: the whole window). A program or erase needs write enable first and
  * clears it; the chip is busy (WIP) until done, and ignores everything but a
  * status read meanwhile.
  *
@@ -35,22 +47,40 @@
 #include "flash_window.h"
 #include "platform/port.h"
 
+/* The boot chip holds a store region (platforms/boot_flash.py). */
 #if defined(CSR_SPIFLASH_CORE_BASE) && defined(SPIFLASH_BASE) && defined(LITEDAV_FLASH_STORE_BASE) && \
     defined(LITEDAV_FLASH_STORE_SIZE)
+#define HAVE_BOOT_STORE 1
+#endif
 
-#define CMD_PAGE_PROGRAM  0x02
-#define CMD_READ_STATUS   0x05
-#define CMD_WRITE_ENABLE  0x06
-#define CMD_SECTOR_ERASE  0x20
-#define CMD_JEDEC_ID      0x9F
-#define STATUS_WIP        0x01
-#define STATUS_WEL        0x02
+/* The SoC has the store flash port: the whole chip on it is the store (platforms/store_flash.py). */
+#ifdef LITEDAV_STOREFLASH
+#if !defined(CSR_STOREFLASH_CORE_BASE) || !defined(STOREFLASH_BASE) || !defined(STOREFLASH_SIZE)
+#error "LITEDAV_STOREFLASH without LiteSPI's storeflash core and window"
+#endif
+#if STOREFLASH_SIZE < 4096 || STOREFLASH_SIZE % 4096
+#error "the store flash's window is not a whole number of 4 KiB sectors"
+#endif
+#define HAVE_STORE_FLASH 1
+#endif
+
+#if defined(HAVE_BOOT_STORE) || defined(HAVE_STORE_FLASH)
+
+#define CMD_PAGE_PROGRAM     0x02
+#define CMD_READ_STATUS      0x05
+#define CMD_WRITE_ENABLE     0x06
+#define CMD_PAGE_PROGRAM_4B  0x12
+#define CMD_SECTOR_ERASE     0x20
+#define CMD_SECTOR_ERASE_4B  0x21
+#define CMD_JEDEC_ID         0x9F
+#define STATUS_WIP           0x01
+#define STATUS_WEL           0x02
 
 #define SECTOR_SIZE       4096u
 #define PAGE_SIZE         256u
-#define ADDR_SPACE        (16u << 20)  /* what 24-bit addresses reach */
+#define ADDR3_SPACE       (16u << 20)  /* what 3-byte addresses reach */
 
-/* SPI NOR datasheets (the GD25Q16 and S25FL128L class) give worst cases of a
+/* SPI NOR datasheets (the GD25Q16, S25FL128L and MT25QL256 class) give worst cases of a
  * few ms per page program and a few hundred ms per 4 KiB erase; these limits
  * leave margin over both. */
 #define PROGRAM_TIMEOUT_MS 10u
@@ -58,16 +88,54 @@
 /* One master transfer of at most 32 bits takes microseconds. */
 #define XFER_TIMEOUT_MS    1u
 
-#define STORE_OFFSET ((uint32_t)((uintptr_t)LITEDAV_FLASH_STORE_BASE - (uintptr_t)SPIFLASH_BASE))
-#define STORE_SIZE   ((uint32_t)LITEDAV_FLASH_STORE_SIZE)
+/* A chip behind a LiteSPI core: the core's master CSRs (addresses, and the fields'
+ * places as LiteX generates them), its memory-mapped window, and how far the
+ * window's READ reaches. */
+struct litespi_chip {
+    const char *label;         /* before "SPI NOR" in the console line */
+    const char *module;        /* the SoC's module name (<CORE>_MODULE_NAME) */
+    unsigned long cs, phyconfig, rxtx, status;
+    unsigned len_shift;        /* phyconfig: the transfer's length in bits */
+    uint32_t one_line;         /* phyconfig: one data line, its output enabled */
+    uint32_t tx_ready, rx_ready;
+    volatile const uint32_t *window;
+    uint32_t window_size;      /* bytes the window maps */
+    uint32_t read_reach;       /* bytes the window's READ addresses */
+};
+
+/* The description of LiteSPI core P (SPIFLASH, STOREFLASH) from the SoC's generated headers. */
+#define LITESPI_CHIP(P, label_, read_reach_)                                                            \
+    {                                                                                                  \
+        .label = label_, .module = P##_MODULE_NAME,                                                    \
+        .cs = CSR_##P##_CORE_MASTER_CS_ADDR, .phyconfig = CSR_##P##_CORE_MASTER_PHYCONFIG_ADDR,        \
+        .rxtx = CSR_##P##_CORE_MASTER_RXTX_ADDR, .status = CSR_##P##_CORE_MASTER_STATUS_ADDR,          \
+        .len_shift = CSR_##P##_CORE_MASTER_PHYCONFIG_LEN_OFFSET,                                       \
+        .one_line = 1u << CSR_##P##_CORE_MASTER_PHYCONFIG_WIDTH_OFFSET |                               \
+                    1u << CSR_##P##_CORE_MASTER_PHYCONFIG_MASK_OFFSET,                                 \
+        .tx_ready = 1u << CSR_##P##_CORE_MASTER_STATUS_TX_READY_OFFSET,                                \
+        .rx_ready = 1u << CSR_##P##_CORE_MASTER_STATUS_RX_READY_OFFSET,                                \
+        .window = (volatile const uint32_t *)P##_BASE, .window_size = P##_SIZE,                        \
+        .read_reach = read_reach_,                                                                     \
+    }
+
+#ifdef HAVE_BOOT_STORE
+/* READ 0x03 (the boards' READ_1_1_1): 3-byte addresses */
+static const struct litespi_chip boot_chip = LITESPI_CHIP(SPIFLASH, "", ADDR3_SPACE);
+#define BOOT_STORE_OFFSET ((uint32_t)((uintptr_t)LITEDAV_FLASH_STORE_BASE - (uintptr_t)SPIFLASH_BASE))
+#define BOOT_STORE_SIZE   ((uint32_t)LITEDAV_FLASH_STORE_SIZE)
+#endif
+#ifdef HAVE_STORE_FLASH
+/* READ 0x13 (READ_1_1_1_4B): the whole window */
+static const struct litespi_chip store_chip = LITESPI_CHIP(STOREFLASH, "store flash (Pmod) ", STOREFLASH_SIZE);
+#endif
 
 struct litespi_flash {
     struct flash flash;
+    const struct litespi_chip *chip;
     uint32_t offset;            /* of the store region in the chip */
+    int addr4;                  /* program and erase with 4-byte addresses */
     int busy_pending;           /* an erase may still be running */
 };
-
-static volatile const uint32_t *const window = (volatile const uint32_t *)SPIFLASH_BASE;
 
 static uint64_t ms_to_cycles(uint32_t ms)
 {
@@ -76,28 +144,26 @@ static uint64_t ms_to_cycles(uint32_t ms)
 
 /* --- LiteSPI master ---------------------------------------------------------- */
 
-static void select_chip(int on)
+static void select_chip(const struct litespi_chip *c, int on)
 {
-    spiflash_core_master_cs_write(on ? 1 : 0);
+    csr_write_simple(on ? 1 : 0, c->cs);
 }
 
 /* One transfer of bits (8..32) on one data line, MSB first; returns 0 and what
  * the chip sent in *in, or FLASH_ERR_IO when the master does not answer. */
-static int xfer(uint32_t bits, uint32_t out, uint32_t *in)
+static int xfer(const struct litespi_chip *c, uint32_t bits, uint32_t out, uint32_t *in)
 {
     uint64_t deadline = port_cycles() + ms_to_cycles(XFER_TIMEOUT_MS);
 
-    spiflash_core_master_phyconfig_write(bits << CSR_SPIFLASH_CORE_MASTER_PHYCONFIG_LEN_OFFSET |
-                                         1u << CSR_SPIFLASH_CORE_MASTER_PHYCONFIG_WIDTH_OFFSET |
-                                         1u << CSR_SPIFLASH_CORE_MASTER_PHYCONFIG_MASK_OFFSET);
-    while (!(spiflash_core_master_status_read() & (1u << CSR_SPIFLASH_CORE_MASTER_STATUS_TX_READY_OFFSET)))
+    csr_write_simple(bits << c->len_shift | c->one_line, c->phyconfig);
+    while (!(csr_read_simple(c->status) & c->tx_ready))
         if (port_cycles() > deadline)
             return FLASH_ERR_IO;
-    spiflash_core_master_rxtx_write(out);
-    while (!(spiflash_core_master_status_read() & (1u << CSR_SPIFLASH_CORE_MASTER_STATUS_RX_READY_OFFSET)))
+    csr_write_simple(out, c->rxtx);
+    while (!(csr_read_simple(c->status) & c->rx_ready))
         if (port_cycles() > deadline)
             return FLASH_ERR_IO;
-    *in = spiflash_core_master_rxtx_read();
+    *in = (uint32_t)csr_read_simple(c->rxtx);
     if (bits < 32)
         *in &= (1u << bits) - 1;
     return FLASH_OK;
@@ -105,37 +171,52 @@ static int xfer(uint32_t bits, uint32_t out, uint32_t *in)
 
 /* A whole command: opcode, then up to two more transfers (e.g. the address,
  * then one reply); chip select held across them. */
-static int command(uint8_t opcode, uint32_t bits1, uint32_t out1, uint32_t bits2, uint32_t *in2)
+static int command(const struct litespi_chip *c, uint8_t opcode, uint32_t bits1, uint32_t out1,
+                   uint32_t bits2, uint32_t *in2)
 {
     uint32_t in;
     int rc;
 
-    select_chip(1);
-    rc = xfer(8, opcode, &in);
+    select_chip(c, 1);
+    rc = xfer(c, 8, opcode, &in);
     if (rc == FLASH_OK && bits1)
-        rc = xfer(bits1, out1, &in);
+        rc = xfer(c, bits1, out1, &in);
     if (rc == FLASH_OK && bits2)
-        rc = xfer(bits2, 0, in2);
-    select_chip(0);
+        rc = xfer(c, bits2, 0, in2);
+    select_chip(c, 0);
     return rc;
 }
 
-static int read_status(uint8_t *status)
+/* The opcode and the address of a page program or a sector erase, chip select
+ * held by the caller: opcode3 with a 3-byte address in one 32-bit transfer, or
+ * opcode4 and then a 4-byte address. */
+static int send_addressed(const struct litespi_flash *lf, uint8_t opcode3, uint8_t opcode4, uint32_t addr)
+{
+    uint32_t ignored;
+    int rc;
+
+    if (!lf->addr4)
+        return xfer(lf->chip, 32, (uint32_t)opcode3 << 24 | addr, &ignored);
+    rc = xfer(lf->chip, 8, opcode4, &ignored);
+    return rc == FLASH_OK ? xfer(lf->chip, 32, addr, &ignored) : rc;
+}
+
+static int read_status(const struct litespi_chip *c, uint8_t *status)
 {
     uint32_t in;
-    int rc = command(CMD_READ_STATUS, 0, 0, 8, &in);
+    int rc = command(c, CMD_READ_STATUS, 0, 0, 8, &in);
     *status = (uint8_t)in;
     return rc;
 }
 
 /* Polls WIP until clear; FLASH_ERR_IO after timeout_ms. */
-static int wait_ready(uint32_t timeout_ms, const char *what)
+static int wait_ready(const struct litespi_chip *c, uint32_t timeout_ms, const char *what)
 {
     uint64_t deadline = port_cycles() + ms_to_cycles(timeout_ms);
     uint8_t status;
 
     for (;;) {
-        if (read_status(&status) != FLASH_OK)
+        if (read_status(c, &status) != FLASH_OK)
             return FLASH_ERR_IO;
         if (!(status & STATUS_WIP))
             return FLASH_OK;
@@ -155,18 +236,18 @@ static int settle(struct litespi_flash *lf)
 
     if (!lf->busy_pending)
         return FLASH_OK;
-    rc = wait_ready(ERASE_TIMEOUT_MS, "erase");
+    rc = wait_ready(lf->chip, ERASE_TIMEOUT_MS, "erase");
     if (rc == FLASH_OK)
         lf->busy_pending = 0;
     return rc;
 }
 
-static int write_enable(struct litespi_flash *lf)
+static int write_enable(const struct litespi_chip *c)
 {
     uint32_t in;
     uint8_t status;
 
-    if (command(CMD_WRITE_ENABLE, 0, 0, 0, &in) != FLASH_OK || read_status(&status) != FLASH_OK)
+    if (command(c, CMD_WRITE_ENABLE, 0, 0, 0, &in) != FLASH_OK || read_status(c, &status) != FLASH_OK)
         return FLASH_ERR_IO;
     if (!(status & STATUS_WEL)) {
         /* a write-protected (or vanished) chip */
@@ -178,10 +259,10 @@ static int write_enable(struct litespi_flash *lf)
 
 /* --- the window ------------------------------------------------------------ */
 
-/* len bytes from chip offset addr, through the memory-mapped window. */
-static void window_read(uint32_t addr, uint8_t *out, uint32_t len)
+/* len bytes from chip offset addr, through the chip's memory-mapped window. */
+static void window_read(const struct litespi_flash *lf, uint32_t addr, uint8_t *out, uint32_t len)
 {
-    flash_window_copy(window, addr, out, len);
+    flash_window_copy(lf->chip->window, addr, out, len);
 }
 
 /* --- struct flash ---------------------------------------------------------- */
@@ -195,7 +276,7 @@ static int spi_read(void *ctx, uint32_t addr, void *buf, uint32_t len)
         return FLASH_ERR_RANGE;
     if ((rc = settle(lf)) != FLASH_OK)
         return rc;
-    window_read(lf->offset + addr, buf, len);
+    window_read(lf, lf->offset + addr, buf, len);
     return FLASH_OK;
 }
 
@@ -216,15 +297,15 @@ static int spi_program(void *ctx, uint32_t addr, const void *buf, uint32_t len)
     if ((rc = settle(lf)) != FLASH_OK)
         return rc;
     chip = lf->offset + addr;
-    window_read(chip, now, len);
+    window_read(lf, chip, now, len);
     for (i = 0; i < len; i++)
         if (in[i] & ~now[i])
             return FLASH_ERR_NOR;
-    if ((rc = write_enable(lf)) != FLASH_OK)
+    if ((rc = write_enable(lf->chip)) != FLASH_OK)
         return rc;
 
-    select_chip(1);
-    rc = xfer(32, (uint32_t)CMD_PAGE_PROGRAM << 24 | chip, &ignored);
+    select_chip(lf->chip, 1);
+    rc = send_addressed(lf, CMD_PAGE_PROGRAM, CMD_PAGE_PROGRAM_4B, chip);
     /* four bytes a transfer where they are, the first one first on the wire */
     for (i = 0; rc == FLASH_OK && i < len; i += bits / 8) {
         if (len - i >= 4) {
@@ -234,15 +315,15 @@ static int spi_program(void *ctx, uint32_t addr, const void *buf, uint32_t len)
             bits = 8;
             word = in[i];
         }
-        rc = xfer(bits, word, &ignored);
+        rc = xfer(lf->chip, bits, word, &ignored);
     }
-    select_chip(0);  /* the chip programs when chip select rises */
+    select_chip(lf->chip, 0);  /* the chip programs when chip select rises */
     if (rc != FLASH_OK)
         return rc;
-    if ((rc = wait_ready(PROGRAM_TIMEOUT_MS, "page program")) != FLASH_OK)
+    if ((rc = wait_ready(lf->chip, PROGRAM_TIMEOUT_MS, "page program")) != FLASH_OK)
         return rc;
 
-    window_read(chip, now, len);
+    window_read(lf, chip, now, len);
     for (i = 0; i < len; i++) {
         if (now[i] != in[i]) {
             printf("flash: program at 0x%06" PRIx32 " read back 0x%02x, expected 0x%02x\n", chip + i,
@@ -256,14 +337,15 @@ static int spi_program(void *ctx, uint32_t addr, const void *buf, uint32_t len)
 static int spi_erase(void *ctx, uint32_t block)
 {
     struct litespi_flash *lf = ctx;
-    uint32_t ignored;
     int rc;
 
     if (block >= lf->flash.geo.size / lf->flash.geo.block_size)
         return FLASH_ERR_RANGE;
-    if ((rc = settle(lf)) != FLASH_OK || (rc = write_enable(lf)) != FLASH_OK)
+    if ((rc = settle(lf)) != FLASH_OK || (rc = write_enable(lf->chip)) != FLASH_OK)
         return rc;
-    rc = command(CMD_SECTOR_ERASE, 24, lf->offset + block * SECTOR_SIZE, 0, &ignored);
+    select_chip(lf->chip, 1);
+    rc = send_addressed(lf, CMD_SECTOR_ERASE, CMD_SECTOR_ERASE_4B, lf->offset + block * SECTOR_SIZE);
+    select_chip(lf->chip, 0);  /* the chip starts erasing when chip select rises */
     if (rc != FLASH_OK)
         return rc;
     lf->busy_pending = 1;
@@ -284,58 +366,158 @@ static const struct flash_ops litespi_flash_ops = {
 
 /* --- probing ----------------------------------------------------------------- */
 
-/* The chip's size from the JEDEC ID's capacity byte (log2 of bytes for the
- * usual vendors: 0x15 2 MiB GD25Q16, 0x18 16 MiB S25FL128L), 0 when unknown. */
+/* The chip's size from the JEDEC ID's capacity byte, 0 when unknown. Codes
+ * 0x10..0x1A are log2 of the size in bytes (64 KiB .. 64 MiB: 0x15 2 MiB GD25Q16,
+ * 0x18 16 MiB S25FL128L, 0x19 32 MiB MT25QL256, 0x1A 64 MiB MX25L51245G); Micron,
+ * Winbond and Spansion go on from 0x19 to 0x20 for 64 MiB (MT25QL512 20BA20,
+ * W25Q512 EF4020, S25FL512S 010220). Larger codes are not decoded: no window
+ * here maps more than 64 MiB, and the caller never uses more than the window
+ * anyway. */
 static uint32_t id_capacity(uint32_t id)
 {
     uint32_t code = id & 0xFF;
-    return code >= 0x10 && code <= 0x1F ? 1u << (code < 0x18 ? code : 0x18) : 0;
+
+    if (code >= 0x10 && code <= 0x1A)
+        return 1u << code;
+    if (code == 0x20)
+        return 64u << 20;
+    return 0;
 }
+
+/* The JEDEC ID of chip c into *id; FLASH_ERR_IO when its master does not answer. */
+static int read_id(const struct litespi_chip *c, uint32_t *id)
+{
+    *id = 0;
+    return command(c, CMD_JEDEC_ID, 0, 0, 24, id);
+}
+
+/* The store at [offset, offset + size) of chip c (JEDEC ID id, chip_size bytes),
+ * the region checked by the caller: waits for an erase a reset may have cut into
+ * (FLASH_ERR_IO when the chip stays busy), then sets lf up and says so. */
+static int attach(struct litespi_flash *lf, const struct litespi_chip *c, uint32_t id, uint32_t chip_size,
+                  uint32_t offset, uint32_t size)
+{
+    lf->chip = c;
+    lf->offset = offset;
+    lf->addr4 = chip_size > ADDR3_SPACE || offset + size > ADDR3_SPACE;
+    lf->busy_pending = 1;
+    if (settle(lf) != FLASH_OK)
+        return FLASH_ERR_IO;
+    lf->flash.geo.size = size;
+    lf->flash.geo.block_size = SECTOR_SIZE;
+    lf->flash.geo.page_size = PAGE_SIZE;
+    lf->flash.ops = &litespi_flash_ops;
+    lf->flash.ctx = lf;
+    printf("flash: %sSPI NOR %s, JEDEC ID %06" PRIx32 ", %" PRIu32 " KiB; store at 0x%06" PRIx32
+           ", %" PRIu32 " KiB, 4 KiB sectors\n",
+           c->label, c->module, id, chip_size >> 10, offset, size >> 10);
+    return FLASH_OK;
+}
+
+/* The part of a chip_size chip that chip c's window reads. */
+static uint32_t readable(const struct litespi_chip *c, uint32_t chip_size)
+{
+    uint32_t n = chip_size;
+
+    if (n > c->window_size)
+        n = c->window_size;
+    if (n > c->read_reach)
+        n = c->read_reach;
+    return n;
+}
+
+#ifdef HAVE_STORE_FLASH
+enum { STORE_FLASH_NONE, STORE_FLASH_FOUND, STORE_FLASH_FAILED };
+
+/* The store flash, if a chip answers on it: the whole chip (as far as the window
+ * reaches) is the store. NONE: nothing answered (the caller falls back to the
+ * boot chip); FAILED: a chip answered but cannot hold the store. */
+static int probe_store_flash(struct litespi_flash *lf)
+{
+    const struct litespi_chip *c = &store_chip;
+#ifdef HAVE_BOOT_STORE
+    const char *fallback = "store on the boot flash";
+#else
+    const char *fallback = "store in RAM";
+#endif
+    uint32_t id, chip_size;
+
+    if (read_id(c, &id) != FLASH_OK) {
+        printf("flash: the store flash's SPI master did not answer: %s\n", fallback);
+        return STORE_FLASH_NONE;
+    }
+    if (id == 0 || id == 0xFFFFFF) {
+        printf("flash: no store flash answered (JEDEC ID %06" PRIx32 "): %s\n", id, fallback);
+        return STORE_FLASH_NONE;
+    }
+    chip_size = id_capacity(id);
+    if (!chip_size)
+        chip_size = c->window_size;  /* a capacity code we do not know: trust the SoC */
+    /* a chip that answers is the store: a busy one is not traded for the boot chip's
+     * region, which would hide the calendars on it until the next boot */
+    if (attach(lf, c, id, chip_size, 0, readable(c, chip_size) / SECTOR_SIZE * SECTOR_SIZE) != FLASH_OK) {
+        printf("flash: the store flash stays busy: store in RAM\n");
+        return STORE_FLASH_FAILED;
+    }
+    return STORE_FLASH_FOUND;
+}
+#endif
+
+#ifdef HAVE_BOOT_STORE
+/* The boot chip's store region (platforms/boot_flash.py). */
+static int probe_boot_flash(struct litespi_flash *lf)
+{
+    const struct litespi_chip *c = &boot_chip;
+    uint32_t id, chip_size, reach;
+
+    if (read_id(c, &id) != FLASH_OK) {
+        printf("flash: the SPI master did not answer: store in RAM\n");
+        return FLASH_ERR_IO;
+    }
+    if (id == 0 || id == 0xFFFFFF) {
+        printf("flash: no SPI flash answered (JEDEC ID %06" PRIx32 "): store in RAM\n", id);
+        return FLASH_ERR_IO;
+    }
+    chip_size = id_capacity(id);
+    if (!chip_size)
+        chip_size = c->window_size;  /* a capacity code we do not know: trust the SoC */
+    reach = readable(c, chip_size);
+    if (BOOT_STORE_OFFSET % SECTOR_SIZE || BOOT_STORE_SIZE == 0 || BOOT_STORE_SIZE % SECTOR_SIZE ||
+        BOOT_STORE_OFFSET > reach || BOOT_STORE_SIZE > reach - BOOT_STORE_OFFSET) {
+        printf("flash: the store region (0x%06" PRIx32 ", %" PRIu32 " KiB) does not fit the %" PRIu32
+               " KiB chip (JEDEC ID %06" PRIx32 "): store in RAM\n",
+               BOOT_STORE_OFFSET, BOOT_STORE_SIZE >> 10, chip_size >> 10, id);
+        return FLASH_ERR_RANGE;
+    }
+    if (attach(lf, c, id, chip_size, BOOT_STORE_OFFSET, BOOT_STORE_SIZE) != FLASH_OK) {
+        printf("flash: the chip stays busy: store in RAM\n");
+        return FLASH_ERR_IO;
+    }
+    return FLASH_OK;
+}
+#endif
 
 const struct flash *port_flash(void)
 {
     static struct litespi_flash lf;
     static int probed;
-    uint32_t id = 0, chip_size;
 
     if (probed)
         return lf.flash.ops ? &lf.flash : NULL;
     probed = 1;
-    if (command(CMD_JEDEC_ID, 0, 0, 24, &id) != FLASH_OK) {
-        printf("flash: the SPI master did not answer: store in RAM\n");
+#ifdef HAVE_STORE_FLASH
+    switch (probe_store_flash(&lf)) {
+    case STORE_FLASH_FOUND:
+        return &lf.flash;
+    case STORE_FLASH_FAILED:
         return NULL;
     }
-    if (id == 0 || id == 0xFFFFFF) {
-        printf("flash: no SPI flash answered (JEDEC ID %06" PRIx32 "): store in RAM\n", id);
-        return NULL;
-    }
-    chip_size = id_capacity(id);
-    if (!chip_size)
-        chip_size = SPIFLASH_SIZE;  /* a capacity code we do not know: trust the SoC */
-    if (STORE_OFFSET % SECTOR_SIZE || STORE_SIZE == 0 || STORE_SIZE % SECTOR_SIZE ||
-        STORE_OFFSET > chip_size || STORE_SIZE > chip_size - STORE_OFFSET ||
-        STORE_OFFSET + STORE_SIZE > ADDR_SPACE || STORE_OFFSET + STORE_SIZE > SPIFLASH_SIZE) {
-        printf("flash: the store region (0x%06" PRIx32 ", %" PRIu32 " KiB) does not fit the %" PRIu32
-               " KiB chip (JEDEC ID %06" PRIx32 "): store in RAM\n",
-               STORE_OFFSET, STORE_SIZE >> 10, chip_size >> 10, id);
-        return NULL;
-    }
-    lf.offset = STORE_OFFSET;
-    /* a reset may have come in the middle of an erase */
-    lf.busy_pending = 1;
-    if (settle(&lf) != FLASH_OK) {
-        printf("flash: the chip stays busy: store in RAM\n");
-        return NULL;
-    }
-    lf.flash.geo.size = STORE_SIZE;
-    lf.flash.geo.block_size = SECTOR_SIZE;
-    lf.flash.geo.page_size = PAGE_SIZE;
-    lf.flash.ops = &litespi_flash_ops;
-    lf.flash.ctx = &lf;
-    printf("flash: SPI NOR %s, JEDEC ID %06" PRIx32 ", %" PRIu32 " KiB; store at 0x%06" PRIx32
-           ", %" PRIu32 " KiB, 4 KiB sectors\n",
-           SPIFLASH_MODULE_NAME, id, chip_size >> 10, STORE_OFFSET, STORE_SIZE >> 10);
-    return &lf.flash;
+#endif
+#ifdef HAVE_BOOT_STORE
+    if (probe_boot_flash(&lf) == FLASH_OK)
+        return &lf.flash;
+#endif
+    return NULL;
 }
 
 #endif
