@@ -13,11 +13,13 @@ LiteX sim module drives every clock edge.
 - spiflash: single-bit SPI (clk, cs_n, mosi, miso) from LiteSPI's 1x SDR PHY
   (litedav-soc --spi-flash, instead of `flash`), answered by LiteDAV's
   `spi_nor_flash` module, a SPI NOR chip kept in a host file (docs/sim_flash.md).
+- storeflash: the same for the boards' store flash (platforms/store_flash.py), a
+  second `spi_nor_flash` session playing the Pmod's MT25QL256.
 
 The SoC on it (SimBoard, the recipe LiteDAVSoC takes as its board): the CPU resets straight into
 main RAM, preloaded with the firmware image (no BIOS, no boot flash), the UART is LiteX's sim
-UART, and the calendar flash is either SimFlash's window or, with --spi-flash, LiteSPI with the
-Colorlight i5's flash layout. Unlike the boards this platform has a flow of its own, build():
+UART, and the calendar flash is either SimFlash's window or, with --spi-flash, the Colorlight i5's
+flash path: LiteSPI on its boot chip (the store's fallback region) and on its store flash. Unlike the boards this platform has a flow of its own, build():
 no bitstream but the Verilog, the build's own sim_config.js and the sim modules' sources, and with
 --compile the Verilator model that litedav-sim (sim/run.py) runs.
 """
@@ -43,7 +45,7 @@ from litedav.soc.litedav_soc import MAIN_RAM_BASE, LiteDAVSoC
 from litedav.soc.main_ram import add_sdram_main_ram
 from litedav.soc.sizes import parse_size
 
-from . import colorlight_i5
+from . import colorlight_i5, store_flash
 
 NAME = "sim"
 
@@ -102,6 +104,7 @@ _io = [
     ("eth", 0, *_eth_stream),
     ("flash", 0, *_flash_bridge),
     ("spiflash", 0, *_spiflash),
+    ("storeflash", 0, *_spiflash),
 ]
 
 
@@ -116,7 +119,7 @@ class SimBoard:
     """How LiteDAVSoC is put together on this platform (what add_board() and soc_kwargs() of a
     board module say for a board). main_ram_size: the integrated main RAM (firmware, lwIP heap,
     store index); firmware_words: its initial contents, the firmware image, None for none;
-    spi_flash: LiteSPI and a SPI NOR chip model (add_spi_flash) instead of SimFlash."""
+    spi_flash: the boards' flash path (add_spi_flashes) instead of SimFlash."""
 
     # The offload NIC keeps the MAC's datapath at the PHY's 8 bits and its DMA masters straight on
     # the bus: the sys-clock datapath and the bus register slices are for an FPGA's timing (the PHY
@@ -144,7 +147,7 @@ class SimBoard:
         soc.crg    = CRG(soc.platform.request("sys_clk"))
         soc.ethphy = SimPHY(soc.platform.request("eth", 0))
         if self.spi_flash:
-            add_spi_flash(soc)
+            add_spi_flashes(soc)
         else:
             add_sim_flash(soc)
         return soc.ethphy
@@ -156,7 +159,8 @@ class ColorlightI5Model(SimBoard):
     (M12L64322A, LiteDRAM's controller with the chip's timings at sys_clk) behind its 8 KiB L2
     (soc/main_ram.py), the offload NIC with the board's sys-clock MAC datapath and DMA register
     slices (and SDRAM DMA ports when the board has them: colorlight_i5.NIC_SDRAM_PORTS), and its
-    store device: LiteSPI 1x with the GD25Q16 chip model.
+    flash chips: LiteSPI 1x with the GD25Q16 chip model (the boot chip) and with the MT25QL256
+    model (the store flash on its Pmod).
 
     What differs from the board, and why:
     - the SDRAM is LiteDRAM's SDRAMPHYModel (read latency as GENSDRPHY's settings), not the chip
@@ -196,7 +200,7 @@ class ColorlightI5Model(SimBoard):
         settings = get_sdram_phy_settings(memtype=module.memtype, data_width=32, clk_freq=sys_clk_freq)
         soc.sdrphy = SDRAMPHYModel(module, settings, clk_freq=sys_clk_freq, init=self.firmware_words or [])
         add_sdram_main_ram(soc, soc.sdrphy, module, colorlight_i5.L2_CACHE_SIZE)
-        add_spi_flash(soc)
+        add_spi_flashes(soc)
         return soc.ethphy
 
 
@@ -228,6 +232,13 @@ def add_spi_flash(soc):
     soc.add_constant("LITEDAV_FLASH_STORE_SIZE", colorlight_i5.FLASH_STORE_SIZE)
 
 
+def add_spi_flashes(soc):
+    """The Colorlight i5's two chips: the boot chip (add_spi_flash) and the store flash on the
+    `storeflash` pads, where a second `spi_nor_flash` session plays the Pmod's MT25QL256."""
+    add_spi_flash(soc)
+    store_flash.add_store_flash(soc)
+
+
 # litedav-soc --platform sim -----------------------------------------------------------------------
 
 def add_arguments(parser):
@@ -252,9 +263,9 @@ def add_arguments(parser):
                         help="sim: flash size (64 KiB multiple, at most 16 MiB)")
     parser.add_argument("--spi-flash", action="store_true",
                         help="sim: the boards' flash path instead of the sim flash: LiteSPI with its 1x "
-                             "SDR PHY and a SPI NOR chip model (sim module spi_nor_flash, a 2 MiB "
-                             "GD25Q16 in --flash-file) on its pads; the store sits where it does on the "
-                             "Colorlight i5 (docs/sim_flash.md)")
+                             "SDR PHY and SPI NOR chip models (sim module spi_nor_flash) on the pads of "
+                             "the Colorlight i5's boot chip (a 2 MiB GD25Q16) and of its store flash (the "
+                             "Pmod's 32 MiB MT25QL256, in --flash-file) (docs/sim_flash.md)")
 
 
 def build(args):
@@ -275,7 +286,7 @@ def build(args):
     except ValueError as e:
         sys.exit(f"litedav-soc: --phy {args.phy}: {e}")
     if model:
-        args.spi_flash = True   # the board's store device
+        args.spi_flash = True   # the board's flash chips
 
     firmware_words = None
     if args.firmware:
@@ -308,7 +319,7 @@ def build(args):
         trace           = bool(settings.get("TRACE")),
         sim_config      = sim_config(sys_clk_freq, args.host_port, args.gap_cycles,
                                      args.flash_file, args.flash_size, phy=args.phy,
-                                     spi_flash=args.spi_flash, spi_flash_args={}),
+                                     spi_flash=args.spi_flash, spi_flash_args={}, store_flash=args.spi_flash),
         opt_level       = "O3",
         # LiteX's Makefile runs `make -j$(JOBS)`: unset, that is an unbounded -j (dozens of
         # cc1plus at once); one job per core, LITEDAV_SIM_JOBS to choose.

@@ -55,6 +55,10 @@ DEFAULT_FLASH_FILE = "flash.bin"
 DEFAULT_FLASH_SIZE = ARRAY_SIZE_MAX  # the largest array the window holds
 FLASH_SIZE_STEP = 64 * 1024  # the flash_file module's erase block
 SPI_FLASH_SIZE = 2 * 1024 * 1024  # --spi-flash: the GD25Q16 of platforms/sim.py add_spi_flash
+# --spi-flash and the board models: the store flash (platforms/store_flash.py), the Pmod's MT25QL256
+STORE_FLASH_SIZE = 32 * 1024 * 1024
+STORE_FLASH_JEDEC_ID = 0x20BA19
+DEFAULT_BOOT_FLASH_FILE = "boot-flash.bin"
 
 
 def check_phy(phy, sys_clk_freq):
@@ -97,14 +101,19 @@ def clocker_freq_hz(sys_clk_freq):
 
 def sim_config(sys_clk_freq, host_port, gap_cycles, flash_file=DEFAULT_FLASH_FILE,
                flash_size=DEFAULT_FLASH_SIZE, flash_timing=None, phy=DEFAULT_PHY, pcap=None,
-               spi_flash=False, spi_flash_args=None):
-    """flash_file: the NOR image (relative paths: from the simulator's run directory),
-    created erased when missing; flash_timing: optional busy cycles for the flash_file
-    module ({"program_cycles", "sector_erase_cycles", "block_erase_cycles"});
-    spi_flash: the SoC has LiteSPI (--spi-flash) instead of the sim flash: flash_file is
-    then the image of the spi_nor_flash module (a GD25Q16, 2 MiB: flash_size is not used),
-    spi_flash_args more of its arguments (busy cycles, stuck_busy), or None for no chip on
-    the pads at all (an absent flash);
+               spi_flash=False, spi_flash_args=None, store_flash=False, boot_flash_file=DEFAULT_BOOT_FLASH_FILE):
+    """flash_file: the NOR image that holds the calendars (relative paths: from the
+    simulator's run directory), created erased when missing; flash_timing: optional busy
+    cycles for the flash_file module ({"program_cycles", "sector_erase_cycles",
+    "block_erase_cycles"});
+    spi_flash: the SoC has LiteSPI (--spi-flash, the board models) instead of the sim flash:
+    flash_file is then the image of a spi_nor_flash session (flash_size is not used):
+    - store_flash: on the store flash's pads (the Pmod's MT25QL256, 32 MiB), with the boot
+      chip (a GD25Q16, 2 MiB) in boot_flash_file;
+    - else on the boot chip's pads, the store in its last 512 KiB, and no chip on the store
+      flash's pads (a board without the Pmod);
+    spi_flash_args: more arguments of the calendars' chip (busy cycles, stuck_busy,
+    power_cut_file), or None for no chip on its pads at all (an absent flash);
     phy: the Ethernet wire rate (PHY_RATES; gap_cycles applies to `model` only);
     pcap: file for a trace of every frame (relative: from the run directory), None for none."""
     check_phy(phy, sys_clk_freq)
@@ -119,8 +128,17 @@ def sim_config(sys_clk_freq, host_port, gap_cycles, flash_file=DEFAULT_FLASH_FIL
         config.add_module("flash_file", "flash", args={
             "path": flash_file, "size": flash_size, **(flash_timing or {}),
         })
+    elif store_flash:
+        config.add_module("spi_nor_flash", "spiflash", args={
+            "path": boot_flash_file, "size": SPI_FLASH_SIZE, "pads": "spiflash",
+        })
+        if spi_flash_args is not None:
+            config.add_module("spi_nor_flash", "storeflash", args={
+                "path": flash_file, "size": STORE_FLASH_SIZE, "jedec_id": STORE_FLASH_JEDEC_ID,
+                "pads": "storeflash", **spi_flash_args,
+            })
     elif spi_flash_args is not None:
         config.add_module("spi_nor_flash", "spiflash", args={
-            "path": flash_file, "size": SPI_FLASH_SIZE, **spi_flash_args,
+            "path": flash_file, "size": SPI_FLASH_SIZE, "pads": "spiflash", **spi_flash_args,
         })
     return config

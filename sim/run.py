@@ -9,9 +9,10 @@
   --nic offload                the SoC with the offload NIC (DMA rings, checksum
                                offload; docs/nic.md) instead of LiteEth's MAC, built
                                in build/sim-offload so both can exist side by side
-  --spi-flash                  the boards' flash path: LiteSPI with a SPI NOR chip model
-                               (a 2 MiB GD25Q16 in the flash image file) in place of the sim
-                               flash, built in build/sim-spiflash (docs/spi_flash.md)
+  --spi-flash                  the boards' flash path: LiteSPI with SPI NOR chip models (the
+                               store flash, a 32 MiB MT25QL256 in the flash image file, and
+                               the 2 MiB GD25Q16 boot chip in --boot-flash) in place of the
+                               sim flash, built in build/sim-spiflash (docs/spi_flash.md)
   --board colorlight_i5        the board model: that board's SoC (CPU variant, 75 MHz,
                                SDRAM behind its L2, offload NIC, SPI flash) instead of the
                                ideal SoC, built in build/sim-colorlight_i5[-offload]
@@ -57,7 +58,7 @@ import time
 from dataclasses import dataclass
 from typing import Optional
 
-from litedav.sim.config import (BOARD_MODEL_NICS, BOARD_MODEL_PHYS, DEFAULT_FLASH_SIZE, DEFAULT_GAP_CYCLES, DEFAULT_PHY, MODEL_DIR, MODULE_SHARED_DIRS,
+from litedav.sim.config import (DEFAULT_BOOT_FLASH_FILE, BOARD_MODEL_NICS, BOARD_MODEL_PHYS, DEFAULT_FLASH_SIZE, DEFAULT_GAP_CYCLES, DEFAULT_PHY, MODEL_DIR, MODULE_SHARED_DIRS,
                                 MODULES_DIR, PHY_RATES, check_flash_size, describe_phy, model_settings,
                                 sim_config)
 from litedav.soc.sizes import parse_size
@@ -348,10 +349,17 @@ class SimOptions:
     # of its flash_file module: busy cycles, power_cut_file (sim/modules/flash_file/flash_file.c).
     flash_size: int = DEFAULT_FLASH_SIZE
     flash_timing: Optional[dict] = None
-    # A build with LiteSPI (litedav-soc --spi-flash) runs the spi_nor_flash chip model on `flash`
-    # instead (a 2 MiB GD25Q16; flash_size and flash_timing do not apply): spi_flash_args, more
-    # of its arguments (program_cycles, sector_erase_cycles, stuck_busy: sim/modules/spi_nor_flash);
-    # spi_flash_attached=False: no chip on the pads.
+    # A build with LiteSPI (litedav-soc --spi-flash, the board models) runs spi_nor_flash chip
+    # models instead (flash_size and flash_timing do not apply): `flash` is the store flash's
+    # image (the Pmod's 32 MiB MT25QL256), `boot_flash` the boot chip's (a 2 MiB GD25Q16; default
+    # boot-flash.bin in the run directory, erased with fresh_flash too). store_flash_attached=False:
+    # no chip on the store flash's pads (a board without the Pmod): the firmware keeps the store
+    # in the boot chip's last 512 KiB, and `flash` is the boot chip's image. spi_flash_args: more
+    # arguments of the chip that holds the calendars (program_cycles, sector_erase_cycles,
+    # stuck_busy, power_cut_file: sim/modules/spi_nor_flash); spi_flash_attached=False: no chip
+    # on its pads.
+    boot_flash: Optional[str] = None
+    store_flash_attached: bool = True
     spi_flash_args: Optional[dict] = None
     spi_flash_attached: bool = True
 
@@ -420,6 +428,10 @@ class Simulator:
         self.flash = os.path.abspath(options.flash) if options.flash else os.path.join(self.run_dir, "flash.bin")
         self.fresh_flash = options.fresh_flash
         self.spi_flash = self.has_spi_flash(build_dir)
+        # the calendars are on the store flash: the SoC has one and the run attaches its chip
+        self.store_flash = self.has_store_flash(build_dir) and options.store_flash_attached
+        self.boot_flash = (os.path.abspath(options.boot_flash) if options.boot_flash else
+                           os.path.join(self.run_dir, DEFAULT_BOOT_FLASH_FILE))
         self.spi_flash_args = dict(options.spi_flash_args or {}) if options.spi_flash_attached else None
         self.faults = None
         if options.faults:
@@ -450,8 +462,10 @@ class Simulator:
             sys.exit(f"litedav-sim: no simulator at {vsim}: run `litedav-sim build` (same --nic) first")
         run_dir = self.run_dir
         os.makedirs(run_dir, exist_ok=True)
-        if self.fresh_flash and os.path.exists(self.flash):
-            os.remove(self.flash)  # the flash_file module creates it erased
+        if self.fresh_flash:
+            for image in (self.flash, self.boot_flash) if self.store_flash else (self.flash,):
+                if os.path.exists(image):
+                    os.remove(image)  # the flash modules create it erased
         self.fresh_flash = False   # a restart of this Simulator keeps what was written
         for name in os.listdir(gateware):
             if name.endswith(".init") or name == "modules":
@@ -472,7 +486,8 @@ class Simulator:
         config = sim_config(self._sys_clk_hz(gateware), self.port, options.gap_cycles,
                             flash_file=self.flash, flash_size=options.flash_size,
                             flash_timing=options.flash_timing, phy=options.phy, pcap=self.pcap,
-                            spi_flash=self.spi_flash, spi_flash_args=self.spi_flash_args)
+                            spi_flash=self.spi_flash, spi_flash_args=self.spi_flash_args,
+                            store_flash=self.store_flash, boot_flash_file=self.boot_flash)
         if self.faults and os.path.exists(self.fault_stats):
             os.remove(self.fault_stats)  # counters of this run only
         if self.inject and os.path.exists(self.inject["stats"]):
@@ -501,6 +516,17 @@ class Simulator:
         try:
             with open(csr_h) as f:
                 return "CSR_SPIFLASH_CORE_BASE" in f.read()
+        except FileNotFoundError:
+            return False
+
+    @staticmethod
+    def has_store_flash(build_dir):
+        """The build's SoC has the store flash (platforms/store_flash.py): its csr.h names the
+        second LiteSPI core."""
+        csr_h = os.path.join(build_dir, "software", "include", "generated", "csr.h")
+        try:
+            with open(csr_h) as f:
+                return "CSR_STOREFLASH_CORE_BASE" in f.read()
         except FileNotFoundError:
             return False
 
@@ -630,7 +656,11 @@ def run(build_dir, options):
         import termios
         saved_tty = termios.tcgetattr(sys.stdin.fileno())
     sim = Simulator(build_dir, options)
-    log(f"flash image: {sim.flash}{' (erased first)' if options.fresh_flash else ''}")
+    erased = ' (erased first)' if options.fresh_flash else ''
+    if sim.store_flash:
+        log(f"store flash image (the Pmod's MT25QL256, 32 MiB): {sim.flash}{erased}; boot chip: {sim.boot_flash}")
+    else:
+        log(f"flash image: {sim.flash}{erased}")
     if sim.pcap:
         log(f"pcap trace: {sim.pcap} (timestamps in simulated time)")
     if sim.faults:
@@ -732,6 +762,13 @@ def main(argv=None):
                              "directory build/sim/run-PORT, kept across runs); created erased if missing")
     parser.add_argument("--fresh-flash", action="store_true",
                         help="erase the flash image before booting (a factory-new appliance)")
+    parser.add_argument("--boot-flash", default=None, metavar="FILE",
+                        help="--spi-flash and the board models: the boot chip's image (default: "
+                             "boot-flash.bin in the run directory); --flash is the store flash's")
+    parser.add_argument("--no-store-flash", dest="store_flash", action="store_false",
+                        help="--spi-flash and the board models: no chip on the store flash's Pmod; "
+                             "the firmware keeps the store in the boot chip's last 512 KiB, and "
+                             "--flash is the boot chip's image")
     parser.add_argument("--flash-size", default=None,
                         help="flash size for a new image (64 KiB multiple, at most 16 MiB; default 16MiB)")
     args = parser.parse_args(argv)
@@ -774,7 +811,7 @@ def main(argv=None):
         sys.exit(run(build_dir, SimOptions(
             port=args.port, echo=True, phy=args.phy, gap_cycles=args.gap_cycles, pcap=args.pcap,
             flash=args.flash, fresh_flash=args.fresh_flash, flash_size=flash_size,
-            faults=faults, fault_seed=args.fault_seed, fault_mode=args.fault_mode,
+            boot_flash=args.boot_flash, store_flash_attached=args.store_flash, faults=faults, fault_seed=args.fault_seed, fault_mode=args.fault_mode,
             fault_spare_syn=args.fault_spare_syn, fault_stats=args.fault_stats,
             slirp_clock_scale=args.slirp_clock_scale, lwip_clock_scale=args.lwip_clock_scale,
             inject=inject, peer_pid=args.peer_pid, progress_s=args.progress)))

@@ -19,6 +19,15 @@ def sim_build():
 
 
 @pytest.fixture(scope="session")
+def spiflash_build():
+    """The SoC with the boards' flash path (litedav-soc --spi-flash: LiteSPI on the boot chip and
+    on the store flash, built in build/sim-spiflash; LITEDAV_SPIFLASH_BUILD: another folder)."""
+    from litedav.sim.run import build, default_build_dir
+    folder = os.environ.get("LITEDAV_SPIFLASH_BUILD") or default_build_dir(spi_flash=True)
+    return build(folder, soc_args=["--spi-flash"])
+
+
+@pytest.fixture(scope="session")
 def appliance(sim_build):
     """The simulated SoC, booted, with its HTTP port forwarded to 127.0.0.1."""
     from litedav.sim.run import SimOptions, Simulator, free_port

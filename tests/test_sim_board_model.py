@@ -3,8 +3,8 @@
 built in build/sim-colorlight_i5-offload (LITEDAV_BOARD_MODEL_BUILD: another folder).
 
   1. It is the board's SoC: the firmware reports the board's sys_clk (75 MHz) and main RAM (8 MiB
-     of SDRAM through LiteDRAM, the 8 KiB L2 in front), the store on the SPI NOR chip model, the
-     offload NIC's driver.
+     of SDRAM through LiteDRAM, the 8 KiB L2 in front), the store on the store flash's chip model
+     (32 MiB), the offload NIC's driver.
   2. /bulk (nic_compare's bulk GET and PUT) has its 1 MiB buffer in the 8 MiB: 64 KiB go in and
      come back byte for byte.
   3. python caldav's calendar round trip (the same flow as on the ideal SoC, tests/caldav_suite.py)
@@ -50,7 +50,8 @@ def target(board_model):
 def test_it_is_the_boards_soc(board_model, target):
     console = "\n".join(board_model.console)
     assert f", {BOARD_SYS_CLK_HZ} Hz)" in console, console  # the firmware's banner
-    assert re.search(r"flash: SPI NOR gd25q16\b.*store at 0x180000, 512 KiB", console), console
+    # the store on the board's store flash (the Pmod's MT25QL256: platforms/store_flash.py)
+    assert re.search(r"flash: .*mt25ql256.*JEDEC ID 20ba19.*store at 0x000000, 32768 KiB", console), console
     generated = os.path.join(board_model.build_dir, "software", "include", "generated")
     with open(os.path.join(generated, "mem.h")) as f:
         mem = f.read()

@@ -1,10 +1,14 @@
 """Power cuts on the simulated appliance: nothing acknowledged is ever lost.
 
-The SoC keeps its calendars on the sim flash (sim/flash.py), a NOR image
-that the flash_file sim module maps MAP_SHARED: every program or erase the SoC
-completed is in the host file at once, whatever happens to the simulator. The
-module cuts the power at an exact sys_clk cycle when asked (its power_cut_file:
-SIGKILL of the simulator), so the image holds exactly what the chip held.
+Two devices, each a NOR image that its sim module maps MAP_SHARED: every program
+or erase the SoC completed is in the host file at once, whatever happens to the
+simulator. The module cuts the power at an exact sys_clk cycle when asked (its
+power_cut_file: SIGKILL of the simulator), so the image holds what the chip held.
+  - sim_flash: the ideal SoC's sim flash (sim/flash.py, module flash_file);
+  - store_flash: the boards' store flash (platforms/store_flash.py: LiteSPI and the
+    spi_nor_flash module playing the Pmod's 32 MiB MT25QL256) on the SoC of
+    `litedav-soc --platform sim --spi-flash`; a cut while the chip is busy tears the
+    page program or sector erase in progress (the module's cut line says how many bytes).
 
 Each trial streams PUTs of calendar objects (new names and rewrites of old
 ones) from a client thread and records every acknowledged one (201/204: the
@@ -21,9 +25,10 @@ cut is armed a random number of cycles ahead (up to STORM_PUTS PUTs' worth). The
      with the ETag (record sequence) the image holds, and GETs of the object
      in flight and of a few others return the image's bodies.
 
-Fast mode (make test): 3 trials, cut within 3 PUTs. LITEDAV_FUZZ=1: 20;
-LITEDAV_SOAK=1: 100, cut within 8 PUTs on a 128 KiB flash so that the log wraps
-and compacts many times, recorded in the reliability report.
+Fast mode (make test): 3 trials on each device, cut within 3 PUTs. LITEDAV_FUZZ=1:
+20; LITEDAV_SOAK=1: 100 on the sim flash alone, cut within 8 PUTs on a 128 KiB flash
+so that the log wraps and compacts many times, recorded in the reliability report
+(the store flash is a 32 MiB chip: its log would not wrap).
 LITEDAV_POWERFAIL_CUTS, LITEDAV_POWERFAIL_STORM (PUTs) and LITEDAV_POWERFAIL_FLASH
 override (the flash: a multiple of 64 KiB, at least 128 KiB), LITEDAV_SEED
 (default 12345) seeds the PUTs and the cut cycles.
@@ -32,6 +37,7 @@ import base64
 import http.client
 import os
 import random
+import re
 import sys
 import threading
 import time
@@ -49,10 +55,12 @@ TIMEOUT = 120          # wall seconds for one exchange (the sim runs slower than
 SIM_CLOCK_HZ = 125_000_000
 USER, PASSWORD = "demo", "demo"   # firmware/users.conf
 CALENDAR = "/dav/demo/powerfail/"
-FLASH_PROBED = "flash: sim NOR flash"  # printed by ports/litex/flash_sim.c
+# what the firmware prints when it found each device (ports/litex/flash_sim.c, flash_litespi.c)
+FLASH_PROBED = {"sim_flash": "flash: sim NOR flash", "store_flash": "JEDEC ID 20ba19"}
 BLOCK_SIZE = 4096      # the sim flash's erase sectors (ports/litex/flash_sim.c), the store's blocks
 FUZZ = os.environ.get("LITEDAV_FUZZ") == "1"
 SOAK = os.environ.get("LITEDAV_SOAK") == "1"
+DEVICES = ["sim_flash"] if SOAK else ["sim_flash", "store_flash"]
 # the cut falls within this many PUTs' cycles after the first acknowledgement: the long run's
 # longer storms write enough per trial that the small flash compacts within the 100 trials
 STORM_PUTS = int(os.environ.get("LITEDAV_POWERFAIL_STORM", "8" if SOAK else "3"))
@@ -156,7 +164,7 @@ def store_check_line(lines):
 
 def arm_power_cut(sim, delay_cycles):
     """The flash module cuts the power delay_cycles after it next looks (every 65,536 cycles)."""
-    path = sim.options.flash_timing["power_cut_file"]
+    path = sim.power_cut_file
     with open(path + ".tmp", "w") as f:
         f.write(f"{delay_cycles}\n")
     os.replace(path + ".tmp", path)
@@ -166,9 +174,9 @@ def wait_power_cut(sim, timeout):
     """The cycle the power went at (the module's console line)."""
     sim.proc.wait(timeout)
     sim.exited.wait(10)
-    cuts = [line for line in sim.console if "[flash_file] power cut at cycle" in line]
+    cuts = [line for line in sim.console if re.match(r"\[(flash_file|spi_nor_flash)\b.*\] power cut at cycle", line)]
     assert cuts, "the simulator exited without a power cut: " + " / ".join(sim.console[-10:])
-    return int(cuts[-1].split()[-1])
+    return int(re.search(r"power cut at cycle (\d+)", cuts[-1]).group(1))
 
 
 def image_state(sim):
@@ -201,14 +209,22 @@ def listed_etags(conn):
     return etags
 
 
-@pytest.fixture
-def simulator(sim_build, tmp_path):
+@pytest.fixture(params=DEVICES)
+def simulator(request, tmp_path):
     from litedav.sim.run import SimOptions, Simulator, free_port
     from litedav.soc.sizes import parse_size
-    # flash module arguments ride on flash_timing (passed through to the module as they are)
-    sim = Simulator(sim_build, SimOptions(port=free_port(), echo=False, flash=str(tmp_path / "flash.bin"),
-                                          fresh_flash=True, flash_size=parse_size(FLASH_SIZE),
-                                          flash_timing={"power_cut_file": str(tmp_path / "power_cut")}))
+    power_cut_file = str(tmp_path / "power_cut")
+    if request.param == "sim_flash":
+        # flash module arguments ride on flash_timing (passed through to the module as they are)
+        options = SimOptions(port=free_port(), echo=False, flash=str(tmp_path / "flash.bin"), fresh_flash=True,
+                             flash_size=parse_size(FLASH_SIZE), flash_timing={"power_cut_file": power_cut_file})
+        sim = Simulator(request.getfixturevalue("sim_build"), options)
+    else:
+        options = SimOptions(port=free_port(), echo=False, flash=str(tmp_path / "store-flash.bin"), fresh_flash=True,
+                             spi_flash_args={"power_cut_file": power_cut_file})
+        sim = Simulator(request.getfixturevalue("spiflash_build"), options)
+        assert sim.store_flash, "the --spi-flash build has no store flash (platforms/store_flash.py)"
+    sim.device, sim.power_cut_file = request.param, power_cut_file
     yield sim
     sim.stop()
     print("\n--- simulator console (last lines) ---\n" + "\n".join(sim.console[-15:]))
@@ -217,9 +233,9 @@ def simulator(sim_build, tmp_path):
 def test_power_cuts_lose_nothing_acknowledged(simulator):
     rng = random.Random(SEED)
     target, lines = boot(simulator)
-    assert any(FLASH_PROBED in line for line in lines), (
-        "the firmware never probed the sim flash: ports/litex/main.c must mount the store on "
-        "port_flash() (ports/litex/flash_sim.c), or data lives in RAM and dies with the power")
+    assert any(FLASH_PROBED[simulator.device] in line for line in lines), (
+        f"the firmware never probed the {simulator.device}: ports/litex/main.c must mount the store on "
+        "port_flash() (ports/litex/flash_sim.c, flash_litespi.c), or data lives in RAM and dies with the power")
     assert store_check_line(lines).startswith("store check: ok")
 
     conn = target.connection()
@@ -323,14 +339,15 @@ def test_power_cuts_lose_nothing_acknowledged(simulator):
         figures["bodies_read_back"] += len(sample)
         conn.close()
         figures["trials"] += 1
-        if (SOAK or FUZZ) and figures["trials"] % 10 == 0 and figures["trials"] < CUTS:
+        if (SOAK or FUZZ) and simulator.device == "sim_flash" and figures["trials"] % 10 == 0 and figures["trials"] < CUTS:
             record(figures, cut_cycles, put_cycles, complete=False)  # an interrupted run still reports
 
-    print(f"power cuts: {CUTS} (seed {SEED}, flash {FLASH_SIZE}) at sys_clk cycles "
+    print(f"power cuts on the {simulator.device}: {CUTS} (seed {SEED}, sim flash {FLASH_SIZE}) at sys_clk cycles "
           f"{min(cut_cycles):,}..{max(cut_cycles):,}: {figures}")
-    if SOAK or FUZZ:
+    if (SOAK or FUZZ) and simulator.device == "sim_flash":
         record(figures, cut_cycles, put_cycles, complete=True)
-    assert figures["blocks_compacted"] > 0 or CUTS < 20, "the long run never reached compaction: use a smaller flash"
+    assert figures["blocks_compacted"] > 0 or CUTS < 20 or simulator.device != "sim_flash", (
+        "the long run never reached compaction: use a smaller flash")
 
 
 def record(figures, cut_cycles, put_cycles, complete):

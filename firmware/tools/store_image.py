@@ -197,7 +197,8 @@ def read_image(image, block_size=4096):
         }
     return {
         "collections": paths, "users": sorted(users),
-        "log": {"blocks": len(chain), "sealed_blocks": sum(h["sealed"] for h in chain), "records": len(found),
+        "log": {"blocks": len(chain), "block_numbers": [h["block"] for h in chain],
+                "sealed_blocks": sum(h["sealed"] for h in chain), "records": len(found),
                 "torn_bytes": torn, "end_address": end_address,
                 "block_seq": [chain[0]["seq"], chain[-1]["seq"]] if chain else None},
         "problems": problems,

@@ -195,10 +195,13 @@ int flash_file_open(struct flash_file *ff, const char *path, uint32_t size,
         return FLASH_ERR_IO;
     if (fstat(ff->fd, &st) != 0)
         goto fail;
-    if ((uint64_t)st.st_size != size) {
+    if (st.st_size != 0 && (uint64_t)st.st_size != size) {
+        /* an image of another chip: refused, never resized (that would lose it) */
+        close(ff->fd);
+        return FLASH_ERR_RANGE;
+    }
+    if (st.st_size == 0) {
         /* a new chip comes erased */
-        if (ftruncate(ff->fd, 0) != 0)
-            goto fail;
         memset(ones, 0xff, sizeof(ones));
         for (done = 0; done < size; done += CHUNK) {
             uint32_t n = size - done < CHUNK ? size - done : CHUNK;

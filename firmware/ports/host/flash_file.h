@@ -34,8 +34,9 @@ struct flash_file {
     uint64_t programs, bytes_programmed, erases, syncs, reads, misuse;
 };
 
-/* Open (create when absent or of another size, filled with 0xFF) a flash of
- * the given geometry in `path`. Returns FLASH_OK or FLASH_ERR_IO/RANGE. */
+/* Open a flash of the given geometry in `path`, created filled with 0xFF when
+ * absent or empty. Returns FLASH_OK, FLASH_ERR_IO, or FLASH_ERR_RANGE for a bad
+ * geometry or a file of another size (an image is refused, never resized). */
 int flash_file_open(struct flash_file *ff, const char *path, uint32_t size,
                     uint32_t block_size, uint32_t page_size);
 void flash_file_close(struct flash_file *ff);

@@ -40,8 +40,10 @@
  * lwIP's timers for long. */
 #define MAX_WAIT_MS 100
 
-/* The store's flash: a SPI NOR part of 16 MiB with 4 KiB sectors. */
-#define FLASH_SIZE  (16u * 1024u * 1024u)
+/* The store's flash: a SPI NOR part of 16 MiB with 4 KiB sectors by default; --store-size
+ * gives another size (the board's store flash is 32 MiB: platforms/store_flash.py). */
+#define FLASH_SIZE_DEFAULT (16u * 1024u * 1024u)
+#define FLASH_SIZE_MAX  (64u * 1024u * 1024u)
 #define FLASH_BLOCK 4096u
 #define FLASH_PAGE  256u
 /* --user options: the store's user table holds DAV_STORE_USER_SLOTS (128) with demo */
@@ -54,7 +56,7 @@ static void on_stop_signal(int sig) { stop_signal = sig; }
 static void usage(FILE *out, const char *prog)
 {
     fprintf(out,
-            "usage: %s --port N [--store FILE] [--user NAME:PASSWORD]...\n"
+            "usage: %s --port N [--store FILE] [--store-size MIB] [--user NAME:PASSWORD]...\n"
             "\n"
             "Run the LiteDAV firmware natively: lwIP and the HTTP/CalDAV app on an\n"
             "in-process user-mode network (libslirp). The app listens on " IP_ADDR ":%d\n"
@@ -62,8 +64,10 @@ static void usage(FILE *out, const char *prog)
             "Ctrl-C (SIGINT) or SIGTERM stops it.\n"
             "\n"
             "  --port N      TCP port on 127.0.0.1 to listen on (1-65535)\n"
-            "  --store FILE  file holding the store's flash image (16 MiB, created when\n"
-            "                absent); without it the store is in RAM and lost at exit\n"
+            "  --store FILE  file holding the store's flash image (created when absent);\n"
+            "                without it the store is in RAM and lost at exit\n"
+            "  --store-size MIB  the store's flash in MiB (1-64; default 16): an image\n"
+            "                of another size is refused\n"
             "  --user NAME:PASSWORD  add or update a user at start-up (repeatable), beside\n"
             "                the ones of firmware/users.conf (demo / demo)\n"
             "  --dav-wait-ms N  longest wait of a /dav/ request for a request context,\n"
@@ -72,6 +76,7 @@ static void usage(FILE *out, const char *prog)
             prog, HTTP_PORT, (unsigned)DAV_CTX_WAIT_MS);
 }
 
+static uint32_t flash_size = FLASH_SIZE_DEFAULT;
 static struct flash_file store_file;
 static struct flash_ram store_ram;
 static uint8_t *ram_flash;
@@ -106,14 +111,21 @@ static int mount_store(const char *const *users, unsigned nusers)
     int rc;
 
     if (path) {
-        if (flash_file_open(&store_file, path, FLASH_SIZE, FLASH_BLOCK, FLASH_PAGE) != FLASH_OK) {
+        rc = flash_file_open(&store_file, path, flash_size, FLASH_BLOCK, FLASH_PAGE);
+        if (rc == FLASH_ERR_RANGE) {
+            fprintf(stderr, "litedav-host: the store file %s is not a %u MiB image (--store-size "
+                            "gives the store's size; an image is never resized)\n",
+                    path, (unsigned)(flash_size >> 20));
+            return -1;
+        }
+        if (rc != FLASH_OK) {
             fprintf(stderr, "litedav-host: cannot open the store file %s\n", path);
             return -1;
         }
         f = &store_file.flash;
     } else {
-        ram_flash = malloc(FLASH_SIZE);
-        if (!ram_flash || flash_ram_init(&store_ram, ram_flash, FLASH_SIZE, FLASH_BLOCK, FLASH_PAGE))
+        ram_flash = malloc(flash_size);
+        if (!ram_flash || flash_ram_init(&store_ram, ram_flash, flash_size, FLASH_BLOCK, FLASH_PAGE))
             return -1;
         f = &store_ram.flash;
     }
@@ -187,6 +199,7 @@ int main(int argc, char **argv)
     static const struct option options[] = {
         {"port", required_argument, NULL, 'p'},
         {"store", required_argument, NULL, 's'},
+        {"store-size", required_argument, NULL, 'S'},
         {"user", required_argument, NULL, 'u'},
         {"dav-wait-ms", required_argument, NULL, 'w'},
         {"help", no_argument, NULL, 'h'},
@@ -201,7 +214,7 @@ int main(int argc, char **argv)
     unsigned nusers = 0;
     int opt;
 
-    while ((opt = getopt_long(argc, argv, "p:s:u:w:h", options, NULL)) != -1) {
+    while ((opt = getopt_long(argc, argv, "p:s:S:u:w:h", options, NULL)) != -1) {
         switch (opt) {
         case 'p':
             if (parse_port(optarg, &net_config.host_port) != 0) {
@@ -213,6 +226,17 @@ int main(int argc, char **argv)
         case 's':
             host_port_set_store_path(optarg);
             break;
+        case 'S': {
+            char *end;
+            long v = strtol(optarg, &end, 10);
+            if (!*optarg || *end || v < 1 || (unsigned long)v > (FLASH_SIZE_MAX >> 20)) {
+                fprintf(stderr, "%s: --store-size wants MiB from 1 to %u, not \"%s\"\n", argv[0],
+                        (unsigned)(FLASH_SIZE_MAX >> 20), optarg);
+                return 2;
+            }
+            flash_size = (uint32_t)v << 20;
+            break;
+        }
         case 'u':
             if (!strchr(optarg, ':') || optarg[0] == ':' || nusers == MAX_USERS) {
                 fprintf(stderr, "%s: --user wants NAME:PASSWORD (at most %d)\n", argv[0], MAX_USERS);
