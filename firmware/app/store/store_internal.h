@@ -100,6 +100,7 @@ struct rhdr {
 struct bhdr {
     uint32_t seq, rec_seq_base, first;
     int crc_ok, live, sealed;
+    int blank;  /* all BHDR bytes erased */
 };
 
 /* a collection payload, parsed in place (store_coll_parse) */

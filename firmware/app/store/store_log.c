@@ -76,9 +76,13 @@ int store_is_blank(struct store *s, uint32_t a, uint32_t len, uint32_t *programm
 
 int store_read_bhdr(struct store *s, uint32_t b, struct bhdr *h)
 {
-    uint8_t raw[BHDR];
+    uint8_t raw[BHDR], all = 0xff;
+    uint32_t i;
     if (flash_read(s->flash, b * s->block_size, raw, BHDR))
         return io_fail(s);
+    for (i = 0; i < BHDR; i++)
+        all &= raw[i];
+    h->blank = all == 0xff;
     h->crc_ok = get32(raw) == BLOCK_MAGIC && get32(raw + 16) == crc32_update(0, raw, 16);
     h->live = h->crc_ok && STATE_LIVE(get32(raw + BHDR_STATE));
     h->sealed = h->live && STATE_SEALED(get32(raw + BHDR_STATE));

@@ -238,13 +238,15 @@ static int walk(struct store *s, visit_fn visit, uint32_t *end, struct store_mou
 static int find_log(struct store *s, struct store_mount_stats *st)
 {
     struct bhdr bh, prev;
-    uint32_t b, top = 0, top_seq = 0, max_seq = 0, count;
+    uint32_t b, top = 0, top_seq = 0, max_seq = 0, count, written = 0;
     int have = 0, rc;
-    uint8_t first[BHDR];
 
+    /* one read of each block's header: on a large chip behind a slow bus (32 MiB of SPI NOR:
+     * 8,192 headers) this loop is most of the mount */
     for (b = 0; b < s->nblocks; b++) {
         if ((rc = store_read_bhdr(s, b, &bh)) != STORE_OK)
             return rc;
+        written += !bh.blank;
         if (bh.crc_ok) {
             if (bh.seq >= max_seq)
                 max_seq = bh.seq;
@@ -276,15 +278,8 @@ static int find_log(struct store *s, struct store_mount_stats *st)
         }
         s->nused = count;
     }
-    for (b = 0; b < s->nblocks; b++) {
-        if (store_in_log(s, b))
-            continue;
-        if (flash_read(s->flash, b * s->block_size, first, BHDR))
-            return io_fail(s);
-        for (count = 0; count < BHDR && first[count] == 0xff; count++)
-            ;
-        st->stale_blocks += count < BHDR;
-    }
+    /* every block of the log has a header: the other written ones are stale */
+    st->stale_blocks = written - s->nused;
     return STORE_OK;
 }
 
