@@ -167,6 +167,8 @@ class RxDMA(LiteXModule):
         word_count = Signal(3)
         word_last  = data_fifo.dout[34]
         stored     = Signal(3) # Bytes of the word that fit in the buffer.
+        short      = Signal()  # The word does not fit whole: the buffer overflows.
+        room_after = Signal(16) # `room` once the word is written.
         next_ready = Signal()  # The FIFO will present another word on the cycle after a pop.
         more       = Signal()  # The word is not the last of the burst.
         more_now   = Signal()  # ... as it would be decided this cycle.
@@ -180,12 +182,30 @@ class RxDMA(LiteXModule):
             room_below_4.eq(room[2:] == 0),
             room_above_4.eq((room[3:] != 0) | (room[2] & (room[:2] != 0))),
             word_count.eq(data_fifo.dout[32:34] + 1),
-            stored.eq(Mux(room_below_4 & (room[:2] < word_count), room[:2], word_count)),
+            short.eq(room_below_4 & (room[:2] <= data_fifo.dout[32:34])),
+            stored.eq(Mux(short, room[:2], word_count)),
+            # room - word_count as room + ~(word_count - 1): one adder straight from the FIFO's
+            # block RAM output, whose clock-to-output delay starts sys_clk's longest paths.
+            room_after.eq(Mux(short, 0, room + Cat(~data_fifo.dout[32:34], Replicate(1, 14)))),
             next_ready.eq(data_fifo.fifo.readable),
             more_now.eq(~word_last & room_above_4 & next_ready),
             # Wishbone holds a request, cti included, until its ack: a word that reaches the FIFO
             # while a burst's last beat waits must not turn that beat into a burst continuation.
             more.eq(Mux(waiting, more_held, more_now)),
+        ]
+        # `length` adds each word's bytes a cycle after its pop (off the FIFO's output path): the
+        # descriptor's word 2 is written at least two cycles after the frame's last pop.
+        start_frame = Signal()
+        added       = Signal()
+        added_bytes = Signal(3)
+        self.sync += [
+            added.eq(data_fifo.re),
+            added_bytes.eq(stored),
+            If(start_frame,
+                length.eq(0)
+            ).Elif(added,
+                length.eq(length + added_bytes)
+            ),
         ]
         self.sync += [
             gap.eq(bus.stb & bus.ack & (bus.cti == wishbone.CTI_BURST_END)),
@@ -229,7 +249,7 @@ class RxDMA(LiteXModule):
             If(self.enable & ~desc_valid & ~ring_empty,
                 NextState("FETCH")
             ).Elif(data_fifo.readable,
-                NextValue(length, 0),
+                start_frame.eq(1),
                 NextValue(overflow, 0),
                 # No buffer: the frame goes nowhere (and FINISH drops it, desc_valid being 0).
                 If(~desc_valid | ~self.enable, NextValue(room, 0)),
@@ -265,9 +285,8 @@ class RxDMA(LiteXModule):
             data_fifo.re.eq(pop),
             If(pop,
                 NextValue(buf_adr, buf_adr + 1),
-                NextValue(room, room - stored),
-                NextValue(length, length + stored),
-                If(stored != word_count, NextValue(overflow, 1)),
+                NextValue(room, room_after),
+                If(short, NextValue(overflow, 1)),
                 If(word_last, NextState("FINISH"))
             )
         )
