@@ -20,8 +20,8 @@ Board
   through register slices (soc/bus_slice.py) and the L2 (NIC_SDRAM_PORTS below).
 - SPI flash: 2 MiB GD25Q16 (R2 cs_n, W2 mosi, V2 miso; its clock is the ECP5's configuration
   clock, reached through the USRMCLK primitive), read at 1x; see FLASH_* below for its layout.
-- Store flash: a Digilent Pmod SF3 (32 MiB MT25QL256) on the extension board's Pmod P3 (top row,
-  litex-boards' `pmode`): CS# C17, MOSI B18, MISO B20, SCK F20, W# A18 and HOLD# A19 held high;
+- Store flash: a Digilent Pmod SF3 (32 MiB MT25QL256) on the extension board's Pmod P3
+  (litex-boards' `pmode`): CS# C17, MOSI B18, MISO B20, SCK F20, W# A18 and HOLD# A19 held high;
   the whole chip is the calendar store (platforms/store_flash.py). Without it the store stays in
   the GD25Q16's last 512 KiB.
 - Ethernet: two Gigabit PHYs with RGMII; LiteDAV uses PHY 0: RX clock H2,
@@ -88,7 +88,7 @@ FLASH_FIRMWARE_MAX    = 0x080000
 FLASH_STORE_OFFSET    = 0x180000
 FLASH_STORE_SIZE      = 0x080000
 
-# The store flash's Pmod header (litex-boards' connector name): P3's top row.
+# The store flash's Pmod header (litex-boards' connector name): P3.
 STORE_FLASH_PMOD = "pmode"
 
 # openFPGALoader.
