@@ -107,8 +107,18 @@ class OffloadNIC(LiteXModule):
             self.rx_checksum.source.connect(rx_dma.sink),
             tx_dma.source.connect(tso.sink),
             tso.source.connect(self.tx_checksum.sink),
-            self.tx_checksum.source.connect(mac_tx),
         ]
+        if with_sys_datapath:
+            # A register between TxChecksum's FIFO and the MAC: from the FIFO's block RAM output
+            # (5.8 ns clock-to-output on an ECP5-6) through the MAC's CRC, padding and last_be
+            # logic was 13.9 ns, past 75 MHz on the Colorlight i5. Full rate (ready passes through).
+            self.tx_register = tx_register = stream.PipeValid(eth_phy_description(32))
+            self.comb += [
+                self.tx_checksum.source.connect(tx_register.sink),
+                tx_register.source.connect(mac_tx),
+            ]
+        else:
+            self.comb += self.tx_checksum.source.connect(mac_tx)
 
         # Ring registers.
         for direction, dma in (("rx", rx_dma), ("tx", tx_dma)):
