@@ -1,21 +1,28 @@
 """Host test of the LiteSPI flash driver (firmware/ports/litex/flash_litespi.c), under
 ASan/UBSan: the driver file, unchanged, against stand-in generated headers
 (tests/host/litespi_generated: the Colorlight i5's layout) whose master CSRs drive byte-level
-SPI NOR models (tests/host/test_litespi_flash.c). Built twice: for the SoC without the store
-flash (the boot chip's store region only), and with it (-DLITEDAV_TEST_STOREFLASH: the SoC's
-second LiteSPI core `storeflash` and LITEDAV_STOREFLASH, platforms/store_flash.py). Each
-scenario runs in its own process (port_flash() probes once) and must print exactly its
-console lines (every line starting with "flash:", in order).
+SPI NOR models (tests/host/test_litespi_flash.c). Built three times: for the SoC without the
+store flash (the boot chip's store region only); with it as the boards' SoC has it
+(-DLITEDAV_TEST_STOREFLASH: the second LiteSPI core `storeflash`, master only, no window:
+every read of it a READ through the master, platforms/store_flash.py); and with the store
+flash's window as well (-DLITEDAV_TEST_STOREFLASH_WINDOW: the driver's window reads, which it
+keeps for an SoC that maps STOREFLASH_BASE). Each scenario runs in its own process
+(port_flash() probes once) and must print exactly its console lines (every line starting with
+"flash:", in order).
 
-Both builds run the boot chip's scenarios (in the store flash build with no chip on the store
-flash: the Pmod's MISO pulled up, JEDEC ID ffffff): a chip (reads, programs, PAGE/NOR/RANGE
-errors, nothing written outside the store region, erase + sync), no chip (MISO low or high), a
-chip too small for the region, a chip stuck busy, a write-protected chip. The store flash build
-adds the store flash's: its 32 MiB chip holds the store, with 4-byte program and erase above
-16 MiB landing at their chip address and the boot chip untouched; a 16 MiB chip (3-byte
-commands); a 64 MiB chip behind the 32 MiB window; no chip (ID 000000: the boot chip's region);
-a chip stuck busy after a program; a write-protected one; one busy from boot (store in RAM).
-The simulator test (test_sim_spiflash.py) runs the same driver on LiteSPI's gateware."""
+Every build runs the boot chip's scenarios (in the store flash builds with no chip on the store
+flash: the Pmod's MISO pulled up, JEDEC ID ffffff): a chip (reads through its window, programs,
+PAGE/NOR/RANGE errors, nothing written outside the store region, erase + sync), no chip (MISO
+low or high), a chip too small for the region, a chip stuck busy, a write-protected chip. The
+store flash builds add the store flash's: its 32 MiB chip holds the store, with 4-byte reads,
+programs and erases above 16 MiB landing at their chip address and the boot chip untouched;
+ragged reads at odd addresses across a page and 16 MiB, byte for byte, and a 4 KiB read being
+one READ command; a 16 MiB chip (3-byte commands); a 64 MiB chip capped at the module's 32 MiB;
+no chip (ID 000000: the boot chip's region); a master that never answers (the boot chip's
+region); a chip stuck busy after a program; a write-protected one; a program the read-back
+catches; one busy from boot (store in RAM); and without the window, a master that stops in the
+middle of a read (FLASH_ERR_IO, bounded). The simulator test (test_sim_spiflash.py) runs the
+same driver on LiteSPI's gateware."""
 import os
 import shutil
 
@@ -49,20 +56,34 @@ STORE_CHIP = ("flash: store flash (Pmod) SPI NOR mt25ql256, JEDEC ID 20ba19, 327
 STORE_FLASH_SCENARIOS = {
     **{name: [NO_STORE_FLASH] + lines for name, lines in SCENARIOS.items()},
     "store_chip": [STORE_CHIP],
+    "store_read": [STORE_CHIP],
     "store_16mib": ["flash: store flash (Pmod) SPI NOR mt25ql256, JEDEC ID 20ba18, 16384 KiB; "
                     "store at 0x000000, 16384 KiB, 4 KiB sectors"],
     "store_large": ["flash: store flash (Pmod) SPI NOR mt25ql256, JEDEC ID 20ba20, 65536 KiB; "
                     "store at 0x000000, 32768 KiB, 4 KiB sectors"],
     "store_absent": ["flash: no store flash answered (JEDEC ID 000000): store on the boot flash", BOOT_CHIP],
+    "store_dead": ["flash: the store flash's SPI master did not answer: store on the boot flash", BOOT_CHIP],
     "store_stuck": [STORE_CHIP, "flash: page program: still busy after 10 ms (status 0x01)",
                     "flash: write enable not taken (status 0x01)"],
     "store_protected": [STORE_CHIP, "flash: write enable not taken (status 0x00)",
                         "flash: write enable not taken (status 0x00)"],
+    "store_readback": [STORE_CHIP, "flash: program at 0x1000105 read back 0x10, expected 0x00"],
     "store_busy": ["flash: erase: still busy after 2000 ms (status 0x01)",
                    "flash: the store flash stays busy: store in RAM"],
 }
 
-BUILDS = {"boot_only": ([], SCENARIOS), "store_flash": (["-DLITEDAV_TEST_STOREFLASH"], STORE_FLASH_SCENARIOS)}
+# the store flash's window reads: the same, but a read has no master to stall
+STORE_WINDOW_SCENARIOS = dict(STORE_FLASH_SCENARIOS)
+
+# the boards' SoC: no window, reads through the master, which may stop in the middle of one
+STORE_FLASH_SCENARIOS["store_stall"] = [STORE_CHIP]
+
+BUILDS = {
+    "boot_only": ([], SCENARIOS),
+    "store_flash": (["-DLITEDAV_TEST_STOREFLASH"], STORE_FLASH_SCENARIOS),
+    "store_flash_window": (["-DLITEDAV_TEST_STOREFLASH", "-DLITEDAV_TEST_STOREFLASH_WINDOW"],
+                           STORE_WINDOW_SCENARIOS),
+}
 
 
 @pytest.fixture(scope="module")

@@ -4,14 +4,25 @@
  * models here, one a LiteSPI core: commands are collected while chip select is
  * held and act when it drops, as on a chip (WREN sets WEL; PP and SE need WEL,
  * clear it and leave WIP set for a few status reads; PP wraps inside its page and
- * only clears bits). A window is the model's array itself.
+ * only clears bits); READ (0x03, 3-byte address; 0x13, 4-byte) answers the bytes
+ * from its address on for as long as chip select is held. A transfer ends at the
+ * second status read after it (the first sees neither tx_ready nor rx_ready, as
+ * while LiteSPI's PHY shifts); rxtx then reads the model's PHY shift register
+ * (earlier bits above a short transfer's, as LiteSPI's), and
+ * the model counts what a master sees: transfers, phyconfig writes, commands by
+ * opcode, replies left unread or read before they came, reads while the chip is
+ * busy. A window is the model's array itself.
  *
- * The boot chip (core spiflash) is a GD25Q16: 3-byte PP 0x02 and SE 0x20, nothing
- * else. Built with -DLITEDAV_TEST_STOREFLASH the SoC has the store flash too (core
- * storeflash, LITEDAV_STOREFLASH), a 32 MiB MT25QL256 in its power-on 3-byte
- * address mode: 0x02/0x20 take 3-byte addresses (the lowest 16 MiB), 0x12/0x21
- * 4-byte ones. Anything else a chip is sent counts as unknown, which fails every
- * scenario.
+ * The boot chip (core spiflash) is a GD25Q16 read through its window: 3-byte PP
+ * 0x02 and SE 0x20, nothing else (no READ: its window reads). Built with
+ * -DLITEDAV_TEST_STOREFLASH the SoC has the store flash too (core storeflash,
+ * LITEDAV_STOREFLASH), a 32 MiB MT25QL256 in its power-on 3-byte address mode:
+ * 0x02/0x20/0x03 take 3-byte addresses (the lowest 16 MiB), 0x12/0x21/0x13
+ * 4-byte ones. Its core is master only, as the boards' SoC builds it (no
+ * STOREFLASH_BASE: every read a READ through the master); with
+ * -DLITEDAV_TEST_STOREFLASH_WINDOW too, it has LiteSPI's window as well (reads
+ * from the array, no READ sent). Anything else a chip is sent counts as unknown,
+ * which fails every scenario.
  *
  *   test_litespi_flash SCENARIO
  *
@@ -30,17 +41,33 @@
  * The store flash build only:
  * store_chip       the MT25QL256 answers: the store is the whole chip; programs and
  *                  erases below and above 16 MiB land at their chip address with
- *                  0x12/0x21 (the lowest 16 MiB untouched by those above), the
- *                  boot chip is never sent a command
- * store_16mib      a 16 MiB chip (ID 20ba18) on the store flash: 3-byte commands
- * store_large      a 64 MiB chip (ID 20ba20) behind the 32 MiB window: the store
- *                  is the window's 32 MiB, 4-byte commands
+ *                  0x12/0x21 (the lowest 16 MiB untouched by those above), reads
+ *                  above 16 MiB with 0x13, a program's check and read-back two
+ *                  reads (none with the window), the boot chip is never sent a
+ *                  command
+ * store_read       ragged lengths (0..17, 255, 257) at odd and even addresses into
+ *                  odd and even buffer addresses, across a page, across 16 MiB,
+ *                  above it and at the chip's end: byte for byte the model's, the
+ *                  bytes around untouched, one READ each; a 4 KiB read is ONE READ
+ *                  of 2 + 1024 transfers and 2 phyconfig writes (one more of each
+ *                  for a ragged tail)
+ * store_16mib      a 16 MiB chip (ID 20ba18) on the store flash: 3-byte commands,
+ *                  READ 0x03
+ * store_large      a 64 MiB chip (ID 20ba20): the store is the 32 MiB the module
+ *                  (or the window) has, 4-byte commands
  * store_absent     MISO low on the store flash (ID 000000): the chip scenario on
  *                  the boot chip's region, the store flash sent nothing but RDID
+ * store_dead       the store flash's master never finishes a transfer: the boot
+ *                  chip's region after 1 ms, chip select released
  * store_stuck      WIP never clears after a page program above 16 MiB: FLASH_ERR_IO, bounded
  * store_protected  WREN not taken: FLASH_ERR_IO, nothing programmed or erased
+ * store_readback   a bit that stays 1 where a program clears it: the read-back
+ *                  catches it, FLASH_ERR_IO
  * store_busy       the store flash stays busy from boot: NULL (store in RAM), bounded,
  *                  the boot chip untouched
+ * store_stall      (no window only) the master stops answering in the middle of a
+ *                  4 KiB read's words, then in a ragged tail: FLASH_ERR_IO after
+ *                  1 ms each, chip select released, the next read fine
  *
  * Ends with "N passed, M failed" (check.h); exit status 0 only when none failed. */
 #include <stdint.h>
@@ -64,6 +91,11 @@
 uint8_t model_chip[CHIP_SIZE] __attribute__((aligned(4)));
 #ifdef LITEDAV_TEST_STOREFLASH
 uint8_t model_store_chip[STORE_CHIP_SIZE] __attribute__((aligned(4)));
+#ifdef LITEDAV_TEST_STOREFLASH_WINDOW
+static const int store_master_reads = 0;
+#else
+static const int store_master_reads = 1;  /* the SoC's: no window */
+#endif
 #endif
 
 /* One SPI NOR chip on one LiteSPI master. */
@@ -74,15 +106,25 @@ struct nor {
     uint32_t id;          /* RDID answer */
     int miso_stuck;       /* -1: a chip answers; 0/1: MISO stuck at that level (no chip) */
     int stuck_busy, protect;
+    uint32_t weak_at;     /* a program leaves weak_bits set at this address (a worn cell) */
+    uint8_t weak_bits;
     int cs;
     uint32_t len;         /* phyconfig: bits per transfer */
     uint8_t cmd[5 + 512];
     uint32_t n;           /* bytes of the command so far */
-    uint32_t rx;
+    uint32_t sr;          /* the PHY's shift register: what rxtx reads */
     int rx_valid;
     int wel;
     unsigned busy;        /* status reads that still see WIP */
-    unsigned commands, writes, programs, erases, status_reads, bad_config, unknown;
+    unsigned in_flight;   /* status reads until the transfer ends (0: none under way) */
+    unsigned stall_from;  /* 0, or the transfer (from 1) from which the master hangs */
+    int hung;             /* a transfer never ends: status shows neither ready */
+    unsigned commands, writes, programs, erases, reads, status_reads, bad_config, unknown;
+    unsigned xfers, phyconfig_writes;
+    unsigned overruns;    /* a transfer started with the last reply unread */
+    unsigned stale_reads; /* rxtx read with no reply in it */
+    unsigned lost_writes; /* rxtx written while the master could not take it */
+    unsigned busy_reads;  /* READ data asked of a busy chip (it answers nothing) */
     unsigned opcodes[256];  /* commands sent, by opcode (chip present or not) */
 };
 
@@ -103,6 +145,16 @@ uint64_t port_cycles(void)
     return cycles += 750;
 }
 
+/* The address of an addressed command: 3 or 4 bytes after the opcode. */
+static uint32_t cmd_address(const struct nor *c, uint32_t bytes)
+{
+    uint32_t addr = 0, i;
+
+    for (i = 1; i <= bytes; i++)
+        addr = addr << 8 | c->cmd[i];
+    return addr;
+}
+
 static uint8_t chip_reply(struct nor *c, uint32_t n)
 {
     if (c->miso_stuck >= 0)
@@ -114,19 +166,22 @@ static uint8_t chip_reply(struct nor *c, uint32_t n)
         return n <= 3 ? (uint8_t)(c->id >> (8 * (3 - n))) : 0xFF;
     case 0x05:
         return (c->busy ? 0x01 : 0) | (c->wel ? 0x02 : 0);
+    case 0x03:
+    case 0x13: {
+        uint32_t abytes = c->cmd[0] == 0x13 ? 4 : 3;
+        if (c->cmd[0] == 0x13 && !c->four_byte)
+            return 0xFF;  /* unknown: counted when chip select rises */
+        if (n <= abytes)
+            return 0xFF;
+        if (c->busy) {
+            c->busy_reads++;
+            return 0xFF;
+        }
+        return c->array[(cmd_address(c, abytes) + (n - 1 - abytes)) % c->size];
+    }
     default:
         return 0xFF;
     }
-}
-
-/* The address of an addressed command: 3 or 4 bytes after the opcode. */
-static uint32_t cmd_address(const struct nor *c, uint32_t bytes)
-{
-    uint32_t addr = 0, i;
-
-    for (i = 1; i <= bytes; i++)
-        addr = addr << 8 | c->cmd[i];
-    return addr;
 }
 
 static void page_program(struct nor *c, uint32_t abytes)
@@ -136,8 +191,8 @@ static void page_program(struct nor *c, uint32_t abytes)
     if (!c->wel || c->busy || c->n < abytes + 2)
         return;
     for (i = 0; i < c->n - 1 - abytes; i++) {
-        uint32_t at = (addr & ~0xFFu) | ((addr + i) & 0xFF);
-        c->array[at % c->size] &= c->cmd[1 + abytes + i];
+        uint32_t at = ((addr & ~0xFFu) | ((addr + i) & 0xFF)) % c->size;
+        c->array[at] &= c->cmd[1 + abytes + i] | (at == c->weak_at ? c->weak_bits : 0);
     }
     c->programs++;
     c->wel = 0;
@@ -170,6 +225,15 @@ static void command_done(struct nor *c)
         return;
     switch (op) {
     case 0x9F:
+        break;
+    case 0x03:
+        c->reads++;
+        break;
+    case 0x13:
+        if (c->four_byte)
+            c->reads++;
+        else
+            c->unknown++;
         break;
     case 0x05:
         c->status_reads++;
@@ -215,6 +279,7 @@ static void nor_cs(struct nor *c, uint32_t v)
 
 static void nor_phyconfig(struct nor *c, uint32_t v)
 {
+    c->phyconfig_writes++;
     c->len = v & 0xFF;
     /* one data line, output enabled, whole bytes */
     if ((v >> 8 & 0xF) != 1 || (v >> 16 & 0xFF) != 1 || c->len == 0 || c->len > 32 || c->len % 8)
@@ -225,17 +290,26 @@ static void nor_tx(struct nor *c, uint32_t v)
 {
     uint32_t i, bytes = c->len / 8;
 
+    if (c->hung || c->in_flight) {  /* the TX buffer is full: the write is dropped */
+        c->lost_writes++;
+        return;
+    }
+    if (++c->xfers == c->stall_from) {
+        c->hung = 1;
+        return;
+    }
     if (!c->cs)
         c->bad_config++;
-    c->rx = 0;
+    if (c->rx_valid)
+        c->overruns++;
     for (i = 0; i < bytes; i++) {
         uint8_t out = (uint8_t)(v >> (8 * (bytes - 1 - i)));
-        c->rx = c->rx << 8 | chip_reply(c, c->n);
+        c->sr = c->sr << 8 | chip_reply(c, c->n);
         if (c->n < sizeof(c->cmd))
             c->cmd[c->n] = out;
         c->n++;
     }
-    c->rx_valid = 1;
+    c->in_flight = 2;
 }
 
 /* Each LiteSPI core's master CSRs and the chip on them. */
@@ -280,11 +354,18 @@ unsigned long csr_read_simple(unsigned long a)
     for (i = 0; i < sizeof(masters) / sizeof(masters[0]); i++) {
         struct nor *c = masters[i].chip;
         if (a == masters[i].rxtx) {
+            if (!c->rx_valid)
+                c->stale_reads++;
             c->rx_valid = 0;
-            return c->rx;
+            return c->sr;
         }
-        if (a == masters[i].status)
-            return 1u | (c->rx_valid ? 2u : 0);
+        if (a == masters[i].status) {
+            if (c->hung)
+                return 0;
+            if (c->in_flight && --c->in_flight == 0)
+                c->rx_valid = 1;
+            return (c->in_flight ? 0 : 1u) | (c->rx_valid ? 2u : 0);
+        }
     }
     bad_csr++;
     return 0;
@@ -408,7 +489,7 @@ static int store_ff(uint32_t from, uint32_t to)
     return all_ff_in(&store, from, to);
 }
 
-/* The store flash holds the store: the whole chip up to the window's 32 MiB. */
+/* The store flash holds the store: the whole chip up to the module's (or the window's) 32 MiB. */
 static const struct flash *store_flash_found(uint32_t expected_size)
 {
     const struct flash *f = port_flash();
@@ -431,16 +512,22 @@ static void scenario_store_chip(void)
     const uint32_t high = MIB16 + 0x2345, top = STORE_CHIP_SIZE - 256;
     unsigned i, writes;
 
+    unsigned reads;
+
     if (!f)
         return;
     for (i = 0; i < sizeof(data); i++)
         data[i] = (uint8_t)(i * 13 + 5);
 
-    /* above 16 MiB: where it belongs, not 16 MiB lower (where a 3-byte address lands) */
+    /* above 16 MiB: where it belongs, not 16 MiB lower (where a 3-byte address lands); its
+     * NOR check and its read-back are reads of the chip */
     CHECK(flash_program(f, high, data, 9) == FLASH_OK);
     CHECK(memcmp(model_store_chip + high, data, 9) == 0);
     CHECK(store_ff(0, MIB16));
+    CHECKF(store.reads == (store_master_reads ? 2u : 0u), "%u reads", store.reads);
+    reads = store.reads;
     CHECK(flash_read(f, high + 1, back, 8) == FLASH_OK && memcmp(back, data + 1, 8) == 0);
+    CHECK(store.reads == reads + (store_master_reads ? 1u : 0u));
     /* the chip's last page, whole; and the last bytes below 16 MiB */
     CHECK(flash_program(f, top, data, 256) == FLASH_OK);
     CHECK(memcmp(model_store_chip + top, data, 256) == 0);
@@ -476,15 +563,110 @@ static void scenario_store_chip(void)
     /* every program and erase went out with 4-byte addresses */
     CHECK(store.programs == 4 && store.opcodes[0x12] == 4 && store.opcodes[0x02] == 0);
     CHECK(store.erases == 3 && store.opcodes[0x21] == 3 && store.opcodes[0x20] == 0);
+    /* and every read of the chip: 4-byte READ 0x13 */
+    CHECK(store.opcodes[0x03] == 0 && store.opcodes[0x13] == store.reads);
     CHECK(store.bad_config == 0);
     CHECK(boot.commands == 0 && all_ff(0, CHIP_SIZE));
+}
+
+/* A pseudo-random byte for each chip address. */
+static uint8_t pattern(uint32_t addr)
+{
+    uint32_t x = addr * 2654435761u;
+    return (uint8_t)(x >> 24 ^ x >> 11);
+}
+
+static void fill(uint32_t from, uint32_t to)
+{
+    for (; from < to; from++)
+        model_store_chip[from] = pattern(from);
+}
+
+/* Reads of every ragged shape, compared with the model's array byte for byte, and the cost
+ * of a long one counted at the master. */
+static void scenario_store_read(void)
+{
+    const struct flash *f = store_flash_found(STORE_CHIP_SIZE);
+    static uint8_t buf[4 + 4099 + 4];
+    /* across a page (and a sector) low, across 16 MiB, across a page above it, the chip's end */
+    static const uint32_t bases[] = { 0x1FF0, MIB16 - 12, MIB16 + 0x10F3 - 8, STORE_CHIP_SIZE - 280 };
+    static const uint32_t lens[] = { 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 255, 257 };
+    unsigned b, l, off, bo, cases = 0, bad = 0, bad_guard = 0, bad_count = 0;
+    unsigned commands, reads, xfers, phyconfigs;
+    uint32_t addr;
+    const uint8_t *expect;
+
+    if (!f)
+        return;
+    fill(0x1000, 0x3000);
+    fill(MIB16 - 0x1000, MIB16 + 0x2000);
+    fill(STORE_CHIP_SIZE - 0x1000, STORE_CHIP_SIZE);
+
+    for (b = 0; b < sizeof(bases) / sizeof(bases[0]); b++)
+        for (off = 0; off < 5; off++)
+            for (l = 0; l < sizeof(lens) / sizeof(lens[0]); l++)
+                for (bo = 0; bo < 4; bo++) {
+                    addr = bases[b] + off;
+                    expect = model_store_chip + addr;
+                    memset(buf, 0xA5, sizeof(buf));
+                    reads = store.reads;
+                    cases++;
+                    if (flash_read(f, addr, buf + 4 + bo, lens[l]) != FLASH_OK ||
+                        memcmp(buf + 4 + bo, expect, lens[l]) != 0) {
+                        if (!bad++)
+                            fprintf(stderr, "read 0x%x, %u bytes into +%u: wrong bytes\n", (unsigned)addr,
+                                    (unsigned)lens[l], bo);
+                    }
+                    if (buf[4 + bo - 1] != 0xA5 || buf[4 + bo + lens[l]] != 0xA5) {
+                        if (!bad_guard++)
+                            fprintf(stderr, "read 0x%x, %u bytes into +%u: wrote outside the buffer\n",
+                                    (unsigned)addr, (unsigned)lens[l], bo);
+                    }
+                    if (store.reads - reads != (store_master_reads && lens[l] ? 1u : 0u))
+                        bad_count++;
+                }
+    CHECKF(bad == 0, "%u of %u reads wrong", bad, cases);
+    CHECKF(bad_guard == 0, "%u of %u reads wrote outside", bad_guard, cases);
+    CHECKF(bad_count == 0, "%u of %u reads not one READ command", bad_count, cases);
+
+    /* 4 KiB at an odd address across 16 MiB: one READ 0x13, its opcode, its address and
+     * 1024 word transfers, phyconfig written for the opcode's 8 bits and the address's 32 only */
+    commands = store.commands, reads = store.reads, xfers = store.xfers, phyconfigs = store.phyconfig_writes;
+    addr = MIB16 - 0x801;
+    CHECK(flash_read(f, addr, buf + 1, 4096) == FLASH_OK &&
+          memcmp(buf + 1, model_store_chip + addr, 4096) == 0);
+    if (store_master_reads) {
+        CHECKF(store.commands - commands == 1 && store.reads - reads == 1, "%u commands",
+               store.commands - commands);
+        CHECKF(store.xfers - xfers == 2 + 1024, "%u transfers", store.xfers - xfers);
+        CHECKF(store.phyconfig_writes - phyconfigs == 2, "%u phyconfig writes",
+               store.phyconfig_writes - phyconfigs);
+    } else {
+        CHECK(store.commands == commands && store.xfers == xfers);
+    }
+    /* 4099 bytes: the three after the words in one more transfer, phyconfig once more */
+    commands = store.commands, reads = store.reads, xfers = store.xfers, phyconfigs = store.phyconfig_writes;
+    addr = MIB16 + 0x10F3 - 0x800;
+    CHECK(flash_read(f, addr, buf, 4099) == FLASH_OK && memcmp(buf, model_store_chip + addr, 4099) == 0);
+    if (store_master_reads) {
+        CHECKF(store.commands - commands == 1 && store.reads - reads == 1, "%u commands",
+               store.commands - commands);
+        CHECKF(store.xfers - xfers == 2 + 1024 + 1, "%u transfers", store.xfers - xfers);
+        CHECKF(store.phyconfig_writes - phyconfigs == 3, "%u phyconfig writes",
+               store.phyconfig_writes - phyconfigs);
+        CHECK(store.opcodes[0x13] == store.reads && store.opcodes[0x03] == 0);
+    } else {
+        CHECK(store.commands == commands && store.xfers == xfers && store.reads == 0);
+    }
+    CHECK(store.writes == 0 && store.cs == 0);
+    CHECK(boot.commands == 0);
 }
 
 /* A 16 MiB chip on the store flash: 3-byte commands reach all of it. */
 static void scenario_store_16mib(void)
 {
     const struct flash *f = store_flash_found(MIB16);
-    uint8_t data[8] = { 1, 2, 3, 4, 5, 6, 7, 8 };
+    uint8_t data[8] = { 1, 2, 3, 4, 5, 6, 7, 8 }, back[8];
 
     if (!f)
         return;
@@ -493,11 +675,18 @@ static void scenario_store_16mib(void)
     CHECK(flash_erase(f, MIB16 / 4096 - 1) == FLASH_OK && flash_sync(f) == FLASH_OK);
     CHECK(store_ff(MIB16 - 4096, MIB16));
     CHECK(flash_program(f, MIB16, data, 1) == FLASH_ERR_RANGE);
-    CHECK(store.opcodes[0x02] == 1 && store.opcodes[0x20] == 1);
+    CHECK(flash_read(f, MIB16 - 8, back, 8) == FLASH_OK && store_ff(MIB16 - 8, MIB16) &&
+          back[0] == 0xFF && back[7] == 0xFF);
+    CHECK(flash_program(f, MIB16 - 7, data, 7) == FLASH_OK);
+    CHECK(flash_read(f, MIB16 - 8, back, 8) == FLASH_OK && back[0] == 0xFF && memcmp(back + 1, data, 7) == 0);
+    CHECK(store.opcodes[0x02] == 2 && store.opcodes[0x20] == 1);
     CHECK(store.opcodes[0x12] == 0 && store.opcodes[0x21] == 0);
+    /* reads with 3-byte addresses too (a 16 MiB chip may have no 0x13) */
+    CHECKF(store.opcodes[0x03] == (store_master_reads ? 6u : 0u), "%u READ 0x03", store.opcodes[0x03]);
+    CHECK(store.opcodes[0x13] == 0);
 }
 
-/* A 64 MiB chip: the store is what the 32 MiB window reads. */
+/* A 64 MiB chip: the store is the 32 MiB the module (or the window) has. */
 static void scenario_store_large(void)
 {
     const struct flash *f = store_flash_found(STORE_CHIP_SIZE);
@@ -508,7 +697,22 @@ static void scenario_store_large(void)
     CHECK(flash_program(f, STORE_CHIP_SIZE - 8, data, 8) == FLASH_OK);
     CHECK(memcmp(model_store_chip + STORE_CHIP_SIZE - 8, data, 8) == 0);
     CHECK(flash_program(f, STORE_CHIP_SIZE, data, 1) == FLASH_ERR_RANGE);
+    CHECK(flash_read(f, STORE_CHIP_SIZE - 8, data, 8) == FLASH_OK && data[0] == 1 && data[7] == 8);
     CHECK(store.opcodes[0x12] == 1 && store.opcodes[0x02] == 0);
+    CHECK(store.opcodes[0x13] == (store_master_reads ? 3u : 0u) && store.opcodes[0x03] == 0);
+}
+
+/* The store flash's master takes the first transfer and never ends it: a master that does
+ * not answer, the boot chip's region after 1 ms. */
+static void scenario_store_dead(void)
+{
+    uint64_t start = cycles;
+
+    CHECK(port_flash() != NULL);
+    CHECKF(cycles - start >= 75000 && cycles - start < 2 * 75000, "%llu cycles",
+           (unsigned long long)(cycles - start));
+    CHECK(store.xfers == 1 && store.hung && store.cs == 0);
+    scenario_chip();
 }
 
 static void scenario_store_stuck(void)
@@ -550,6 +754,23 @@ static void scenario_store_protected(void)
     CHECK(boot.commands == 0 && all_ff(0, CHIP_SIZE));
 }
 
+/* A cell that does not program: the read-back finds it. */
+static void scenario_store_readback(void)
+{
+    const struct flash *f = store_flash_found(STORE_CHIP_SIZE);
+    uint8_t data[4] = { 0x12, 0x00, 0x34, 0x56 };
+
+    if (!f)
+        return;
+    store.weak_at = MIB16 + 0x105;
+    store.weak_bits = 0x10;
+    CHECK(flash_program(f, MIB16 + 0x104, data, 4) == FLASH_ERR_IO);
+    CHECK(store.programs == 1 && model_store_chip[MIB16 + 0x105] == 0x10);
+    CHECK(store.reads == (store_master_reads ? 2u : 0u));
+    /* the others programmed fine */
+    CHECK(flash_program(f, MIB16 + 0x200, data, 4) == FLASH_OK);
+}
+
 static void scenario_store_busy(void)
 {
     uint64_t start = cycles;
@@ -562,6 +783,45 @@ static void scenario_store_busy(void)
     CHECK(store.writes == 0);
     CHECK(boot.commands == 0 && all_ff(0, CHIP_SIZE));
 }
+
+#ifndef LITEDAV_TEST_STOREFLASH_WINDOW
+/* The master stops answering in the middle of a read: FLASH_ERR_IO, bounded, chip select
+ * released; in the words, then in the ragged tail. */
+static void scenario_store_stall(void)
+{
+    const struct flash *f = store_flash_found(STORE_CHIP_SIZE);
+    static uint8_t buf[4099];
+    uint64_t start;
+
+    if (!f)
+        return;
+    fill(MIB16, MIB16 + 0x2000);
+    /* the opcode, the address, 100 words, then the 101st never ends */
+    store.stall_from = store.xfers + 2 + 101;
+    start = cycles;
+    CHECK(flash_read(f, MIB16 + 1, buf, 4096) == FLASH_ERR_IO);
+    CHECKF(cycles - start >= 75000 && cycles - start < 2 * 75000, "%llu cycles",
+           (unsigned long long)(cycles - start));
+    CHECK(store.hung && store.cs == 0 && store.reads == 1);
+    CHECK(memcmp(buf, model_store_chip + MIB16 + 1, 400) == 0);
+
+    /* the master again; the tail's transfer never ends */
+    store.hung = 0;
+    store.stall_from = store.xfers + 2 + 1024 + 1;
+    start = cycles;
+    CHECK(flash_read(f, MIB16 + 3, buf, 4099) == FLASH_ERR_IO);
+    CHECKF(cycles - start >= 75000 && cycles - start < 2 * 75000, "%llu cycles",
+           (unsigned long long)(cycles - start));
+    CHECK(store.hung && store.cs == 0 && store.reads == 2);
+
+    /* and again: the next read is whole */
+    store.hung = 0;
+    store.stall_from = 0;
+    CHECK(flash_read(f, MIB16 + 5, buf, 4099) == FLASH_OK &&
+          memcmp(buf, model_store_chip + MIB16 + 5, 4099) == 0);
+    CHECK(store.reads == 3 && store.cs == 0);
+}
+#endif
 #endif
 
 int main(int argc, char **argv)
@@ -593,6 +853,8 @@ int main(int argc, char **argv)
 #ifdef LITEDAV_TEST_STOREFLASH
     } else if (!strcmp(scenario, "store_chip")) {
         scenario_store_chip();
+    } else if (!strcmp(scenario, "store_read")) {
+        scenario_store_read();
     } else if (!strcmp(scenario, "store_16mib")) {
         store.id = 0x20BA18;
         scenario_store_16mib();
@@ -602,27 +864,48 @@ int main(int argc, char **argv)
     } else if (!strcmp(scenario, "store_absent")) {
         store.miso_stuck = 0;
         scenario_chip();
+    } else if (!strcmp(scenario, "store_dead")) {
+        store.stall_from = 1;
+        scenario_store_dead();
     } else if (!strcmp(scenario, "store_stuck")) {
         scenario_store_stuck();
     } else if (!strcmp(scenario, "store_protected")) {
         scenario_store_protected();
+    } else if (!strcmp(scenario, "store_readback")) {
+        scenario_store_readback();
     } else if (!strcmp(scenario, "store_busy")) {
         store.busy = 1;
         store.stuck_busy = 1;
         scenario_store_busy();
+#ifndef LITEDAV_TEST_STOREFLASH_WINDOW
+    } else if (!strcmp(scenario, "store_stall")) {
+        scenario_store_stall();
+#endif
 #endif
     } else {
         fprintf(stderr, "usage: test_litespi_flash chip|absent|floating|small|stuck|protected"
 #ifdef LITEDAV_TEST_STOREFLASH
-                        "|store_chip|store_16mib|store_large|store_absent|store_stuck|store_protected|store_busy"
+                        "|store_chip|store_read|store_16mib|store_large|store_absent|store_dead|store_stuck"
+                        "|store_protected|store_readback|store_busy"
+#ifndef LITEDAV_TEST_STOREFLASH_WINDOW
+                        "|store_stall"
+#endif
 #endif
                         "\n");
         return 2;
     }
-    /* in every scenario: each chip was sent only commands it knows, through its own CSRs */
-    CHECK(boot.unknown == 0 && bad_csr == 0);
+    /* in every scenario: each chip was sent only commands it knows, through its own CSRs, each
+     * reply read once it came and before the next transfer, no read of a busy chip; the
+     * boot chip read through its window only, and left deselected */
+    CHECK(boot.unknown == 0 && bad_csr == 0 && boot.bad_config == 0);
+    CHECKF(boot.overruns == 0 && boot.stale_reads == 0 && boot.lost_writes == 0, "%u/%u/%u",
+           boot.overruns, boot.stale_reads, boot.lost_writes);
+    CHECK(boot.reads == 0 && boot.busy_reads == 0 && boot.cs == 0);
 #ifdef LITEDAV_TEST_STOREFLASH
     CHECK(store.unknown == 0 && store.bad_config == 0);
+    CHECKF(store.overruns == 0 && store.stale_reads == 0 && store.lost_writes == 0, "%u/%u/%u",
+           store.overruns, store.stale_reads, store.lost_writes);
+    CHECK(store.busy_reads == 0 && store.cs == 0);
     if (!store_scenario || !strcmp(scenario, "store_absent")) {
         /* no chip on the store flash: one JEDEC ID, then the boot chip */
         CHECK(store.commands == 1 && store.opcodes[0x9F] == 1);

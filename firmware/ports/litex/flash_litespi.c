@@ -1,18 +1,22 @@
 /* struct flash (flash.h) over a SPI NOR chip behind LiteSPI: the board's boot chip (LiteSPI
  * core `spiflash`, the store in a region of it) or its store flash (core `storeflash`, the
  * whole chip the store; LITEDAV_STOREFLASH, platforms/store_flash.py). One driver serves both:
- * each chip is a description (struct litespi_chip: its master's CSRs, its window, what the
- * window's READ reaches), and every command goes through the description of the chip the
- * store is on.
+ * each chip is a description (struct litespi_chip: its master's CSRs, its window if it has
+ * one, how much of the chip the driver may use), and every command goes through the
+ * description of the chip the store is on.
  *
- * Reads are word loads from LiteSPI's memory-mapped window (uncached: the SoC
- * places it where the CPU does not cache, soc/litedav_soc.py). Everything else
- * is a command sent through LiteSPI's master: the firmware holds chip select
- * (<core>_master_cs), sets the length of each transfer in bits (phyconfig: 8, 24
- * or 32 here, one data line), writes the bits to rxtx and reads back what the chip
- * shifted out meanwhile. The master and the window share the PHY; a window read
- * keeps chip select for a short burst after it, and the master's first transfer
- * waits for that to end.
+ * Commands go through LiteSPI's master: the firmware holds chip select
+ * (<core>_master_cs), sets the length of each transfer in bits (phyconfig: 8 to
+ * 32 here, one data line), writes the bits to rxtx and reads back what the chip
+ * shifted out meanwhile. Reads come from the chip's memory-mapped window where the
+ * SoC gives it one (<CORE>_BASE in mem.h: word loads, uncached: the SoC places it
+ * where the CPU does not cache, soc/litedav_soc.py); the master and the window
+ * share the PHY, a window read keeps chip select for a short burst after it, and
+ * the master's first transfer waits for that to end. The store flash has no
+ * window (LiteSPI built with_mmap=False: the mmap is about 410 of the core's 940
+ * LUT4 on the ECP5, platforms/store_flash.py), so its reads are a READ command
+ * through the master too, the chip streaming the bytes while chip select is held
+ * (master_read()).
  *
  * Commands (single-bit SPI, common to SPI NOR chips): 0x9F JEDEC ID, 0x05 read
  * status (bit 0 WIP: busy, bit 1 WEL: write enable latch), 0x06 write enable;
@@ -22,11 +26,12 @@
  * (0x12, 0x21: an 8-bit opcode transfer, then a 32-bit address transfer). The
  * 4-byte opcodes take 4 address bytes whatever the chip's address mode, so a
  * chip left in 4-byte mode by someone else is programmed where it should be.
- * Reads come from the window: the boot chip's with READ 0x03 (3-byte addresses:
- * the store must lie in its first 16 MiB), the store flash's with READ 0x13
- * (4-byte: the whole window). A program or erase needs write enable first and
- * clears it; the chip is busy (WIP) until done, and ignores everything but a
- * status read meanwhile.
+ * Window reads: the boot chip's with READ 0x03 (3-byte addresses: the store must
+ * lie in its first 16 MiB), a store flash window's with READ 0x13 (4-byte: the
+ * whole window). Master reads: READ 0x13 and a 4-byte address where programs
+ * take one, else READ 0x03 and a 3-byte address. A program or erase needs write
+ * enable first and clears it; the chip is busy (WIP) until done, and ignores
+ * everything but a status read meanwhile.
  *
  * A program is checked before (it would set a bit from 0 to 1: FLASH_ERR_NOR,
  * nothing programmed, as flash_ram.c does), waited for, and read back (a
@@ -53,13 +58,26 @@
 #define HAVE_BOOT_STORE 1
 #endif
 
-/* The SoC has the store flash port: the whole chip on it is the store (platforms/store_flash.py). */
+/* The SoC has the store flash port: the whole chip on it is the store (platforms/store_flash.py),
+ * read through its window when the SoC maps one (STOREFLASH_BASE), else through its master
+ * (the boards' SoC: no window), as far as the module's size. */
 #ifdef LITEDAV_STOREFLASH
-#if !defined(CSR_STOREFLASH_CORE_BASE) || !defined(STOREFLASH_BASE) || !defined(STOREFLASH_SIZE)
-#error "LITEDAV_STOREFLASH without LiteSPI's storeflash core and window"
+#ifndef CSR_STOREFLASH_CORE_BASE
+#error "LITEDAV_STOREFLASH without LiteSPI's storeflash core"
 #endif
-#if STOREFLASH_SIZE < 4096 || STOREFLASH_SIZE % 4096
-#error "the store flash's window is not a whole number of 4 KiB sectors"
+#ifdef STOREFLASH_BASE
+#ifndef STOREFLASH_SIZE
+#error "the store flash's window without its size"
+#endif
+#define STORE_FLASH_LIMIT STOREFLASH_SIZE
+#else
+#ifndef STOREFLASH_MODULE_TOTAL_SIZE
+#error "the store flash without a window nor its module's size"
+#endif
+#define STORE_FLASH_LIMIT STOREFLASH_MODULE_TOTAL_SIZE
+#endif
+#if STORE_FLASH_LIMIT < 4096 || STORE_FLASH_LIMIT % 4096
+#error "the store flash's window (or module) is not a whole number of 4 KiB sectors"
 #endif
 #define HAVE_STORE_FLASH 1
 #endif
@@ -67,9 +85,11 @@
 #if defined(HAVE_BOOT_STORE) || defined(HAVE_STORE_FLASH)
 
 #define CMD_PAGE_PROGRAM     0x02
+#define CMD_READ             0x03
 #define CMD_READ_STATUS      0x05
 #define CMD_WRITE_ENABLE     0x06
 #define CMD_PAGE_PROGRAM_4B  0x12
+#define CMD_READ_4B          0x13
 #define CMD_SECTOR_ERASE     0x20
 #define CMD_SECTOR_ERASE_4B  0x21
 #define CMD_JEDEC_ID         0x9F
@@ -87,10 +107,14 @@
 #define ERASE_TIMEOUT_MS   2000u
 /* One master transfer of at most 32 bits takes microseconds. */
 #define XFER_TIMEOUT_MS    1u
+/* Status reads before a wait for the master looks at the clock (port_cycles(): three
+ * CSR accesses on LiteX). A 32-bit transfer at the boards' sys_clk/4 SPI clock takes
+ * about 130 cycles, some 15 status reads: a healthy master answers within these. */
+#define QUICK_POLLS        64u
 
 /* A chip behind a LiteSPI core: the core's master CSRs (addresses, and the fields'
- * places as LiteX generates them), its memory-mapped window, and how far the
- * window's READ reaches. */
+ * places as LiteX generates them), its memory-mapped window if the SoC maps one, and
+ * how much of the chip the driver may use. */
 struct litespi_chip {
     const char *label;         /* before "SPI NOR" in the console line */
     const char *module;        /* the SoC's module name (<CORE>_MODULE_NAME) */
@@ -98,13 +122,14 @@ struct litespi_chip {
     unsigned len_shift;        /* phyconfig: the transfer's length in bits */
     uint32_t one_line;         /* phyconfig: one data line, its output enabled */
     uint32_t tx_ready, rx_ready;
-    volatile const uint32_t *window;
-    uint32_t window_size;      /* bytes the window maps */
-    uint32_t read_reach;       /* bytes the window's READ addresses */
+    volatile const uint32_t *window;  /* NULL: no window, reads through the master */
+    uint32_t limit;            /* bytes the window maps; without one, the module's size */
+    uint32_t read_reach;       /* bytes the reads address */
 };
 
-/* The description of LiteSPI core P (SPIFLASH, STOREFLASH) from the SoC's generated headers. */
-#define LITESPI_CHIP(P, label_, read_reach_)                                                            \
+/* The description of LiteSPI core P (SPIFLASH, STOREFLASH) from the SoC's generated headers;
+ * reads_ is LITESPI_WINDOW(P, ...) or LITESPI_MASTER_READS(P). */
+#define LITESPI_CHIP(P, label_, reads_)                                                                 \
     {                                                                                                  \
         .label = label_, .module = P##_MODULE_NAME,                                                    \
         .cs = CSR_##P##_CORE_MASTER_CS_ADDR, .phyconfig = CSR_##P##_CORE_MASTER_PHYCONFIG_ADDR,        \
@@ -114,19 +139,32 @@ struct litespi_chip {
                     1u << CSR_##P##_CORE_MASTER_PHYCONFIG_MASK_OFFSET,                                 \
         .tx_ready = 1u << CSR_##P##_CORE_MASTER_STATUS_TX_READY_OFFSET,                                \
         .rx_ready = 1u << CSR_##P##_CORE_MASTER_STATUS_RX_READY_OFFSET,                                \
-        .window = (volatile const uint32_t *)P##_BASE, .window_size = P##_SIZE,                        \
-        .read_reach = read_reach_,                                                                     \
+        reads_,                                                                                        \
     }
+/* Reads through the window at P##_BASE, its READ addressing read_reach_ bytes. */
+#define LITESPI_WINDOW(P, read_reach_) \
+    .window = (volatile const uint32_t *)P##_BASE, .limit = P##_SIZE, .read_reach = read_reach_
+/* No window: reads through the master, with the address width programs use (4-byte
+ * wherever the chip needs it), over as much as the SoC's module has. */
+#define LITESPI_MASTER_READS(P) \
+    .window = NULL, .limit = P##_MODULE_TOTAL_SIZE, .read_reach = P##_MODULE_TOTAL_SIZE
 
 #ifdef HAVE_BOOT_STORE
 /* READ 0x03 (the boards' READ_1_1_1): 3-byte addresses */
-static const struct litespi_chip boot_chip = LITESPI_CHIP(SPIFLASH, "", ADDR3_SPACE);
+static const struct litespi_chip boot_chip =
+    LITESPI_CHIP(SPIFLASH, "", LITESPI_WINDOW(SPIFLASH, ADDR3_SPACE));
 #define BOOT_STORE_OFFSET ((uint32_t)((uintptr_t)LITEDAV_FLASH_STORE_BASE - (uintptr_t)SPIFLASH_BASE))
 #define BOOT_STORE_SIZE   ((uint32_t)LITEDAV_FLASH_STORE_SIZE)
 #endif
 #ifdef HAVE_STORE_FLASH
+#ifdef STOREFLASH_BASE
 /* READ 0x13 (READ_1_1_1_4B): the whole window */
-static const struct litespi_chip store_chip = LITESPI_CHIP(STOREFLASH, "store flash (Pmod) ", STOREFLASH_SIZE);
+static const struct litespi_chip store_chip =
+    LITESPI_CHIP(STOREFLASH, "store flash (Pmod) ", LITESPI_WINDOW(STOREFLASH, STOREFLASH_SIZE));
+#else
+static const struct litespi_chip store_chip =
+    LITESPI_CHIP(STOREFLASH, "store flash (Pmod) ", LITESPI_MASTER_READS(STOREFLASH));
+#endif
 #endif
 
 struct litespi_flash {
@@ -149,20 +187,42 @@ static void select_chip(const struct litespi_chip *c, int on)
     csr_write_simple(on ? 1 : 0, c->cs);
 }
 
-/* One transfer of bits (8..32) on one data line, MSB first; returns 0 and what
- * the chip sent in *in, or FLASH_ERR_IO when the master does not answer. */
-static int xfer(const struct litespi_chip *c, uint32_t bits, uint32_t out, uint32_t *in)
+/* wait_master() past its quick looks: by the clock, out of the callers' loops. */
+static __attribute__((noinline)) int wait_master_slow(unsigned long status, uint32_t bit)
 {
     uint64_t deadline = port_cycles() + ms_to_cycles(XFER_TIMEOUT_MS);
 
+    while (!(csr_read_simple(status) & bit))
+        if (port_cycles() > deadline)
+            return FLASH_ERR_IO;
+    return FLASH_OK;
+}
+
+/* Waits for bit (tx_ready, rx_ready) in the master's status CSR: FLASH_OK, or
+ * FLASH_ERR_IO when it stays clear for XFER_TIMEOUT_MS. Inline, the clock read only
+ * after QUICK_POLLS looks. */
+static inline int wait_master(unsigned long status, uint32_t bit)
+{
+    unsigned i;
+
+    for (i = 0; i < QUICK_POLLS; i++)
+        if (csr_read_simple(status) & bit)
+            return FLASH_OK;
+    return wait_master_slow(status, bit);
+}
+
+/* One transfer of bits (8..32) on one data line, MSB first; returns 0 and what
+ * the chip sent in *in (in its low bits), or FLASH_ERR_IO when the master does
+ * not answer. */
+static int xfer(const struct litespi_chip *c, uint32_t bits, uint32_t out, uint32_t *in)
+{
     csr_write_simple(bits << c->len_shift | c->one_line, c->phyconfig);
-    while (!(csr_read_simple(c->status) & c->tx_ready))
-        if (port_cycles() > deadline)
-            return FLASH_ERR_IO;
+    if (wait_master(c->status, c->tx_ready) != FLASH_OK)
+        return FLASH_ERR_IO;
     csr_write_simple(out, c->rxtx);
-    while (!(csr_read_simple(c->status) & c->rx_ready))
-        if (port_cycles() > deadline)
-            return FLASH_ERR_IO;
+    if (wait_master(c->status, c->rx_ready) != FLASH_OK)
+        return FLASH_ERR_IO;
+    /* the PHY's shift register keeps earlier bits above a shorter transfer's */
     *in = (uint32_t)csr_read_simple(c->rxtx);
     if (bits < 32)
         *in &= (1u << bits) - 1;
@@ -187,9 +247,10 @@ static int command(const struct litespi_chip *c, uint8_t opcode, uint32_t bits1,
     return rc;
 }
 
-/* The opcode and the address of a page program or a sector erase, chip select
- * held by the caller: opcode3 with a 3-byte address in one 32-bit transfer, or
- * opcode4 and then a 4-byte address. */
+/* The opcode and the address of a read, a page program or a sector erase, chip
+ * select held by the caller: opcode3 with a 3-byte address in one 32-bit
+ * transfer, or opcode4 and then a 4-byte address. Either way the last transfer
+ * was 32 bits long, and phyconfig says so. */
 static int send_addressed(const struct litespi_flash *lf, uint8_t opcode3, uint8_t opcode4, uint32_t addr)
 {
     uint32_t ignored;
@@ -257,12 +318,61 @@ static int write_enable(const struct litespi_chip *c)
     return FLASH_OK;
 }
 
-/* --- the window ------------------------------------------------------------ */
+/* --- reads ------------------------------------------------------------------ */
 
-/* len bytes from chip offset addr, through the chip's memory-mapped window. */
-static void window_read(const struct litespi_flash *lf, uint32_t addr, uint8_t *out, uint32_t len)
+/* len (> 0) bytes from chip address addr through the master, one READ command: the
+ * chip sends the bytes from addr on for as long as chip select is held. The whole
+ * words come in 32-bit transfers, the first byte on the wire the top byte of the
+ * rxtx word (as the program path sends them); the 1 to 3 bytes left in one shorter
+ * transfer. phyconfig is written only where the length changes: the address
+ * transfer leaves it at 32 bits, so only a ragged tail writes it again. Each
+ * word's transfer starts as soon as the previous word is read (the master's TX
+ * buffer emptied when that transfer ended, before its word reached RX: no tx_ready
+ * look), and its bytes are stored while the next one shifts in. A master that
+ * stops answering gives FLASH_ERR_IO; chip select is released either way. */
+static int master_read(const struct litespi_flash *lf, uint32_t addr, uint8_t *out, uint32_t len)
 {
-    flash_window_copy(lf->chip->window, addr, out, len);
+    const struct litespi_chip *c = lf->chip;
+    const unsigned long rxtx = c->rxtx, status = c->status;
+    const uint32_t rx_ready = c->rx_ready;
+    uint32_t words = len >> 2, tail = len & 3, word, last;
+    int rc;
+
+    select_chip(c, 1);
+    rc = send_addressed(lf, CMD_READ, CMD_READ_4B, addr);
+    if (rc == FLASH_OK && words) {
+        csr_write_simple(0, rxtx);  /* the first word's transfer */
+        while (words) {
+            if ((rc = wait_master(status, rx_ready)) != FLASH_OK)
+                break;
+            word = (uint32_t)csr_read_simple(rxtx);
+            if (--words)
+                csr_write_simple(0, rxtx);  /* the next one shifts in meanwhile */
+            out[0] = (uint8_t)(word >> 24);
+            out[1] = (uint8_t)(word >> 16);
+            out[2] = (uint8_t)(word >> 8);
+            out[3] = (uint8_t)word;
+            out += 4;
+        }
+    }
+    if (rc == FLASH_OK && tail) {
+        if ((rc = xfer(c, tail * 8, 0, &last)) == FLASH_OK)
+            for (; tail; tail--)
+                *out++ = (uint8_t)(last >> 8 * (tail - 1));
+    }
+    select_chip(c, 0);
+    return rc;
+}
+
+/* len bytes from chip address addr: through the chip's memory-mapped window if it
+ * has one, else through its master. */
+static int chip_read(const struct litespi_flash *lf, uint32_t addr, uint8_t *out, uint32_t len)
+{
+    if (lf->chip->window) {
+        flash_window_copy(lf->chip->window, addr, out, len);
+        return FLASH_OK;
+    }
+    return len ? master_read(lf, addr, out, len) : FLASH_OK;
 }
 
 /* --- struct flash ---------------------------------------------------------- */
@@ -276,8 +386,7 @@ static int spi_read(void *ctx, uint32_t addr, void *buf, uint32_t len)
         return FLASH_ERR_RANGE;
     if ((rc = settle(lf)) != FLASH_OK)
         return rc;
-    window_read(lf, lf->offset + addr, buf, len);
-    return FLASH_OK;
+    return chip_read(lf, lf->offset + addr, buf, len);
 }
 
 static int spi_program(void *ctx, uint32_t addr, const void *buf, uint32_t len)
@@ -297,7 +406,8 @@ static int spi_program(void *ctx, uint32_t addr, const void *buf, uint32_t len)
     if ((rc = settle(lf)) != FLASH_OK)
         return rc;
     chip = lf->offset + addr;
-    window_read(lf, chip, now, len);
+    if ((rc = chip_read(lf, chip, now, len)) != FLASH_OK)
+        return rc;
     for (i = 0; i < len; i++)
         if (in[i] & ~now[i])
             return FLASH_ERR_NOR;
@@ -323,7 +433,8 @@ static int spi_program(void *ctx, uint32_t addr, const void *buf, uint32_t len)
     if ((rc = wait_ready(lf->chip, PROGRAM_TIMEOUT_MS, "page program")) != FLASH_OK)
         return rc;
 
-    window_read(lf, chip, now, len);
+    if ((rc = chip_read(lf, chip, now, len)) != FLASH_OK)
+        return rc;
     for (i = 0; i < len; i++) {
         if (now[i] != in[i]) {
             printf("flash: program at 0x%06" PRIx32 " read back 0x%02x, expected 0x%02x\n", chip + i,
@@ -371,8 +482,8 @@ static const struct flash_ops litespi_flash_ops = {
  * 0x18 16 MiB S25FL128L, 0x19 32 MiB MT25QL256, 0x1A 64 MiB MX25L51245G); Micron,
  * Winbond and Spansion go on from 0x19 to 0x20 for 64 MiB (MT25QL512 20BA20,
  * W25Q512 EF4020, S25FL512S 010220). Larger codes are not decoded: no window
- * here maps more than 64 MiB, and the caller never uses more than the window
- * anyway. */
+ * or module here is larger than 64 MiB, and the caller never uses more than the
+ * chip's limit anyway. */
 static uint32_t id_capacity(uint32_t id)
 {
     uint32_t code = id & 0xFF;
@@ -414,13 +525,14 @@ static int attach(struct litespi_flash *lf, const struct litespi_chip *c, uint32
     return FLASH_OK;
 }
 
-/* The part of a chip_size chip that chip c's window reads. */
+/* The part of a chip_size chip that the driver reads on chip c: as far as its window
+ * maps and its READ reaches, or without a window, as far as the SoC's module goes. */
 static uint32_t readable(const struct litespi_chip *c, uint32_t chip_size)
 {
     uint32_t n = chip_size;
 
-    if (n > c->window_size)
-        n = c->window_size;
+    if (n > c->limit)
+        n = c->limit;
     if (n > c->read_reach)
         n = c->read_reach;
     return n;
@@ -430,8 +542,9 @@ static uint32_t readable(const struct litespi_chip *c, uint32_t chip_size)
 enum { STORE_FLASH_NONE, STORE_FLASH_FOUND, STORE_FLASH_FAILED };
 
 /* The store flash, if a chip answers on it: the whole chip (as far as the window
- * reaches) is the store. NONE: nothing answered (the caller falls back to the
- * boot chip); FAILED: a chip answered but cannot hold the store. */
+ * reaches, or without one the module's size) is the store. NONE: nothing answered
+ * (the caller falls back to the boot chip); FAILED: a chip answered but cannot hold
+ * the store. */
 static int probe_store_flash(struct litespi_flash *lf)
 {
     const struct litespi_chip *c = &store_chip;
@@ -452,7 +565,7 @@ static int probe_store_flash(struct litespi_flash *lf)
     }
     chip_size = id_capacity(id);
     if (!chip_size)
-        chip_size = c->window_size;  /* a capacity code we do not know: trust the SoC */
+        chip_size = c->limit;  /* a capacity code we do not know: trust the SoC */
     /* a chip that answers is the store: a busy one is not traded for the boot chip's
      * region, which would hide the calendars on it until the next boot */
     if (attach(lf, c, id, chip_size, 0, readable(c, chip_size) / SECTOR_SIZE * SECTOR_SIZE) != FLASH_OK) {
@@ -480,7 +593,7 @@ static int probe_boot_flash(struct litespi_flash *lf)
     }
     chip_size = id_capacity(id);
     if (!chip_size)
-        chip_size = c->window_size;  /* a capacity code we do not know: trust the SoC */
+        chip_size = c->limit;  /* a capacity code we do not know: trust the SoC */
     reach = readable(c, chip_size);
     if (BOOT_STORE_OFFSET % SECTOR_SIZE || BOOT_STORE_SIZE == 0 || BOOT_STORE_SIZE % SECTOR_SIZE ||
         BOOT_STORE_OFFSET > reach || BOOT_STORE_SIZE > reach - BOOT_STORE_OFFSET) {

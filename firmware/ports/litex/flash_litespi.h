@@ -1,5 +1,6 @@
-/* The boards' SPI NOR flash behind LiteX's LiteSPI cores (memory-mapped reads,
- * master CSRs for commands) as a struct flash for the store: the whole store
+/* The boards' SPI NOR flash behind LiteX's LiteSPI cores (master CSRs for
+ * commands; reads through a chip's memory-mapped window where the SoC maps one,
+ * else through its master) as a struct flash for the store: the whole store
  * flash (LiteSPI core `storeflash`, LITEDAV_STOREFLASH: platforms/store_flash.py)
  * when a chip answers on it, else the boot chip's region the SoC names with
  * LITEDAV_FLASH_STORE_BASE/SIZE (platforms/boot_flash.py). */

@@ -3,7 +3,9 @@
  * Colorlight i5's build), the accessors as LiteX writes them, over csr_read_simple() and
  * csr_write_simple() (hw/common.h's on the SoC) that the test's chip models implement.
  * LITEDAV_TEST_STOREFLASH: the SoC has the store flash's core `storeflash` too
- * (platforms/store_flash.py). */
+ * (platforms/store_flash.py), master only (with_mmap=False: its first CSR is the master's
+ * cs); with LITEDAV_TEST_STOREFLASH_WINDOW, with LiteSPI's mmap as well (its dummy_bits CSR
+ * first, as the boot chip's core has). */
 #ifndef LITEDAV_TEST_LITESPI_CSR_H
 #define LITEDAV_TEST_LITESPI_CSR_H
 #include <generated/soc.h>
@@ -33,10 +35,18 @@ static inline uint32_t spiflash_core_master_status_read(void) { return csr_read_
 
 #ifdef LITEDAV_TEST_STOREFLASH
 #define CSR_STOREFLASH_CORE_BASE (CSR_BASE + 0x3800L)
+#ifdef LITEDAV_TEST_STOREFLASH_WINDOW
+#define CSR_STOREFLASH_CORE_MMAP_DUMMY_BITS_ADDR (CSR_BASE + 0x3800L)
 #define CSR_STOREFLASH_CORE_MASTER_CS_ADDR (CSR_BASE + 0x3804L)
 #define CSR_STOREFLASH_CORE_MASTER_PHYCONFIG_ADDR (CSR_BASE + 0x3808L)
 #define CSR_STOREFLASH_CORE_MASTER_RXTX_ADDR (CSR_BASE + 0x380cL)
 #define CSR_STOREFLASH_CORE_MASTER_STATUS_ADDR (CSR_BASE + 0x3810L)
+#else
+#define CSR_STOREFLASH_CORE_MASTER_CS_ADDR (CSR_BASE + 0x3800L)
+#define CSR_STOREFLASH_CORE_MASTER_PHYCONFIG_ADDR (CSR_BASE + 0x3804L)
+#define CSR_STOREFLASH_CORE_MASTER_RXTX_ADDR (CSR_BASE + 0x3808L)
+#define CSR_STOREFLASH_CORE_MASTER_STATUS_ADDR (CSR_BASE + 0x380cL)
+#endif
 #define CSR_STOREFLASH_CORE_MASTER_PHYCONFIG_LEN_OFFSET 0
 #define CSR_STOREFLASH_CORE_MASTER_PHYCONFIG_WIDTH_OFFSET 8
 #define CSR_STOREFLASH_CORE_MASTER_PHYCONFIG_MASK_OFFSET 16

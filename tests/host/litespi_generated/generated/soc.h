@@ -1,7 +1,12 @@
 /* Stand-in for generated/soc.h: the Colorlight i5's flash layout (platforms/colorlight_i5.py);
- * LITEDAV_TEST_STOREFLASH: with the store flash (platforms/store_flash.py). */
+ * LITEDAV_TEST_STOREFLASH: with the store flash (platforms/store_flash.py: its module's size
+ * is the only size the firmware has of it when it has no window). */
 #ifndef LITEDAV_TEST_LITESPI_SOC_H
 #define LITEDAV_TEST_LITESPI_SOC_H
+
+#if defined(LITEDAV_TEST_STOREFLASH_WINDOW) && !defined(LITEDAV_TEST_STOREFLASH)
+#error "LITEDAV_TEST_STOREFLASH_WINDOW is a variant of LITEDAV_TEST_STOREFLASH"
+#endif
 
 #define CONFIG_CLOCK_FREQUENCY 75000000
 #define SPIFLASH_PHY_FREQUENCY 18750000
