@@ -23,7 +23,6 @@ VEXRISCV_UNCACHED = {
 # flash: platforms/sim.py SIM_FLASH_BASE).
 ETHMAC_BASE    = 0xB0000000
 SPIFLASH_BASE  = 0xB4000000 # Up to 64 MiB.
-STOREFLASH_BASE = 0xB8000000 # The store flash's window (platforms/store_flash.py), up to 64 MiB.
 
 
 class LiteDAVSoC(SoCCore):
@@ -48,7 +47,7 @@ class LiteDAVSoC(SoCCore):
             **board.soc_kwargs(),
         )
 
-        self.mem_map.update(ethmac=ETHMAC_BASE, spiflash=SPIFLASH_BASE, storeflash=STOREFLASH_BASE)
+        self.mem_map.update(ethmac=ETHMAC_BASE, spiflash=SPIFLASH_BASE)
 
         self.ethphy = board.add_board(self, sys_clk_freq)
         if "main_ram" in self.bus.regions:   # The Tang Nano 4K's EMCU has its own SRAM only.
@@ -70,8 +69,7 @@ class LiteDAVSoC(SoCCore):
 
     def add_spi_flash(self, name="spiflash", **kwargs):
         """LiteX's SPI flash, its window uncached (LiteX adds it as a cached region wherever it
-        is; at SPIFLASH_BASE and STOREFLASH_BASE the CPU does not cache it, so the region says
-        so)."""
+        is; at SPIFLASH_BASE the CPU does not cache it, so the region says so)."""
         check, self.bus.io_regions_check = self.bus.io_regions_check, False
         try:
             SoCCore.add_spi_flash(self, name=name, **kwargs)
