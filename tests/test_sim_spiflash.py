@@ -9,7 +9,7 @@ build/sim-spiflash (LITEDAV_SPIFLASH_BUILD: another folder).
      the image is turned by 4,100 blocks on the host (the store's blocks carry no address), so
      that its log sits past the 16 MiB that 3-byte addresses reach, with stale bytes in the
      blocks after it; the second boot mounts it and serves the object back (4-byte reads
-     through LiteSPI's window), and a PUT that opens the next block erases and programs
+     through the store flash's LiteSPI master), and a PUT that opens the next block erases and programs
      there (4-byte erase and program). The image read on the host holds both objects; the
      lowest 16 MiB and the boot chip were never written.
   2. Without the Pmod, the store stays in the boot chip's region, as before the store flash:
