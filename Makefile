@@ -15,7 +15,7 @@ SIM_SOC = $(if $(BOARD),--board $(BOARD)) $(if $(NIC),--nic $(NIC))
 help:
 	@echo "make demo      install, build and run the simulated appliance on http://127.0.0.1:$(PORT)/"
 	@echo "make demo NIC=offload  the same with the offload NIC (DMA rings, checksum offload; build/sim-offload)"
-	@echo "make demo BOARD=colorlight_i5  the Colorlight i5's SoC as built (75 MHz, SDRAM behind its L2, offload NIC, SPI flash; MII): the board model, docs/board_model.md"
+	@echo "make demo BOARD=colorlight_i5  the Colorlight i5's SoC as built (75 MHz, SDRAM behind its L2, offload NIC, its 32 MiB store flash; MII): the board model, docs/board_model.md"
 	@echo "make demo-lm3s the LM3S9B95 (Cortex-M3) port in QEMU's lm3s6965evb on http://127.0.0.1:8081/"
 	@echo "make flash-lm3s9b95  build the LM3S9B95 image and flash a real board (FLASHER=openocd|lm4flash,"
 	@echo "               ADAPTER=ek-lm3s9b9x|stellaris-eval|ti-icdi, ERASE_STORE=1; scripts/flash_lm3s9b95.sh --help)"
