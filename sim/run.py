@@ -510,25 +510,24 @@ class Simulator:
         return run_dir, vsim
 
     @staticmethod
-    def has_spi_flash(build_dir):
-        """The build's SoC has LiteSPI (litedav-soc --spi-flash): its csr.h names the core."""
+    def _csr_names(build_dir, core):
+        """The build's csr.h names LiteSPI core `core` (CSR_<CORE>_CORE_BASE)."""
         csr_h = os.path.join(build_dir, "software", "include", "generated", "csr.h")
         try:
             with open(csr_h) as f:
-                return "CSR_SPIFLASH_CORE_BASE" in f.read()
+                return f"CSR_{core.upper()}_CORE_BASE" in f.read()
         except FileNotFoundError:
             return False
 
     @staticmethod
+    def has_spi_flash(build_dir):
+        """The build's SoC has LiteSPI (litedav-soc --spi-flash)."""
+        return Simulator._csr_names(build_dir, "spiflash")
+
+    @staticmethod
     def has_store_flash(build_dir):
-        """The build's SoC has the store flash (platforms/store_flash.py): its csr.h names the
-        second LiteSPI core."""
-        csr_h = os.path.join(build_dir, "software", "include", "generated", "csr.h")
-        try:
-            with open(csr_h) as f:
-                return "CSR_STOREFLASH_CORE_BASE" in f.read()
-        except FileNotFoundError:
-            return False
+        """The build's SoC has the store flash (platforms/store_flash.py), the second LiteSPI core."""
+        return Simulator._csr_names(build_dir, "storeflash")
 
     @staticmethod
     def _sys_clk_hz(gateware):

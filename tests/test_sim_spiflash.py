@@ -89,6 +89,15 @@ def line(lines, prefix):
     return found[-1]
 
 
+def store_event(sim):
+    """MKCALENDAR, then a PUT of EVENT into it; returns the object's ETag."""
+    code, _, answer = request(sim, "MKCALENDAR", CALENDAR)
+    assert code == 201, f"MKCALENDAR -> {code} {answer[:200]!r}"
+    code, etag, answer = request(sim, "PUT", CALENDAR + "standup.ics", EVENT)
+    assert code == 201, f"PUT -> {code} {answer[:200]!r}"
+    return etag
+
+
 def calendar_objects(image):
     store = store_image.read_image(image, BLOCK)
     assert not store["problems"], store["problems"]
@@ -105,10 +114,7 @@ def test_store_flash_holds_the_store_above_16_mib(spiflash_build, tmp_path):
         assert "mt25ql256" in probed and "JEDEC ID 20ba19" in probed, probed
         assert "store at 0x000000, 32768 KiB" in probed, probed
         assert line(lines, "store:").startswith("store: on flash"), lines
-        code, _, answer = request(sim, "MKCALENDAR", CALENDAR)
-        assert code == 201, f"MKCALENDAR -> {code} {answer[:200]!r}"
-        code, etag, answer = request(sim, "PUT", CALENDAR + "standup.ics", EVENT)
-        assert code == 201, f"PUT -> {code} {answer[:200]!r}"
+        etag = store_event(sim)
     finally:
         sim.stop()
         sim.exited.wait(10)
@@ -181,10 +187,7 @@ def test_store_stays_on_the_boot_chip_without_the_pmod(spiflash_build, tmp_path)
         probed = line(lines, "flash: SPI NOR")
         assert "JEDEC ID c84015" in probed and "store at 0x180000, 512 KiB" in probed, probed
         assert line(lines, "store:").startswith("store: on flash"), lines
-        code, _, answer = request(sim, "MKCALENDAR", CALENDAR)
-        assert code == 201, f"MKCALENDAR -> {code} {answer[:200]!r}"
-        code, etag, answer = request(sim, "PUT", CALENDAR + "standup.ics", EVENT)
-        assert code == 201, f"PUT -> {code} {answer[:200]!r}"
+        etag = store_event(sim)
     finally:
         sim.stop()
         sim.exited.wait(10)

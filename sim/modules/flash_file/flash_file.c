@@ -33,7 +33,7 @@
  *   sector_erase_cycles  busy cycles per 4 KiB erase (default 1024)
  *   block_erase_cycles   busy cycles per 64 KiB erase (default 4096)
  *   power_cut_file       optional: a file the test harness writes to cut the
- *                        power at an exact cycle. Every POWER_CUT_POLL cycles
+ *                        power at an exact cycle. Every FLASH_POWER_CUT_POLL cycles
  *                        the module looks for it; when it holds a number N it
  *                        is removed and the power goes N sys_clk cycles later:
  *                        "[flash_file] power cut at cycle C" on stdout, then
@@ -70,7 +70,6 @@
 #define SECTOR_SIZE    4096u
 #define BLOCK_SIZE     65536u
 #define MAX_REPORTS    10
-#define POWER_CUT_POLL 65536u   /* cycles between looks for the power-cut file */
 
 struct session {
     /* pads */
@@ -283,22 +282,6 @@ static uint32_t serve(struct session *s, uint32_t addr, int we, uint32_t data, u
     }
 }
 
-/* Arm the cut when the harness has written the file: N cycles from now. */
-static void poll_power_cut(struct session *s)
-{
-    FILE *f = fopen(s->power_cut_file, "r");
-    unsigned long long delay;
-    if (!f)
-        return;
-    if (fscanf(f, "%llu", &delay) == 1) {
-        s->power_cut_at = s->cycle + (delay ? delay : 1);
-        printf("[flash_file] power cut armed for cycle %llu\n", (unsigned long long)s->power_cut_at);
-        fflush(stdout);
-    }
-    fclose(f);
-    remove(s->power_cut_file);
-}
-
 static int flash_file_tick(void *sess, uint64_t time_ps)
 {
     struct session *s = sess;
@@ -312,8 +295,8 @@ static int flash_file_tick(void *sess, uint64_t time_ps)
             fflush(stdout);
             kill(getpid(), SIGKILL);
         }
-        if (!s->power_cut_at && s->cycle % POWER_CUT_POLL == 0)
-            poll_power_cut(s);
+        if (!s->power_cut_at && s->cycle % FLASH_POWER_CUT_POLL == 0)
+            s->power_cut_at = flash_power_cut_poll("flash_file", s->power_cut_file, s->cycle);
     }
     if (s->busy)
         s->busy--;

@@ -28,6 +28,29 @@ static inline long long module_arg_int(json_object *args, const char *key, long 
     return def;
 }
 
+/* Power cuts (tests/test_sim_powerfail.py): every FLASH_POWER_CUT_POLL cycles a
+ * module with a power_cut_file looks for it; once it holds a number N, the file
+ * is removed and the cut is armed N cycles (at least 1) after `cycle`. Returns
+ * the armed cycle, 0 while there is no file or it holds no number. */
+#define FLASH_POWER_CUT_POLL 65536u
+
+static inline uint64_t flash_power_cut_poll(const char *tag, const char *path, uint64_t cycle)
+{
+    FILE *f = fopen(path, "r");
+    unsigned long long delay;
+    uint64_t at = 0;
+    if (!f)
+        return 0;
+    if (fscanf(f, "%llu", &delay) == 1) {
+        at = cycle + (delay ? delay : 1);
+        printf("[%s] power cut armed for cycle %llu\n", tag, (unsigned long long)at);
+        fflush(stdout);
+    }
+    fclose(f);
+    remove(path);
+    return at;
+}
+
 /* The image file every flash module is given ("path"), or NULL after saying
  * it is missing. */
 static inline char *flash_image_path_arg(const char *tag, json_object *args)

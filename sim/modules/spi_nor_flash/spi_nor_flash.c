@@ -54,7 +54,7 @@
  *                        nothing is printed at exit
  *   power_cut_file       optional: a file the test harness writes to cut the
  *                        power at an exact cycle, as flash_file's. Every
- *                        POWER_CUT_POLL cycles the module looks for it; when it
+ *                        FLASH_POWER_CUT_POLL cycles the module looks for it; when it
  *                        holds a number N it is removed, "[spi_nor_flash PADS]
  *                        power cut armed for cycle C" is printed, and N sys_clk
  *                        cycles later "[spi_nor_flash PADS] power cut at cycle C",
@@ -88,7 +88,6 @@
 #define SECTOR_BYTES   4096u
 #define BLOCK_BYTES    65536u
 #define MAX_REPORTS    10
-#define POWER_CUT_POLL 65536u       /* cycles between looks for the power-cut file */
 #define TAG_BYTES      80
 
 enum { CMD_PP = 0x02, CMD_READ = 0x03, CMD_WRDI = 0x04, CMD_RDSR = 0x05, CMD_WREN = 0x06,
@@ -595,22 +594,6 @@ static uint32_t tear(struct session *s)
     return torn;
 }
 
-/* Arm the cut when the harness has written the file: N cycles from now. */
-static void poll_power_cut(struct session *s)
-{
-    FILE *f = fopen(s->power_cut_file, "r");
-    unsigned long long delay;
-    if (!f)
-        return;
-    if (fscanf(f, "%llu", &delay) == 1) {
-        s->power_cut_at = s->cycle + (delay ? delay : 1);
-        printf("[%s] power cut armed for cycle %llu\n", s->tag, (unsigned long long)s->power_cut_at);
-        fflush(stdout);
-    }
-    fclose(f);
-    remove(s->power_cut_file);
-}
-
 /* The power goes: tear what the chip is busy with, say so, and SIGKILL the
  * simulator (no exit handler; the shared mapping's pages are the image). */
 static void power_cut(struct session *s)
@@ -640,8 +623,8 @@ static int spi_nor_tick(void *sess, uint64_t time_ps)
     if (s->power_cut_file) {
         if (s->power_cut_at == s->cycle)
             power_cut(s);
-        if (!s->power_cut_at && s->cycle % POWER_CUT_POLL == 0)
-            poll_power_cut(s);
+        if (!s->power_cut_at && s->cycle % FLASH_POWER_CUT_POLL == 0)
+            s->power_cut_at = flash_power_cut_poll(s->tag, s->power_cut_file, s->cycle);
     }
     if (s->busy && s->busy != UINT64_MAX)
         s->busy--;
