@@ -40,7 +40,7 @@ from litedav.sim.config import (BOARD_MODEL_NICS, BOARD_MODEL_PHYS, DEFAULT_FLAS
                                 MODEL_DIR, MODULE_SHARED_DIRS, MODULES_DIR, PHY_RATES, check_flash_size,
                                 check_phy, model_settings, sim_config)
 from litedav.sim.flash import SimFlash, WINDOW_SIZE
-from litedav.sim.phy import SimPHY
+from litedav.sim.phy import SimPHY, SimSerialPads
 from litedav.soc.litedav_soc import MAIN_RAM_BASE, LiteDAVSoC
 from litedav.soc.main_ram import add_sdram_main_ram
 from litedav.soc.sizes import parse_size
@@ -141,6 +141,13 @@ class SimBoard:
             integrated_main_ram_init = self.firmware_words or [],
             uart_name                = "sim",
         )
+
+    def uart_pads(self, soc, uart_name):
+        """The sim UART's pads with their inputs registered (sim/phy.py SimSerialPads)."""
+        if uart_name != "sim":
+            return None
+        soc.sim_serial = SimSerialPads(soc.platform.request("serial"))
+        return soc.sim_serial.pads
 
     def add_board(self, soc, sys_clk_freq):
         """CRG, PHY and flash; returns the Ethernet PHY."""

@@ -32,10 +32,12 @@ class LiteDAVSoC(SoCCore):
         """board: the board's recipe, a platforms/<board>.py module or an object with the same
         attributes (platforms/sim.py SimBoard): soc_kwargs() (SoCCore's memories, UART, boot),
         add_board(soc, sys_clk_freq) (clocks, PHY, memories, flash; returns the PHY), optionally
+        uart_pads(soc, uart_name) (the UART's pads, None for the platform's),
         CPU_TYPE, add_ethernet() (its own MAC set-up), NIC_SYS_DATAPATH and NIC_BUS_SLICES
         (add_offload_nic, default True), NIC_SDRAM_PORTS (default False). cpu_type: None for the
         board's CPU (board.CPU_TYPE, else VexRiscv). nic_sdram_ports: None for the board's
         NIC_SDRAM_PORTS."""
+        self.board_recipe = board
         SoCCore.__init__(self, platform, clk_freq=int(sys_clk_freq),
             ident                    = "LiteDAV",
             cpu_type                 = cpu_type or getattr(board, "CPU_TYPE", "vexriscv"),
@@ -66,6 +68,13 @@ class LiteDAVSoC(SoCCore):
         else:
             raise ValueError(f"unknown NIC {nic!r}: liteeth or offload")
         self.check_uncached_regions()
+
+    def add_uart(self, name="uart", uart_name="serial", uart_pads=None, **kwargs):
+        """LiteX's UART, on the pads the board's uart_pads(soc, uart_name) gives when it has one
+        (the simulator's: platforms/sim.py), else on the platform's."""
+        if uart_pads is None and hasattr(self.board_recipe, "uart_pads"):
+            uart_pads = self.board_recipe.uart_pads(self, uart_name)
+        SoCCore.add_uart(self, name=name, uart_name=uart_name, uart_pads=uart_pads, **kwargs)
 
     def add_spi_flash(self, name="spiflash", **kwargs):
         """LiteX's SPI flash, its window uncached (LiteX adds it as a cached region wherever it

@@ -85,7 +85,10 @@ struct session {
     uint32_t size;
     unsigned program_cycles, sector_erase_cycles, block_erase_cycles;
 
-    int served;          /* the current request has been answered */
+    int pending;         /* a request is waiting for its answer: */
+    uint32_t addr, data; /* its pads, latched the cycle it started */
+    int we;
+    unsigned sel;
     uint64_t busy;       /* cycles until the chip accepts the next access */
     int64_t open_page;   /* page of the program in progress, -1: none */
     uint32_t status;
@@ -282,35 +285,58 @@ static uint32_t serve(struct session *s, uint32_t addr, int we, uint32_t data, u
     }
 }
 
+/* The SoC's bridge (sim/flash.py) registers resp_valid and resp_data, so the
+ * answer for cycle c+1 is driven at the falling edge of cycle c, where the
+ * request that starts in cycle c is on the req_* pads. Each falling edge does
+ * the work of the rising edge that follows it (`cycle + 1`): the busy count
+ * goes down, and the pending request is answered when the chip is free. */
 static int flash_file_tick(void *sess, uint64_t time_ps)
 {
     struct session *s = sess;
+    uint64_t next;
 
-    if (!s->sys_clk || !clk_pos_edge(&s->edge, *s->sys_clk))
+    if (!s->sys_clk)
         return RC_OK;
-    s->cycle++;
+    switch (clk_edge(&s->edge, *s->sys_clk)) {
+    case CLK_EDGE_RISING:
+        s->cycle++;
+        return RC_OK;
+    case CLK_EDGE_FALLING:
+        break;
+    default:
+        return RC_OK;
+    }
+    next = s->cycle + 1;
     if (s->power_cut_file) {
-        if (s->power_cut_at == s->cycle) {
-            printf("[flash_file] power cut at cycle %llu\n", (unsigned long long)s->cycle);
+        if (s->power_cut_at == next) {
+            printf("[flash_file] power cut at cycle %llu\n", (unsigned long long)next);
             fflush(stdout);
             kill(getpid(), SIGKILL);
         }
-        if (!s->power_cut_at && s->cycle % FLASH_POWER_CUT_POLL == 0)
-            s->power_cut_at = flash_power_cut_poll("flash_file", s->power_cut_file, s->cycle);
+        if (!s->power_cut_at && next % FLASH_POWER_CUT_POLL == 0)
+            s->power_cut_at = flash_power_cut_poll("flash_file", s->power_cut_file, next);
     }
     if (s->busy)
         s->busy--;
-    if (!*s->req_valid) {
-        /* the bridge took the answer: it drops req_valid for at least a cycle */
+    if (*s->resp_valid) {
+        /* answered for this cycle, where the bridge acks it */
         *s->resp_valid = 0;
-        s->served = 0;
+        s->pending = 0;
         return RC_OK;
     }
-    if (s->served || s->busy)
+    if (!s->pending) {
+        if (!*s->req_valid)
+            return RC_OK;
+        s->pending = 1;
+        s->addr = *s->req_addr;
+        s->we = *s->req_we;
+        s->data = *s->req_data;
+        s->sel = (unsigned)*s->req_sel & 0xF;
+    }
+    if (s->busy)
         return RC_OK;
-    *s->resp_data = serve(s, *s->req_addr, *s->req_we, *s->req_data, (unsigned)*s->req_sel & 0xF);
+    *s->resp_data = serve(s, s->addr, s->we, s->data, s->sel);
     *s->resp_valid = 1;
-    s->served = 1;
     return RC_OK;
 }
 

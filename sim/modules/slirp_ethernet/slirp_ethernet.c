@@ -760,17 +760,19 @@ static int slirp_ethernet_add_pads(void *sess, struct pad_list_s *plist)
     return RC_OK;
 }
 
-/* SoC -> host, at the rising edge: accept a byte this cycle only when the wire
- * has room for it (and its frame's preamble time is booked). */
+/* SoC -> host, at the falling edge, after sample_from_soc: whether a byte may
+ * be accepted in the next cycle, when the wire will have room for it (its
+ * booking less the cycle that passes at the rising edge) and its frame's
+ * preamble time is booked. SimPHY (sim/phy.py) registers the pad, so this is
+ * `ready` throughout the next cycle. */
 static void drive_from_soc_ready(struct session *s)
 {
-    *s->from_soc_ready = !s->paced || (s->tx_booked && s->wire[FROM_SOC].wait <= 0);
+    *s->from_soc_ready = !s->paced ||
+        (s->tx_booked && s->wire[FROM_SOC].wait - s->unit_cycle <= 0);
 }
 
-/* SoC -> host, at the falling edge: LiteEth's TX path computes `last` from
- * `ready` (its padding inserter), so the byte is sampled once the ready driven
- * at the rising edge has settled; valid & ready now is the transfer that the
- * next rising edge completes. */
+/* SoC -> host, at the falling edge: valid & ready now (ready as driven a cycle
+ * ago, SimPHY's register) is the transfer that the next rising edge completes. */
 static void sample_from_soc(struct session *s)
 {
     struct wire *w = &s->wire[FROM_SOC];
@@ -872,6 +874,7 @@ static int slirp_ethernet_tick(void *sess, uint64_t time_ps)
     switch (clk_edge(&s->edge, *s->sys_clk)) {
     case CLK_EDGE_FALLING:
         sample_from_soc(s);
+        drive_from_soc_ready(s);
         return RC_OK;
     case CLK_EDGE_RISING:
         break;
@@ -886,7 +889,6 @@ static int slirp_ethernet_tick(void *sess, uint64_t time_ps)
             s->wire[i].wait = -s->unit_cycle;
     }
 
-    drive_from_soc_ready(s);
     flood_tick(&s->flood, s->cycles);
     if (malformed_active(&s->inject))
         malformed_tick(&s->inject, s->cycles);
