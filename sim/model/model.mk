@@ -7,6 +7,8 @@
 #   - the model's C++ at OPT_FAST (Verilator's default for the model's hot code is -Os, and
 #     LiteX's -O3 in CFLAGS comes before it on the command line, so -Os wins)
 #   - our own Verilator glue (model_glue.cpp), which has no tracer unless TRACE=1
+#   - the model's C++ not split into small functions and files (LiteX's --output-split
+#     5000 --output-split-cfuncs 500): one call per region, which the compiler optimizes whole
 #
 # Variables (platforms/sim.py passes them; sim/run.py fingerprints them with the sources):
 #   LITEX_SIM_CORE  LiteX's sim core folder (sim.c, modules/ ...)
@@ -53,7 +55,7 @@ $(OBJ_DIR)/core_%.o: $(LITEX_SIM_CORE)/%.c
 model: $(CORE_OBJS)
 	$(VERILATOR) --cc $(VERILOG) --top-module sim --exe -Mdir $(OBJ_DIR) \
 		-O3 -Wno-fatal -Wno-BLKANDNBLK -Wno-WIDTH -Wno-COMBDLY -Wno-CASEINCOMPLETE \
-		--unroll-count 256 --output-split 5000 --output-split-cfuncs 500 --relative-includes \
+		--unroll-count 256 --relative-includes \
 		-DPRINTF_COND=0 \
 		$(if $(TRACE),--trace --output-split-ctrace 500,) \
 		$(abspath sim_init.cpp) $(HERE)model_glue.cpp $(CORE_OBJS) \
