@@ -11,12 +11,10 @@ compile): every use of an input port of the `sim` module must sit inside an `alw
 """
 import os
 import re
-import subprocess
-import sys
 
 import pytest
 
-TOP = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+from test_soc_build import generate_sim_soc
 
 # Inputs that are clocks, not data.
 CLOCKS = {"sys_clk"}
@@ -48,10 +46,7 @@ def combinational_uses(verilog, names):
 
 
 def generated_verilog(out, args):
-    proc = subprocess.run([sys.executable, "-m", "litedav.soc.build", "--platform", "sim", *args,
-                           "--output-dir", out], cwd=TOP, stdout=subprocess.PIPE,
-                          stderr=subprocess.STDOUT, text=True, timeout=600)
-    assert proc.returncode == 0, proc.stdout[-3000:]
+    generate_sim_soc(out, args, timeout=600)
     with open(os.path.join(out, "gateware", "sim.v")) as f:
         return f.read()
 

@@ -12,11 +12,16 @@ import pytest
 TOP = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
-def generate(nic, out):
-    proc = subprocess.run([sys.executable, "-m", "litedav.soc.build", "--platform", "sim", "--nic", nic,
+def generate_sim_soc(out, args, timeout=300):
+    """`litedav-soc --platform sim ARGS` into `out` (generation only); fails the test on an error."""
+    proc = subprocess.run([sys.executable, "-m", "litedav.soc.build", "--platform", "sim", *args,
                            "--output-dir", out], cwd=TOP, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                          text=True, timeout=300)
+                          text=True, timeout=timeout)
     assert proc.returncode == 0, proc.stdout[-3000:]
+
+
+def generate(nic, out):
+    generate_sim_soc(out, ["--nic", nic])
     with open(os.path.join(out, "software", "include", "generated", "csr.h")) as f:
         csr = f.read()
     with open(os.path.join(out, "software", "include", "generated", "soc.h")) as f:
