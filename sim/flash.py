@@ -16,9 +16,9 @@ Pads (platforms/sim.py), SoC -> host: req_valid (the cycle a request starts),
 req_we, req_addr (byte offset in the window), req_data, req_sel; host -> SoC,
 registered here, so driven by the host a cycle ahead: resp_valid (one cycle per
 request), resp_data, present. A request that starts in cycle c is acked in c+1
-at the soonest (the host samples it at c's falling edge). Without the host module (`present` low) every
-access is acked at once with zero data, so a firmware probing ID sees no flash
-instead of hanging the bus.
+at the soonest (the host samples it at c's falling edge). Without the host
+module (`present` low) every access is acked at once with zero data, so a
+firmware probing ID sees no flash instead of hanging the bus.
 """
 
 from migen import Cat, Constant, If, Signal
