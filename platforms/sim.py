@@ -350,16 +350,45 @@ def build(args):
 
 def compile_model(gateware_dir, platform, settings):
     """obj_dir/Vsim and the sim modules, with our makefile (sim/model/model.mk) rather than
-    LiteX's build_sim.sh: no tracing unless asked for, the model's C++ optimized for speed."""
+    LiteX's build_sim.sh: no tracing unless asked for, the model's C++ optimized for speed and,
+    unless LITEDAV_SIM_PGO=0 or the model traces, guided by the profile of a training run
+    (sim/pgo.py): built instrumented, booted once, built again. A training run that fails leaves
+    the model built without a profile, and says why."""
     import litex.build.sim
+    from litedav.sim import pgo
     verilog = [os.path.abspath(os.path.join(gateware_dir, f)) for f, *_ in platform.sources
                if not f.endswith((".hex", ".init"))]
     jobs = os.environ.get("LITEDAV_SIM_JOBS") or str(os.cpu_count() or 2)
-    subprocess.run(["make", "-f", os.path.join(MODEL_DIR, "model.mk"),
-                    f"LITEX_SIM_CORE={os.path.join(os.path.dirname(litex.build.sim.__file__), 'core')}",
-                    f"VERILOG={' '.join(verilog)}", f"JOBS={jobs}",
-                    *(f"{k}={v}" for k, v in settings.items())],
-                   cwd=gateware_dir, check=True, stdout=None if os.environ.get("V") else subprocess.DEVNULL)
+    profile_dir = os.path.join(gateware_dir, pgo.PROFILE_DIR)
+
+    def make(target, pgo_pass=""):
+        subprocess.run(["make", "-f", os.path.join(MODEL_DIR, "model.mk"), target,
+                        f"LITEX_SIM_CORE={os.path.join(os.path.dirname(litex.build.sim.__file__), 'core')}",
+                        f"VERILOG={' '.join(verilog)}", f"JOBS={jobs}", f"PGO={pgo_pass}", f"PGO_DIR={profile_dir}",
+                        *(f"{k}={v}" for k, v in settings.items())],
+                       cwd=gateware_dir, check=True, stdout=None if os.environ.get("V") else subprocess.DEVNULL)
+
+    def clean_objects():
+        # the second pass compiles every object again: gcc reads a profile at compile time only
+        shutil.rmtree(os.path.join(gateware_dir, "obj_dir"), ignore_errors=True)
+
+    if not pgo.enabled() or settings.get("TRACE"):
+        shutil.rmtree(profile_dir, ignore_errors=True)
+        make("all")
+        return
+    make("all", "generate")
+    print("[litedav-soc] training the model for its profile: one boot and a few requests", flush=True)
+    try:
+        seconds = pgo.train(os.path.dirname(os.path.abspath(gateware_dir)), profile_dir)
+    except pgo.TrainingError as e:
+        print(f"[litedav-soc] warning: {e}; the model is built without a profile", flush=True)
+        shutil.rmtree(profile_dir, ignore_errors=True)
+        clean_objects()
+        make("model")
+        return
+    print(f"[litedav-soc] trained in {seconds:.0f} s; compiling the model with its profile", flush=True)
+    clean_objects()
+    make("model", "use")
 
 
 def stage_sim_modules(dest):

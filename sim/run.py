@@ -61,6 +61,7 @@ from typing import Optional
 from litedav.sim.config import (DEFAULT_BOOT_FLASH_FILE, BOARD_MODEL_NICS, BOARD_MODEL_PHYS, DEFAULT_FLASH_SIZE, DEFAULT_GAP_CYCLES, DEFAULT_PHY, MODEL_DIR, MODULE_SHARED_DIRS,
                                 MODULES_DIR, PHY_RATES, check_flash_size, describe_phy, model_settings,
                                 sim_config)
+from litedav.sim import pgo
 from litedav.soc.sizes import parse_size
 
 TOP = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -216,10 +217,12 @@ def _model_fingerprint(gateware_dir):
     (minus LiteX's timestamp comments), the sim module sources, with the
     shared C they build from, and the model's own build (sim/model/, its
     settings and the Verilator that compiles it). Firmware changes do not
-    count: main RAM is loaded from its .init file at start."""
+    count: main RAM is loaded from its .init file at start, and a profile-guided model's
+    training (sim/pgo.py) only makes it faster."""
     h = hashlib.sha256()
     settings = model_settings()
     h.update(repr(sorted(settings.items())).encode())
+    h.update(f"pgo={pgo.enabled()}".encode())
     try:
         version = subprocess.run([settings["VERILATOR"], "--version"], stdout=subprocess.PIPE,
                                  stderr=subprocess.STDOUT, text=True).stdout
@@ -307,7 +310,7 @@ def build(build_dir=DEFAULT_BUILD, soc_args=(), nic="liteeth", phy=None, fw_defs
     if os.path.exists(vsim) and os.path.exists(stamp) and open(stamp).read() == fingerprint:
         log("[3/3] simulator up to date (firmware image refreshed)")
     else:
-        log("[3/3] compiling the simulator with Verilator (about a minute on 2 cores)")
+        log("[3/3] compiling the simulator with Verilator (about two minutes on 2 cores with its training run)")
         t0 = time.time()
         _run([*soc, "--firmware", fw, "--compile"], os.path.join(logs, "verilator.log"), cwd=TOP)
         with open(stamp, "w") as f:

@@ -9,6 +9,8 @@
 #   - our own Verilator glue (model_glue.cpp), which has no tracer unless TRACE=1
 #   - the model's C++ not split into small functions and files (LiteX's --output-split
 #     5000 --output-split-cfuncs 500): one call per region, which the compiler optimizes whole
+#   - optionally profile-guided (PGO, gcc's -fprofile-generate/-fprofile-use): platforms/sim.py
+#     builds a training model, boots it once (sim/pgo.py) and builds again with its profile
 #
 # Variables (platforms/sim.py passes them; sim/run.py fingerprints them with the sources):
 #   LITEX_SIM_CORE  LiteX's sim core folder (sim.c, modules/ ...)
@@ -18,6 +20,11 @@
 #   OPT_SLOW        optimization of its once-only code (default: none, it compiles faster)
 #   MARCH           extra target flags for the model (e.g. -march=native; default none)
 #   TRACE=1         a VCD-tracing model (sim.vcd), for LiteX's --trace flow
+#   PGO             empty: no profile; generate: a training model that writes its profile
+#                   (*.gcda) into PGO_DIR when it exits (SIGUSR2 ends it cleanly: model_glue.cpp);
+#                   use: the model optimized with PGO_DIR's profile. Both passes must build in the
+#                   same obj_dir: gcc names a profile after its object file.
+#   PGO_DIR         the profile's folder (default pgo-profile)
 #   JOBS            parallel compiler jobs
 
 LITEX_SIM_CORE ?= $(error LITEX_SIM_CORE is not set)
@@ -27,6 +34,8 @@ OPT_FAST       ?= -O2
 OPT_SLOW       ?=
 MARCH          ?=
 TRACE          ?=
+PGO            ?=
+PGO_DIR        ?= pgo-profile
 JOBS           ?= 2
 
 HERE    := $(dir $(abspath $(lastword $(MAKEFILE_LIST))))
@@ -37,6 +46,19 @@ CC      ?= gcc
 CORE_C    := sim.c modules.c pads.c parse.c libdylib.c
 CORE_OBJS := $(addprefix $(OBJ_DIR)/core_,$(CORE_C:.c=.o))
 CORE_CFLAGS := -O2 -g -Wall -I$(LITEX_SIM_CORE) $(if $(TRACE),-DLITEDAV_TRACE=1)
+ifeq ($(PGO),generate)
+# -fprofile-update=single: the model is one thread, and atomic counters would cost it
+PGO_CFLAGS  := -fprofile-generate=$(abspath $(PGO_DIR)) -fprofile-update=single -DLITEDAV_PGO_TRAINING=1
+PGO_LDFLAGS := -fprofile-generate=$(abspath $(PGO_DIR))
+else ifeq ($(PGO),use)
+# -fprofile-partial-training: code the training run never reached stays optimized for speed
+# (not size); -Wno-coverage-mismatch: model_glue.cpp's training-only exit differs between passes
+PGO_CFLAGS  := -fprofile-use=$(abspath $(PGO_DIR)) -fprofile-partial-training -Wno-missing-profile \
+               -Wno-coverage-mismatch
+PGO_LDFLAGS := -fprofile-use=$(abspath $(PGO_DIR))
+else ifneq ($(PGO),)
+$(error PGO=$(PGO): expected generate, use or nothing)
+endif
 LIBS := -lpthread -Wl,--no-as-needed -ljson-c -lz -lm -lstdc++ -ldl -levent
 
 .PHONY: all modules model
@@ -59,7 +81,7 @@ model: $(CORE_OBJS)
 		-DPRINTF_COND=0 \
 		$(if $(TRACE),--trace --output-split-ctrace 500,) \
 		$(abspath sim_init.cpp) $(HERE)model_glue.cpp $(CORE_OBJS) \
-		-CFLAGS "-g -I$(abspath .) -I$(LITEX_SIM_CORE) $(MARCH) $(if $(TRACE),-DLITEDAV_TRACE=1)" \
-		-LDFLAGS "$(MARCH) $(LIBS)"
+		-CFLAGS "-g -I$(abspath .) -I$(LITEX_SIM_CORE) $(MARCH) $(PGO_CFLAGS) $(if $(TRACE),-DLITEDAV_TRACE=1)" \
+		-LDFLAGS "$(MARCH) $(PGO_LDFLAGS) $(LIBS)"
 	$(MAKE) -j$(JOBS) -C $(OBJ_DIR) -f Vsim.mk Vsim OPT_FAST="$(OPT_FAST)" OPT_SLOW="$(OPT_SLOW)" OPT_GLOBAL=-O2 \
 		CFG_CXXFLAGS_PCH_I=-include

@@ -1,8 +1,14 @@
 // The Verilator side of LiteX's sim loop (LiteX's sim.c calls these through its veril.h):
 // evaluate the model, report $finish, and, only in a TRACE=1 build (LITEDAV_TRACE), dump a VCD.
 // An untraced model has no tracer at all, so no per-step flush of one either.
+// A PGO training model (LITEDAV_PGO_TRAINING, model.mk's PGO=generate) also ends cleanly on
+// SIGUSR2, so that gcc's runtime writes the profile at exit (SIGINT and SIGTERM kill the process
+// after the slirp module's report, and a killed process writes no profile).
 
 #include <cstdint>
+#ifdef LITEDAV_PGO_TRAINING
+#include <csignal>
+#endif
 
 #include "Vsim.h"
 #include "verilated.h"
@@ -19,7 +25,18 @@ static Vsim *traced;
 static uint64_t trace_from, trace_to;
 #endif
 
-extern "C" void litex_sim_init_cmdargs(int argc, char *argv[]) { Verilated::commandArgs(argc, argv); }
+#ifdef LITEDAV_PGO_TRAINING
+static volatile sig_atomic_t training_over;
+static void end_training(int) { training_over = 1; }
+#endif
+
+extern "C" void litex_sim_init_cmdargs(int argc, char *argv[])
+{
+    Verilated::commandArgs(argc, argv);
+#ifdef LITEDAV_PGO_TRAINING
+    signal(SIGUSR2, end_training);
+#endif
+}
 
 extern "C" void litex_sim_eval(void *vsim, uint64_t time_ps)
 {
@@ -55,8 +72,13 @@ extern "C" void litex_sim_tracer_dump()
 #endif
 }
 
+// LiteX's sim loop asks after every step; 1 ends its event loop and main() returns.
 extern "C" int litex_sim_got_finish()
 {
+#ifdef LITEDAV_PGO_TRAINING
+    if (training_over)
+        return 1;
+#endif
     if (!Verilated::gotFinish())
         return 0;
 #ifdef LITEDAV_TRACE
