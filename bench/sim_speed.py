@@ -8,8 +8,9 @@ simulated cycles that passed divided by the wall time between the reads, in thre
   idle     the booted appliance with nothing connected (--idle-seconds of wall time)
   ab       ApacheBench keep-alive small GETs on /static/task.ics (`ab -k -c 10 -n N`)
   day      one user's day from empty (bench/office_sync.py: PROPFIND Depth 1 + calendar-multiget
-           of 200 items, 10 changes, an incremental sync) on its preloaded store image; it needs
-           litedav-host to write the image once (build/office_sync/), so --no-day skips it
+           of 200 items, 10 changes, an incremental sync) on its preloaded store image (a board
+           model's: its store flash's 32 MiB); it needs litedav-host to write the image once
+           (build/office_sync/), so --no-day skips it
 
 Wall-time figures depend on the host: each row names the 1-minute load average (os.getloadavg())
 before and after its run, and the git commit of the build measured, so an old build (--build-dir,
@@ -132,29 +133,31 @@ def measure_ab(build_dir, requests, concurrency, log, phy="gmii"):
     return {**w.figures(), "requests": requests, "concurrency": concurrency, "failed": int(failed.group(1))}
 
 
-def measure_day(build_dir, nic, log):
+def measure_day(build_dir, nic, log, soc=IDEAL_SOC, phy="gmii"):
     """bench/office_sync.py's user's day from empty, then its incremental sync, on a store image
-    holding that user (written once by litedav-host into build/office_sync/)."""
+    holding that user (written once by litedav-host into build/office_sync/; a board model's is
+    its store flash's size)."""
     from litedav.bench import office_data, office_sync
     user = "user000"
-    image = office_sync.store_image(1, 200, log=log)
+    _, client_s, boot_s = office_sync.timeouts(soc)
+    image = office_sync.store_image(1, 200, log=log, size_mib=office_sync.store_size(soc) // office_sync.MIB)
     items = office_data.user_items(user, 200)
     expected = {name: text for name, _, text in items}
     work = os.path.join(office_sync.WORK_DIR, "runs")
     os.makedirs(work, exist_ok=True)
-    sim, _ = office_sync.boot(build_dir, image, "gmii", None,
-                              os.path.join(work, f"sim-speed-{nic}-{os.getpid()}.flash"), log)
+    sim, _ = office_sync.boot(build_dir, image, phy, None,
+                              os.path.join(work, f"sim-speed-{soc}-{nic}-{os.getpid()}.flash"), log, boot_s)
     try:
         read_status(sim.port)
         with Window(sim) as w:
-            dav = office_sync.Dav(sim.port, user)
+            dav = office_sync.Dav(sim.port, user, client_s)
             state = office_sync.initial_sync(dav, user, expected)
             dav.close()
             rewrites, new, deleted = office_sync.changed_items(user, items)
-            editor = office_sync.Dav(sim.port, user)
+            editor = office_sync.Dav(sim.port, user, client_s)
             office_sync.make_changes(editor, user, state, rewrites, new, deleted)
             editor.close()
-            dav = office_sync.Dav(sim.port, user)
+            dav = office_sync.Dav(sim.port, user, client_s)
             office_sync.incremental_sync(dav, user, state, rewrites, new, deleted)
             dav.close()
     finally:
@@ -168,16 +171,13 @@ def measure(nic, build_dir, situations, args, log, soc=IDEAL_SOC):
     commit = build_commit(build_dir, args.commit)
     phy = soc_phy(soc)
     for situation in situations:
-        if situation == "day" and soc != IDEAL_SOC:
-            log(f"{soc} {nic}: day skipped (office_sync's store image is the ideal SoC's sim flash)")
-            continue
         log(f"{soc} {nic} ({args.label}, {commit}): {situation} ...")
         if situation == "idle":
             f = measure_idle(build_dir, args.idle_seconds, log, phy)
         elif situation == "ab":
             f = measure_ab(build_dir, args.requests, args.concurrency, log, phy)
         else:
-            f = measure_day(build_dir, nic, log)
+            f = measure_day(build_dir, nic, log, soc, phy)
         row = {"label": args.label, "soc": soc, "nic": nic, "phy": phy, "situation": situation, "commit": commit,
                "build_dir": os.path.relpath(build_dir, TOP) if build_dir.startswith(TOP + os.sep) else
                os.path.basename(build_dir), **f}
@@ -251,7 +251,7 @@ def main(argv=None):
     parser.add_argument("--nic", nargs="+", default=list(NICS), choices=NICS)
     parser.add_argument("--soc", nargs="+", default=[IDEAL_SOC], choices=[IDEAL_SOC, *BOARD_MODEL_PHYS],
                         help="SoCs to measure: the ideal SoC (default) and the board models (docs/board_model.md; "
-                             "at their own PHY, without the user's day)")
+                             "at their own PHY)")
     parser.add_argument("--build-dir", nargs="+", default=None, metavar="[NIC=]DIR",
                         help="simulator builds to measure, as is (no build step): NIC=DIR per NIC, or DIR "
                              "with one --nic; default: build/sim, build/sim-offload, built first")
