@@ -423,8 +423,9 @@ class Simulator:
     """One running simulated appliance, in its own run directory."""
 
     def __init__(self, build_dir=DEFAULT_BUILD, options=None):
-        """build_dir: a `build()`'s folder; options: SimOptions (None: the defaults)."""
-        self.build_dir = build_dir
+        """build_dir: a `build()`'s folder (a relative one from the current folder: the simulator
+        itself runs in its run directory); options: SimOptions (None: the defaults)."""
+        self.build_dir = build_dir = os.path.abspath(build_dir)
         self.options = options = options or SimOptions()
         self.port = options.port
         self.pcap = os.path.abspath(options.pcap) if options.pcap else None

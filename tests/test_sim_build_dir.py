@@ -26,3 +26,12 @@ def test_a_relative_build_folder_reaches_every_step_as_one_absolute_path(monkeyp
     socs = [c for c, _ in calls if "--output-dir" in c]
     assert socs and all(c[c.index("--output-dir") + 1] == expected for c in socs)
     assert all(os.path.isabs(log_path) and log_path.startswith(expected) for _, log_path in calls)
+
+
+def test_a_simulator_of_a_relative_build_folder_names_its_files_absolutely(monkeypatch, tmp_path):
+    # the simulator process runs in its run directory, so a relative path there would name another file
+    monkeypatch.chdir(tmp_path)
+    sim = run.Simulator("rel-build", run.SimOptions(port=8123))
+    assert sim.build_dir == str(tmp_path / "rel-build")
+    assert sim.run_dir == str(tmp_path / "rel-build" / "run-8123")
+    assert os.path.isabs(sim.flash) and os.path.isabs(sim.boot_flash)
