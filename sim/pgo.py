@@ -107,10 +107,15 @@ def train(build_dir, profile_dir):
         raise TrainingError(f"the training model wrote no profile into {profile_dir}")
     seconds = time.time() - t0
     record = {"firmware_sha256": firmware_digest(build_dir), "seconds": round(seconds, 1),
-              "boot_line": next((line for line in sim.console if line.startswith(BOOT_LINE)), None)}
+              "boot_line": boot_line(sim.console)}
     with open(os.path.join(profile_dir, TRAINING_RECORD), "w") as f:
         json.dump(record, f, indent=1)
     return seconds
+
+
+def boot_line(console):
+    """The firmware's boot line among a simulator's console lines, None before it came."""
+    return next((line for line in console if line.startswith(BOOT_LINE)), None)
 
 
 def firmware_digest(build_dir):

@@ -8,10 +8,6 @@ from litedav.platforms import sim as sim_platform
 from litedav.sim import pgo
 
 
-def _boot_line(console):
-    return next((line for line in console if line.startswith(pgo.BOOT_LINE)), None)
-
-
 @pytest.mark.skipif(not pgo.enabled(), reason="LITEDAV_SIM_PGO=0: models are built without a profile")
 def test_the_model_is_trained_and_boots_in_the_same_cycles_as_its_training_model(sim_build, appliance):
     record = pgo.training_record(sim_build)
@@ -22,7 +18,7 @@ def test_the_model_is_trained_and_boots_in_the_same_cycles_as_its_training_model
         pytest.skip("the model was trained with an earlier firmware image (only the image was rebuilt since)")
     # both boots start from an erased flash: the instrumented model and the one built with its
     # profile must count the same cycles from reset to serving
-    assert record["boot_line"] and record["boot_line"] == _boot_line(appliance.console)
+    assert record["boot_line"] and record["boot_line"] == pgo.boot_line(appliance.console)
 
 
 class _Make:
