@@ -316,6 +316,12 @@ def build(build_dir=DEFAULT_BUILD, soc_args=(), nic="liteeth", phy=None, fw_defs
         with open(stamp, "w") as f:
             f.write(fingerprint)
         log(f"      done in {time.time() - t0:.0f} s")
+        # the compile's own output stays in its log: say here whether the model got its profile
+        if pgo.enabled() and not model_settings().get("TRACE"):
+            record = pgo.training_record(build_dir)
+            log(f"      profile-guided (trained in {record['seconds']:.0f} s)" if record else
+                f"      warning: the model was built without a profile, its training run failed "
+                f"({os.path.join(logs, 'verilator.log')} says why)")
     return build_dir
 
 

@@ -77,3 +77,18 @@ def test_no_profile_when_asked_for_none_or_when_tracing(monkeypatch, tmp_path):
     monkeypatch.setenv("LITEDAV_SIM_PGO", "1")
     sim_platform.compile_model(str(gateware), _Platform(), {"OPT_FAST": "-O2", "TRACE": "1"})
     assert make.passes == [("all", ""), ("all", "")]
+
+
+def test_the_build_says_when_its_model_got_no_profile(monkeypatch, tmp_path, capsys):
+    from litedav.sim import run
+    monkeypatch.setattr(run, "_run", lambda cmd, log_path, **kw: None)
+    monkeypatch.setattr(run, "_model_fingerprint", lambda gateware: "fingerprint")
+    monkeypatch.setenv("LITEDAV_SIM_PGO", "1")
+    (tmp_path / "b" / "gateware").mkdir(parents=True)
+    run.build(str(tmp_path / "b"))
+    assert "built without a profile" in capsys.readouterr().out
+    (tmp_path / "b" / "gateware" / ".model-fingerprint").unlink()
+    (tmp_path / "b" / "gateware" / pgo.PROFILE_DIR).mkdir()
+    (tmp_path / "b" / "gateware" / pgo.PROFILE_DIR / pgo.TRAINING_RECORD).write_text('{"seconds": 8.0}')
+    run.build(str(tmp_path / "b"))
+    assert "profile-guided (trained in 8 s)" in capsys.readouterr().out
