@@ -4,8 +4,15 @@ The simulator stamps each frame with the simulated time of its first byte on the
 interface (nanoseconds = cycles / sys_clk). A frame's last byte passed `byte_ns` per byte
 later, so "the request's last byte in" and "the response's first byte out" are both on the
 wire, where a client would see them.
+
+    python3 -m litedav.bench.pcap_flows PCAP --stalls "PUT /bulk" [--min-gap-ms 2]
+
+prints the stalls of the first connection whose request starts so (e.g. in a
+`nic_compare --keep-pcap` trace): its data segments, how many of them came again
+(retransmitted), and every pause over --min-gap-ms between two of its frames, in simulated time.
 """
 
+import argparse
 import struct
 from dataclasses import dataclass, field
 
@@ -101,3 +108,63 @@ def latencies_ns(flows, target_prefix):
             if line.startswith(target_prefix) and response:
                 out.append(response[0].start_ns - request[-1].end_ns)
     return out
+
+
+def transfer_stalls(path, target_prefix, min_gap_ns):
+    """The first connection whose first request starts with target_prefix, from that request to
+    the client's FIN: {"data_segments", "retransmitted" (client segments whose sequence number
+    came before), "span_ns" (first to last client data segment), "stalls": [(gap_ns, at_ns,
+    from_client, retransmission)]}, a stall being a pause over min_gap_ns before a frame."""
+    client = None
+    seen, stalls = set(), []
+    data = retransmitted = 0
+    first = last_data = previous = None
+    for ts, frame, who, from_client, payload in server_frames(path):
+        if client is None:
+            if not (from_client and payload.startswith(target_prefix.encode())):
+                continue
+            client, first = who, ts
+        if who != client:
+            continue
+        tcp = 14 + (frame[14] & 0x0f) * 4
+        seq = struct.unpack(">I", frame[tcp + 4:tcp + 8])[0]
+        again = from_client and bool(payload) and seq in seen
+        if previous is not None and ts - previous > min_gap_ns:
+            stalls.append((ts - previous, ts - first, from_client, again))
+        if from_client and payload:
+            data += 1
+            retransmitted += again
+            seen.add(seq)
+            last_data = ts
+        previous = ts
+        if from_client and frame[tcp + 13] & 0x01:  # FIN
+            break
+    if client is None:
+        raise ValueError(f"{path}: no connection whose request starts with {target_prefix!r}")
+    return {"data_segments": data, "retransmitted": retransmitted, "span_ns": last_data - first,
+            "stalls": stalls}
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(prog="pcap_flows", description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("pcap")
+    parser.add_argument("--stalls", required=True, metavar="REQUEST",
+                        help='the start of the request line whose connection to look at, e.g. "PUT /bulk"')
+    parser.add_argument("--min-gap-ms", type=float, default=2.0, help="shortest pause reported (default 2)")
+    args = parser.parse_args(argv)
+    try:
+        r = transfer_stalls(args.pcap, args.stalls, args.min_gap_ms * 1e6)
+    except (OSError, ValueError) as e:
+        parser.exit(1, f"pcap_flows: {e}\n")
+    stalled = sum(gap for gap, *_ in r["stalls"])
+    print(f"{args.stalls}: {r['data_segments']} data segments, {r['retransmitted']} retransmitted, "
+          f"{r['span_ns'] / 1e6:.1f} ms; {len(r['stalls'])} stalls over {args.min_gap_ms:g} ms, "
+          f"{stalled / 1e6:.1f} ms in all")
+    for gap, at, from_client, again in r["stalls"]:
+        print(f"  {gap / 1e6:6.1f} ms before a frame {'from the client' if from_client else 'from the SoC'} "
+              f"at {at / 1e6:.1f} ms{' (retransmitted)' if again else ''}")
+
+
+if __name__ == "__main__":
+    main()
