@@ -1,6 +1,6 @@
 """How fast the simulator itself runs: simulated sys_clk cycles per wall second (issue 31).
 
-Unlike the other benchmarks, this one is about wall time: the Verilated SoC, LiteX's sim loop,
+Unlike the other benchmarks, this one is about wall time: the Verilated SoC, its main loop,
 the sim modules and libslirp together, on this host. For each NIC (GMII PHY) it boots the
 simulator and measures, between two reads of the firmware's status page (`uptime_cycles`), the
 simulated cycles that passed divided by the wall time between the reads, in three situations:

@@ -3,7 +3,8 @@
 Pins are not physical: each group is a set of Verilator top-level ports that a
 LiteX sim module drives every clock edge.
 
-- sys_clk / sys_rst: driven by LiteX's `clocker` module at the SoC's sys_clk.
+- sys_clk / sys_rst: the config's `clocker` entry at the SoC's sys_clk, driven by the model's
+  own main loop (sim/model/sim_main.c) with LiteX's clocker's edges.
 - serial: 8-bit stream to `serial2console` (the firmware's UART console).
 - eth: SimPHY's 8-bit frame stream (sim/phy.py: no preamble or FCS, an
   explicit `last` each way, TX `ready` from the module), driven and paced at a

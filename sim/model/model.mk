@@ -1,12 +1,17 @@
 # The simulated SoC's Verilator model (obj_dir/Vsim), built in a build's gateware folder by
-# platforms/sim.py in place of LiteX's sim core Makefile. LiteX's C sources (its sim loop,
+# platforms/sim.py in place of LiteX's sim core Makefile. LiteX's C sources (its
 # module loader, pad registry, config parser) are compiled from the installed LiteX package;
 # what differs from LiteX's own build:
 #   - no --trace unless TRACE=1: a traced model keeps per-signal change bookkeeping in every
 #     eval and LiteX's glue flushes the VCD writer every step, even with no dump active
 #   - the model's C++ at OPT_FAST (Verilator's default for the model's hot code is -Os, and
 #     LiteX's -O3 in CFLAGS comes before it on the command line, so -Os wins)
-#   - our own Verilator glue (model_glue.cpp), which has no tracer unless TRACE=1
+#   - our own Verilator glue (model_glue.cpp), which has no tracer unless TRACE=1, evaluates the
+#     model without Vsim::eval_step's per-call mutex and message checks, and takes $finish as
+#     a flag (Verilator's runtime built with VL_USER_FINISH; model_glue.cpp has vl_finish)
+#   - our own main loop (sim_main.c) in place of LiteX's sim.c: the same config, modules and
+#     steps, with the config's clocks driven in the loop (sim_clock.h) instead of by LiteX's
+#     clocker module; LiteX's loader (modules.c, parse.c, pads.c) is compiled as it is
 #   - the model's C++ not split into small functions and files (LiteX's --output-split
 #     5000 --output-split-cfuncs 500): one call per region, which the compiler optimizes whole
 #   - optionally profile-guided (PGO, gcc's -fprofile-generate/-fprofile-use): platforms/sim.py
@@ -42,8 +47,9 @@ HERE    := $(dir $(abspath $(lastword $(MAKEFILE_LIST))))
 OBJ_DIR := $(abspath obj_dir)
 CC      ?= gcc
 
-# LiteX's sim core: the main loop and its helpers, plain C
-CORE_C    := sim.c modules.c pads.c parse.c libdylib.c
+# LiteX's sim core: the module loader, config parser and pad registry, plain C (its main loop,
+# sim.c, is replaced by sim_main.c)
+CORE_C    := modules.c pads.c parse.c libdylib.c
 CORE_OBJS := $(addprefix $(OBJ_DIR)/core_,$(CORE_C:.c=.o))
 CORE_CFLAGS := -O2 -g -Wall -I$(LITEX_SIM_CORE) $(if $(TRACE),-DLITEDAV_TRACE=1)
 ifeq ($(PGO),generate)
@@ -72,16 +78,20 @@ modules:
 
 $(OBJ_DIR)/core_%.o: $(LITEX_SIM_CORE)/%.c
 	mkdir -p $(OBJ_DIR)
-	$(CC) -c $(CORE_CFLAGS) -o $@ $<
+	$(CC) -c $(CORE_CFLAGS) $(PGO_CFLAGS) -o $@ $<
 
-model: $(CORE_OBJS)
+$(OBJ_DIR)/sim_main.o: $(HERE)sim_main.c $(HERE)sim_clock.h
+	mkdir -p $(OBJ_DIR)
+	$(CC) -c $(CORE_CFLAGS) $(PGO_CFLAGS) -o $@ $<
+
+model: $(CORE_OBJS) $(OBJ_DIR)/sim_main.o
 	$(VERILATOR) --cc $(VERILOG) --top-module sim --exe -Mdir $(OBJ_DIR) \
 		-O3 -Wno-fatal -Wno-BLKANDNBLK -Wno-WIDTH -Wno-COMBDLY -Wno-CASEINCOMPLETE \
 		--unroll-count 256 --relative-includes \
 		-DPRINTF_COND=0 \
 		$(if $(TRACE),--trace --output-split-ctrace 500,) \
-		$(abspath sim_init.cpp) $(HERE)model_glue.cpp $(CORE_OBJS) \
-		-CFLAGS "-g -I$(abspath .) -I$(LITEX_SIM_CORE) $(MARCH) $(PGO_CFLAGS) $(if $(TRACE),-DLITEDAV_TRACE=1)" \
+		$(abspath sim_init.cpp) $(HERE)model_glue.cpp $(OBJ_DIR)/sim_main.o $(CORE_OBJS) \
+		-CFLAGS "-g -I$(abspath .) -I$(LITEX_SIM_CORE) $(MARCH) $(PGO_CFLAGS) -DVL_USER_FINISH=1 $(if $(TRACE),-DLITEDAV_TRACE=1)" \
 		-LDFLAGS "$(MARCH) $(PGO_LDFLAGS) $(LIBS)"
 	$(MAKE) -j$(JOBS) -C $(OBJ_DIR) -f Vsim.mk Vsim OPT_FAST="$(OPT_FAST)" OPT_SLOW="$(OPT_SLOW)" OPT_GLOBAL=-O2 \
 		CFG_CXXFLAGS_PCH_I=-include

@@ -1,5 +1,5 @@
-// The Verilator side of LiteX's sim loop (LiteX's sim.c calls these through its veril.h):
-// evaluate the model, report $finish, and, only in a TRACE=1 build (LITEDAV_TRACE), dump a VCD.
+// The Verilator side of the sim loop (sim_main.c calls these through LiteX's veril.h): evaluate
+// the model, report $finish, and, only in a TRACE=1 build (LITEDAV_TRACE), dump a VCD.
 // An untraced model has no tracer at all, so no per-step flush of one either.
 // A PGO training model (LITEDAV_PGO_TRAINING, model.mk's PGO=generate) also ends cleanly on
 // SIGUSR2, so that gcc's runtime writes the profile at exit (SIGINT and SIGTERM kill the process
@@ -18,6 +18,15 @@
 #endif
 
 static uint64_t now_ps;  // simulated time of the last eval, for $time and the tracer
+static bool finish_seen;  // the model ran $finish (vl_finish below)
+
+#ifndef LITEDAV_TRACE
+// The model's eval without Vsim::eval_step's per-call bookkeeping, after the first eval: that
+// takes a mutex to empty the garbage list of class objects (this design has none) and flushes
+// messages from model threads (it has none), twice per simulated cycle.
+void Vsim___024root___eval(Vsim___024root *root);
+static bool model_started;
+#endif
 
 #ifdef LITEDAV_TRACE
 static VerilatedVcdC *vcd;
@@ -40,8 +49,29 @@ extern "C" void litex_sim_init_cmdargs(int argc, char *argv[])
 
 extern "C" void litex_sim_eval(void *vsim, uint64_t time_ps)
 {
-    static_cast<Vsim *>(vsim)->eval();
+    Vsim *model = static_cast<Vsim *>(vsim);
+#ifdef LITEDAV_TRACE
+    model->eval();  // a traced model's eval_step also records activity for the tracer
+#else
+    if (VL_LIKELY(model_started)) {
+        Vsim___024root___eval(model->rootp);
+    } else {
+        model->eval();  // the first: the model's initial blocks and settle
+        model_started = true;
+    }
+#endif
     now_ps = time_ps;
+}
+
+// $finish (model.mk builds Verilator's runtime with VL_USER_FINISH): Verilator's own message and
+// flag, and a plain flag the sim loop reads after every step (Verilated::gotFinish() takes a
+// mutex).
+void vl_finish(const char *filename, int linenum, const char *hier) VL_MT_UNSAFE
+{
+    (void)hier;
+    VL_PRINTF("- %s:%d: Verilog $finish\n", filename, linenum);
+    Verilated::threadContextp()->gotFinish(true);
+    finish_seen = true;
 }
 
 // sim_init.cpp calls it whether or not the build traces.
@@ -72,14 +102,14 @@ extern "C" void litex_sim_tracer_dump()
 #endif
 }
 
-// LiteX's sim loop asks after every step; 1 ends its event loop and main() returns.
+// The sim loop asks after every step; 1 ends it and main() returns.
 extern "C" int litex_sim_got_finish()
 {
 #ifdef LITEDAV_PGO_TRAINING
     if (training_over)
         return 1;
 #endif
-    if (!Verilated::gotFinish())
+    if (VL_LIKELY(!finish_seen))
         return 0;
 #ifdef LITEDAV_TRACE
     vcd->close();
