@@ -9,7 +9,7 @@
  * per step, paid twice per sys_clk cycle:
  *   - a `clocker` entry of the config is a clock driven here: its pad is set from a phase kept
  *     step to step, without a module call and the two 64-bit divisions of LiteX's clocker
- *     (the same edges: clock_step below);
+ *     (the same edges: sim_clock.h);
  *   - the steps run in one loop, not one libevent timer callback per STEPS_PER_POLL steps;
  *   - $finish is a flag (model_glue.cpp), not a mutex-guarded query of Verilator's context.
  * A config that names a module no loaded library provides is an error, not a warning. */
