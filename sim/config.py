@@ -103,8 +103,9 @@ def check_flash_size(size):
 
 
 def clocker_freq_hz(sys_clk_freq):
-    """The frequency LiteX's clocker module gets for sys_clk: LiteX's sim steps in whole
-    picoseconds, so a half period must be one (75 MHz's is 6666.7 ps: it runs at 6667 ps, 74.996
+    """The frequency of sys_clk's `clocker` entry in sim_config.js (the sim loop drives it with
+    LiteX's clocker's edges, sim/model/sim_clock.h): the sim steps in whole picoseconds, so a
+    half period must be one (75 MHz's is 6666.7 ps: it runs at 6667 ps, 74.996
     MHz). Only the order of edges depends on it; every figure counts sys_clk cycles and turns
     them into time at the SoC's own sys_clk (the sim modules' sys_clk_hz)."""
     half_period_ps = round(1e12 / sys_clk_freq / 2)
