@@ -212,6 +212,17 @@ def _run(cmd, quiet_log=None, **kw):
         sys.exit(f"litedav-sim: step failed: {' '.join(cmd)} (full log: {quiet_log})")
 
 
+def link_model_files(gateware, run_dir):
+    """Link what the model reads from its working directory into run_dir: the build's memory
+    images (*.init) and its sim modules (modules/), replacing older links."""
+    for name in os.listdir(gateware):
+        if name.endswith(".init") or name == "modules":
+            link = os.path.join(run_dir, name)
+            if os.path.lexists(link):
+                os.remove(link)
+            os.symlink(os.path.join(gateware, name), link)
+
+
 def _model_fingerprint(gateware_dir):
     """What the Verilator model depends on: the generated Verilog and C++ glue
     (minus LiteX's timestamp comments), the sim module sources, with the
@@ -477,12 +488,7 @@ class Simulator:
                 if os.path.exists(image):
                     os.remove(image)  # the flash modules create it erased
         self.fresh_flash = False   # a restart of this Simulator keeps what was written
-        for name in os.listdir(gateware):
-            if name.endswith(".init") or name == "modules":
-                link = os.path.join(run_dir, name)
-                if os.path.lexists(link):
-                    os.remove(link)
-                os.symlink(os.path.join(gateware, name), link)
+        link_model_files(gateware, run_dir)
         options = self.options
         if options.lwip_clock_scale != 1:
             if not os.path.exists(os.path.join(gateware, MAIN_RAM_INIT)):

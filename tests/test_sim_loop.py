@@ -15,6 +15,7 @@ import subprocess
 import pytest
 
 from litedav.sim.config import MODEL_DIR, clocker_freq_hz
+from litedav.sim.run import link_model_files
 
 CHECK = r"""
 #include <stdio.h>
@@ -87,9 +88,7 @@ def test_clock_edges_match_litex_clocker(check, freq_hz, phase_deg, timebase):
 def run_model(gateware, folder, config):
     """obj_dir/Vsim of a build, in folder with the build's modules and memory images and the
     given sim_config.js; (returncode, stdout + stderr). It exits before its first step."""
-    for name in os.listdir(gateware):
-        if name.endswith(".init") or name == "modules":
-            os.symlink(os.path.join(gateware, name), folder / name)
+    link_model_files(gateware, str(folder))
     (folder / "sim_config.js").write_text(json.dumps(config))
     out = subprocess.run([os.path.join(gateware, "obj_dir", "Vsim")], cwd=folder, capture_output=True,
                          text=True, timeout=60, stdin=subprocess.DEVNULL)

@@ -10,7 +10,6 @@
 #include <stdint.h>
 
 struct clock {
-    const char *name;
     char *pad;
     uint64_t period_ps, half_ps, shift_ps;
     uint64_t phase_ps;  /* (last_ps - shift_ps) mod period_ps */

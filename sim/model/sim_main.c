@@ -98,11 +98,10 @@ static int add_clock(struct module_s *m, struct pad_list_s *pads)
         fprintf(stderr, "[sim] clocker: pad list %s has no signal of that name\n", found->name);
         return RC_ERROR;
     }
-    c->name = found->name;
     clock_init(c, freq_hz, phase_deg);
     *c->pad = 0;
     nclocks++;
-    printf("[sim] clock %s: freq_hz=%" PRIu64 ", phase_deg=%" PRIu64 "\n", c->name, freq_hz, phase_deg);
+    printf("[sim] clock %s: freq_hz=%" PRIu64 ", phase_deg=%" PRIu64 "\n", found->name, freq_hz, phase_deg);
     return RC_OK;
 }
 
@@ -149,8 +148,8 @@ static int add_session(struct module_s *m, struct ext_module_list_s *loaded, str
  * group is ticked in list order. */
 static int split_sessions(struct session *list)
 {
-    struct session *s, *prev, *next, **group;
-    size_t n = 0;
+    struct session *s, *prev, *next;
+    size_t n = 0, nfirst = 0, nother = 0;
 
     for (prev = list, s = list ? list->next : NULL; s; s = next) {
         next = s->next;
@@ -169,10 +168,10 @@ static int split_sessions(struct session *list)
     if (!first_sessions || !other_sessions)
         return RC_NOENMEM;
     for (s = list; s; s = s->next) {
-        group = s->tickfirst ? first_sessions : other_sessions;
-        while (*group)
-            group++;
-        *group = s;
+        if (s->tickfirst)
+            first_sessions[nfirst++] = s;
+        else
+            other_sessions[nother++] = s;
     }
     return RC_OK;
 }
