@@ -40,6 +40,7 @@ from litex.soc.integration.soc_core import get_mem_data
 from litedav.sim.config import (BOARD_MODEL_NICS, BOARD_MODEL_PHYS, DEFAULT_FLASH_FILE, DEFAULT_FLASH_SIZE, DEFAULT_GAP_CYCLES, DEFAULT_PHY,
                                 MODEL_DIR, MODULE_SHARED_DIRS, MODULES_DIR, PHY_RATES, check_flash_size,
                                 check_phy, model_settings, sim_config)
+from litedav.sim import liteeth_slots
 from litedav.sim.flash import SimFlash, WINDOW_SIZE
 from litedav.sim.phy import SimPHY, SimSerialPads
 from litedav.soc.litedav_soc import MAIN_RAM_BASE, LiteDAVSoC
@@ -128,10 +129,11 @@ class SimBoard:
     NIC_SYS_DATAPATH = False
     NIC_BUS_SLICES   = False
 
-    def __init__(self, main_ram_size, firmware_words=None, spi_flash=False):
-        self.main_ram_size  = main_ram_size
-        self.firmware_words = firmware_words
-        self.spi_flash      = spi_flash
+    def __init__(self, main_ram_size, firmware_words=None, spi_flash=False, merged_eth_rx_slots=True):
+        self.main_ram_size       = main_ram_size
+        self.firmware_words      = firmware_words
+        self.spi_flash           = spi_flash
+        self.merged_eth_rx_slots = merged_eth_rx_slots
 
     def soc_kwargs(self):
         return dict(
@@ -159,6 +161,14 @@ class SimBoard:
         else:
             add_sim_flash(soc)
         return soc.ethphy
+
+    def add_ethernet(self, soc, phy, nrxslots, ntxslots):
+        """LiteEth's MAC as LiteX's add_ethernet() adds it; with merged_eth_rx_slots its RX slots
+        are one memory (sim/liteeth_slots.py: the same MAC cycle for cycle, cheaper to simulate)."""
+        if self.merged_eth_rx_slots:
+            liteeth_slots.add_ethernet(soc, phy, nrxslots=nrxslots, ntxslots=ntxslots)
+        else:
+            soc.add_ethernet(phy=phy, nrxslots=nrxslots, ntxslots=ntxslots)
 
 
 class ColorlightI5Model(SimBoard):
@@ -189,7 +199,8 @@ class ColorlightI5Model(SimBoard):
     DEFAULT_PHY      = BOARD_MODEL_PHYS[NAME]
 
     def __init__(self, firmware_words=None):
-        SimBoard.__init__(self, 0, firmware_words, spi_flash=True)
+        # LiteEth's slots as the bitstream builds them: the board model is the board's SoC.
+        SimBoard.__init__(self, 0, firmware_words, spi_flash=True, merged_eth_rx_slots=False)
 
     def soc_kwargs(self):
         return dict(
@@ -274,6 +285,10 @@ def add_arguments(parser):
                              "SDR PHY and SPI NOR chip models (sim module spi_nor_flash) on the pads of "
                              "the Colorlight i5's boot chip (a 2 MiB GD25Q16) and of its store flash (the "
                              "Pmod's 32 MiB MT25QL256, in --flash-file) (docs/sim_flash.md)")
+    parser.add_argument("--liteeth-stock-slots", action="store_true",
+                        help="sim, ideal SoC, --nic liteeth: LiteEth's RX slots as LiteEth builds them (a "
+                             "memory, wishbone SRAM and decoder leg per slot) instead of one memory "
+                             "(sim/liteeth_slots.py); the same MAC cycle for cycle, slower to simulate")
 
 
 def build(args):
@@ -306,7 +321,8 @@ def build(args):
         if not model and len(firmware_words) * 4 > args.main_ram_size:
             sys.exit(f"litedav-soc: firmware ({len(firmware_words) * 4} bytes) does not fit main RAM")
 
-    board = model(firmware_words) if model else SimBoard(args.main_ram_size, firmware_words, args.spi_flash)
+    board = model(firmware_words) if model else SimBoard(args.main_ram_size, firmware_words, args.spi_flash,
+                                                                    merged_eth_rx_slots=not args.liteeth_stock_slots)
     soc = LiteDAVSoC(Platform(), board,
         sys_clk_freq   = sys_clk_freq,
         eth_rx_slots   = args.eth_rx_slots or ETH_RX_SLOTS,
