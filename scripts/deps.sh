@@ -32,8 +32,15 @@ run_apt() {
 }
 
 sources_file=/etc/apt/sources.list.d/litedav-src.sources
+# lwIP: unpacked again (from the cached tarball, fetched when missing) whenever build/lwip does
+# not carry firmware/lwip-patches exactly as they are now.
+lwip_tarball() { ls "$cache"/lwip-src/lwip_*.orig.tar.* 2>/dev/null | head -n 1; }
+need_lwip=0
 need_src=0
-[ -f "$top/build/lwip/src/core/tcp.c" ] || need_src=1
+if [ ! -f "$top/build/lwip/src/core/tcp.c" ] || ! "$top/scripts/lwip_patches.sh" check "$top/build/lwip"; then
+  need_lwip=1
+  [ -n "$(lwip_tarball)" ] || need_src=1
+fi
 
 if [ ${#need_apt[@]} -gt 0 ] || [ $need_src -eq 1 ]; then
   mkdir -p "$cache/apt-archives/partial"
@@ -52,18 +59,23 @@ else
   say "Debian packages present"
 fi
 
-# lwIP 2.1.3 from Debian's source package, unpacked under build/ (never committed).
+# lwIP 2.1.3 from Debian's source package, unpacked under build/ (never committed), with LiteDAV's
+# patches (firmware/lwip-patches) applied. The files get the unpacking time (tar -m), so every
+# build recompiles lwIP after a change of the patches.
 if [ $need_src -eq 1 ]; then
   say "fetching lwIP sources (Debian source package lwip)"
   rm -rf "$cache/lwip-src" && mkdir -p "$cache/lwip-src"
   (cd "$cache/lwip-src" && apt-get source --download-only -q lwip >/dev/null)
-  tarball=$(ls "$cache"/lwip-src/lwip_*.orig.tar.* | head -n 1)
+fi
+if [ $need_lwip -eq 1 ]; then
+  tarball=$(lwip_tarball)
   rm -rf "$top/build/lwip" && mkdir -p "$top/build/lwip"
-  tar -xf "$tarball" -C "$top/build/lwip" --strip-components=1
+  tar -xmf "$tarball" -C "$top/build/lwip" --strip-components=1
   [ -f "$top/build/lwip/src/core/tcp.c" ] || { echo "lwIP tarball has no src/core/tcp.c" >&2; exit 1; }
-  say "lwIP unpacked: $(grep -m1 'LWIP_VERSION_STRING\|#define LWIP_VERSION_MAJOR' "$top/build/lwip/src/include/lwip/init.h" | tr -s ' ')"
+  "$top/scripts/lwip_patches.sh" apply "$top/build/lwip"
+  say "lwIP unpacked: $(grep -m1 'LWIP_VERSION_STRING\|#define LWIP_VERSION_MAJOR' "$top/build/lwip/src/include/lwip/init.h" | tr -s ' '), patched: $(grep -c -v -e '^#' -e '^[[:space:]]*$' "$top/firmware/lwip-patches/series") patch(es) of firmware/lwip-patches"
 else
-  say "lwIP sources present"
+  say "lwIP sources present, patched"
 fi
 
 # Python stack, pinned (see requirements.txt); the package itself in editable mode.

@@ -11,9 +11,20 @@
 # same list.
 # LWIPOPTS_BASE: the settings every lwipopts.h includes, for builds that list
 # their headers as prerequisites.
+# lwIP's sources must carry LiteDAV's patches (firmware/lwip-patches, applied by
+# `make deps`): a build refuses sources that do not.
 
 LWIPDIR       := $(LWIP_DIR)/src
 LWIPOPTS_BASE := $(abspath $(dir $(lastword $(MAKEFILE_LIST))))/lwipopts_base.h
+LWIP_PATCHES  := $(abspath $(dir $(lastword $(MAKEFILE_LIST)))/../../scripts/lwip_patches.sh)
+
+# lwIP is LiteDAV's only with its patches (firmware/lwip-patches): sources without them, or with
+# another version of them, are refused rather than built.
+ifneq ($(wildcard $(LWIPDIR)/core/tcp.c),)
+ifneq ($(shell $(LWIP_PATCHES) check $(LWIP_DIR) && echo patched),patched)
+$(error lwIP in $(LWIP_DIR) does not carry firmware/lwip-patches as they are now: run 'make deps')
+endif
+endif
 
 ifneq ($(wildcard $(LWIPDIR)/Filelists.mk),)
 include $(LWIPDIR)/Filelists.mk
