@@ -250,6 +250,35 @@ def test_dav_authentication(target):
         client.close()
 
 
+def test_dav_discovery_from_root(target):
+    """A client given only the server starts at "/" (RFC 6764 section 6): PROPFIND there asks for
+    credentials, then names the principal (RFC 5397) and lists the DAV root; GET is still the
+    status page; the .well-known redirect says what it is (RFC 9110 section 15.4.2)."""
+    anonymous = Dav(target, None)
+    body = f'<D:propfind {XMLNS}><D:prop><D:current-user-principal/></D:prop></D:propfind>'
+    r = anonymous("PROPFIND", "/", body, {"Depth": "0"})
+    assert r.status == 401 and r.getheader("WWW-Authenticate").startswith("Basic realm="), r.status
+    assert anonymous("GET", "/").status == 200
+    r = anonymous("GET", "/.well-known/caldav")
+    assert (r.status, r.reason) == (301, "Moved Permanently"), (r.status, r.reason)
+    dav = Dav(target)
+    root = propfind(dav, "/", ["D:current-user-principal", "D:resourcetype", "D:principal-URL"])
+    assert list(root) == ["/"]
+    props = root["/"]["props"]
+    assert props[tag("D", "current-user-principal")][0] == 200
+    assert props[tag("D", "current-user-principal")][1].find("D:href", NS).text == HOME
+    assert props[tag("D", "resourcetype")][1].find("D:collection", NS) is not None
+    assert props[tag("D", "principal-URL")][0] == 404   # "/" is no principal
+    assert list(propfind(dav, "/", ["D:resourcetype"], depth="1")) == ["/", "/dav/"]
+    r = dav("OPTIONS", "/")
+    assert r.status == 200 and r.getheader("DAV") == "1, 3, calendar-access", r.getheaders()
+    assert "PROPFIND" in {m.strip() for m in r.getheader("Allow").split(",")}
+    # a method the root does not take
+    assert dav("PROPPATCH", "/", f'<D:propertyupdate {XMLNS}/>').status == 405
+    for client in (anonymous, dav):
+        client.close()
+
+
 def test_dav_options_and_unsupported_methods(target):
     dav = Dav(target)
     r = dav("OPTIONS", HOME)

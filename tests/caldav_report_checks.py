@@ -358,6 +358,10 @@ def test_caldav_client_flow(target):
     principal = client.principal()
     assert principal.url.path == HOME
     assert principal.calendar_home_set.url.path == HOME
+    # pointed at the server itself (RFC 6764 section 6), the client finds the same principal
+    from_root = caldav.DAVClient(url=f"http://127.0.0.1:{target.port}/", username=USER,
+                                 password=PASSWORD, timeout=target.timeout)
+    assert from_root.principal().url.path == HOME
     cal_id = f"work-{secrets.token_hex(3)}"
     cal = principal.make_calendar(name="Work", cal_id=cal_id)
     try:

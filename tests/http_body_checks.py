@@ -23,6 +23,8 @@ GET_TASK_CLOSE = b"GET /static/task.ics HTTP/1.1\r\nHost: t\r\nConnection: close
 ALLOW_STATIC = {"GET", "HEAD", "OPTIONS"}
 # OPTIONS * (RFC 9110 9.3.7): every method the server implements, WebDAV/CalDAV ones included.
 ALLOW_SERVER = ALLOW_STATIC | {"PUT", "DELETE", "PROPFIND", "PROPPATCH", "MKCOL", "MKCALENDAR", "REPORT"}
+# "/": the status page, and PROPFIND for clients that discover CalDAV from the server's root
+ALLOW_ROOT = ALLOW_STATIC | {"PROPFIND"}
 
 
 class Response:
@@ -136,7 +138,7 @@ def test_options(target):
         c.send(b"OPTIONS * HTTP/1.1\r\nHost: t\r\n\r\n"
                b"OPTIONS /static/task.ics HTTP/1.1\r\nHost: t\r\n\r\n"
                b"OPTIONS / HTTP/1.1\r\nHost: t\r\n\r\n" + GET_TASK_CLOSE)
-        for allow in (ALLOW_SERVER, ALLOW_STATIC, ALLOW_STATIC):
+        for allow in (ALLOW_SERVER, ALLOW_STATIC, ALLOW_ROOT):
             r = c.response()
             assert r.status == 200 and r.body == b""
             assert r.header("Content-Length") == "0"

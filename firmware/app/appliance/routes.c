@@ -108,6 +108,45 @@ static void profile_end(struct http_exchange *x)
 static const struct http_handler profile_handler = { NULL, NULL, profile_end, NULL };
 #endif
 
+/* ---- / : the status page, and the DAV root for PROPFIND ------------------- */
+
+/* RFC 6764 section 6: a client given only the server may take its root as the context path and
+ * ask it for current-user-principal (RFC 5397). PROPFIND / goes to WebDAV, which answers for "/"
+ * as for its own root (credentials asked, the principal named); every other method is the
+ * status page's. */
+static const struct http_handler *root_target(const struct http_exchange *x)
+{
+    return x->req->method == HTTP_PROPFIND ? &dav_handler : &status_handler;
+}
+
+static int root_begin(struct http_exchange *x)
+{
+    const struct http_handler *h = root_target(x);
+    return h->begin ? h->begin(x) : 0;
+}
+
+static int root_body(struct http_exchange *x, const uint8_t *data, size_t len)
+{
+    const struct http_handler *h = root_target(x);
+    return h->body ? h->body(x, data, len) : HTTPD_BODY_OK;
+}
+
+static void root_end(struct http_exchange *x)
+{
+    const struct http_handler *h = root_target(x);
+    if (h->end)
+        h->end(x);
+}
+
+static void root_abort(struct http_exchange *x)
+{
+    const struct http_handler *h = root_target(x);
+    if (h->abort)
+        h->abort(x);
+}
+
+static const struct http_handler root_handler = { root_begin, root_body, root_end, root_abort };
+
 /* ---- the table ------------------------------------------------------------ */
 
 #define DAV_METHODS                                                                           \
@@ -121,7 +160,9 @@ static const struct http_handler profile_handler = { NULL, NULL, profile_end, NU
 #define DAV_BODY_MAX (256u * 1024u)
 
 static const struct http_route routes[] = {
-    { "/", READ_METHODS, ROUTE_DISCARD_MAX, &status_handler, NULL },
+    /* a discovery PROPFIND is a few hundred bytes: the status page's small body limit holds */
+    { "/", READ_METHODS | HTTP_METHOD_BIT(HTTP_PROPFIND), ROUTE_DISCARD_MAX, &root_handler,
+      DAV_OPTIONS },
     { "/static/", READ_METHODS, ROUTE_DISCARD_MAX, &static_handler, NULL },
     { "/.well-known/caldav", READ_METHODS | HTTP_METHOD_BIT(HTTP_PROPFIND), ROUTE_DISCARD_MAX,
       &wellknown_handler, NULL },

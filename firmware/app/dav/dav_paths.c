@@ -165,6 +165,14 @@ int dav_resolve(struct dav_ctx *c)
         return rc;
     memset(t, 0, sizeof(*t));
     t->path = c->path;
+    if (len == 1) {
+        /* "/", where a route sends it: the DAV root seen from the server's root (RFC 6764
+         * section 6: a client may start there), answering for itself */
+        t->path_len = len;
+        t->exists = true;
+        t->kind = DAV_RES_ROOT;
+        return 0;
+    }
     if (len == root - 1 && memcmp(c->path, DAV_ROOT_PATH, root - 1) == 0) {
         c->path[len++] = '/';
         c->path[len] = '\0';

@@ -32,11 +32,13 @@ static int propfind_render(struct dav_ctx *c)
         return 0;
     case PF_COLLECTIONS:
         if (c->target.kind == DAV_RES_ROOT) {
-            /* the root lists the user's own home only */
+            /* the DAV root lists the user's own home only; the server's root, the DAV root */
+            bool server_root = c->target.path_len == 1;
             memset(&r, 0, sizeof(r));
-            r.kind = DAV_RES_HOME;
+            r.kind = server_root ? DAV_RES_ROOT : DAV_RES_HOME;
             r.path = path;
-            r.path_len = (size_t)snprintf(path, sizeof(path), DAV_ROOT_PATH "%s/", c->user);
+            r.path_len = server_root ? (size_t)snprintf(path, sizeof(path), DAV_ROOT_PATH)
+                                     : (size_t)snprintf(path, sizeof(path), DAV_ROOT_PATH "%s/", c->user);
             r.exists = true;
             write_response(c, &r);
             c->phase = PF_CLOSE;

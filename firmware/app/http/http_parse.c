@@ -337,6 +337,7 @@ const char *http_reason(int status)
     case 201: return "Created";
     case 204: return "No Content";
     case 207: return "Multi-Status";
+    case 301: return "Moved Permanently";
     case 304: return "Not Modified";
     case 400: return "Bad Request";
     case 401: return "Unauthorized";
@@ -351,6 +352,7 @@ const char *http_reason(int status)
     case 414: return "URI Too Long";
     case 415: return "Unsupported Media Type";
     case 417: return "Expectation Failed";
+    case 424: return "Failed Dependency";      /* RFC 4918 section 11.4 */
     case 431: return "Request Header Fields Too Large";
     case 500: return "Internal Server Error";
     case 501: return "Not Implemented";
