@@ -281,7 +281,8 @@ def changed_items(user, items, n=CHANGES, seed=12345):
     deleted = [items[-1][0]]
     rewrites = {}
     for name, _, text in items[1:n - 2]:
-        rewrites[name] = re.sub(r"^SUMMARY:(.*)$", r"SUMMARY:\1 (moved)", text, count=1, flags=re.M)
+        # the summary's text, not its line's CR: content lines end in CRLF (RFC 5545 section 3.1)
+        rewrites[name] = re.sub(r"^SUMMARY:([^\r\n]*)", r"SUMMARY:\1 (moved)", text, count=1, flags=re.M)
     return rewrites, new, deleted
 
 

@@ -9,6 +9,7 @@ command line's per-SoC defaults. About 15 s.
 """
 import json
 import os
+import re
 import shutil
 import struct
 
@@ -48,6 +49,8 @@ def test_users_day_sync_then_incremental(server):
     rewrites, new, deleted = office_sync.changed_items(user, items)
     assert (len(rewrites), len(new), len(deleted)) == (7, 2, 1)
     assert not set(rewrites) & set(deleted) and not set(new) & {n for n, _, _ in items}
+    for text in rewrites.values():   # valid iCalendar: every content line ends in CRLF
+        assert " (moved)\r\n" in text and re.fullmatch(r"(?:[^\r\n]*\r\n)*", text), repr(text[:200])
     office_sync.make_changes(office_sync.Dav(server.port, user), user, state, rewrites, new, deleted)
     reported = office_sync.incremental_sync(office_sync.Dav(server.port, user), user, state, rewrites,
                                             new, deleted)
