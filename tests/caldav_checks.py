@@ -485,6 +485,10 @@ def test_caldav_put_preconditions(target):
             [tag("C", "valid-calendar-data")]
         assert precondition(put(dav, cal + "bad.ics", ics("bad").replace("END:VEVENT\r\n", ""))) \
             == [tag("C", "valid-calendar-data")]
+        # RFC 5545 section 3.1: a bare CR in a line (a SUMMARY rewritten without its CRLF)
+        bare_cr = ics("cr").replace("SUMMARY:", "SUMMARY:x\r (moved)\nX-Y:", 1)
+        assert "\r (moved)\n" in bare_cr
+        assert precondition(put(dav, cal + "cr.ics", bare_cr)) == [tag("C", "valid-calendar-data")]
         assert precondition(put(dav, cal + "dup.ics", ics("e"))) == [tag("C", "no-uid-conflict")]
         # the UID index (a digest per object, learnt when an object is read) follows rewrites
         # and deletes: f.ics's digest is learnt by the first conflict, then f.ics takes UID g

@@ -301,6 +301,18 @@ static void test_lines(void)
     CHECK(parse(&obj, "BEGIN:VCALENDAR\nVERSION:2.0\nPRODID:x\nBEGIN:VTODO\nUID:lf\n  -tail\nEND:VTODO\nEND:VCALENDAR", &err) == ICAL_OK);
     CHECK(obj.kind == ICAL_VTODO && obj.uid.len == 8 && memcmp(obj.uid.ptr, "lf -tail", 8) == 0);
 
+    /* 5545 3.1: a bare CR, or CRLF and LF mixed in one object, is refused where it is */
+    CHECK(parse(&obj, CAL_HEAD EVENT("DTSTART:20240101T100000Z\r\nSUMMARY:a\r (moved)\n") CAL_TAIL, &err) ==
+          ICAL_ERR_SYNTAX);
+    CHECK(err.line == 8 && err.message && strstr(err.message, "bare CR"));
+    CHECK(parse(&obj, CAL_HEAD EVENT("DTSTART:20240101T100000Z\nSUMMARY:a\r\n") CAL_TAIL, &err) ==
+          ICAL_ERR_SYNTAX);
+    CHECK(err.line == 7 && err.message && strstr(err.message, "bare LF"));
+    CHECK(parse(&obj, "BEGIN:VCALENDAR\nVERSION:2.0\r\nPRODID:x\nEND:VCALENDAR\n", &err) == ICAL_ERR_SYNTAX);
+    CHECK(err.line == 2 && err.message && strstr(err.message, "CRLF in an object"));
+    CHECK(parse(&obj, CAL_HEAD EVENT("DTSTART:20240101T100000Z\r\n") "END:VCALENDAR\r", &err) ==
+          ICAL_ERR_SYNTAX);
+
     /* line length limit counts the unfolded line */
     struct ical_limits lim = { 40, 0, 0, 0 };
     const char *long_line = CAL_HEAD EVENT("DTSTART:20240101T100000Z\r\nSUMMARY:0123456789012345678901234\r\n 567890123456789\r\n") CAL_TAIL;

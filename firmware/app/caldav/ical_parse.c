@@ -24,9 +24,26 @@ static void *alloc(struct reader *r, size_t n)
 
 /* ---- content lines (5545 3.1) ------------------------------------------- */
 
+/* A line break at r->pos, brk bytes long: content lines end in CRLF. An object
+ * whose lines all end in LF is read as well (files written on Unix); a bare CR,
+ * or CRLF and LF mixed in one object, is an error: such a line cannot be read
+ * back as its writer meant it (a CR inside a value, or a line end lost). */
+static bool line_break(struct reader *r, size_t brk)
+{
+    char kind = brk == 2 ? '\r' : r->buf[r->pos];
+    if (kind == '\r' && brk == 1)
+        return ical_fail(r, ICAL_ERR_SYNTAX, "bare CR: content lines end in CRLF");
+    if (r->line_end == 0)
+        r->line_end = kind;
+    else if (r->line_end != kind)
+        return ical_fail(r, ICAL_ERR_SYNTAX, kind == '\n' ? "bare LF in an object whose lines end in CRLF"
+                                                            : "CRLF in an object whose lines end in LF");
+    return true;
+}
+
 /* Next logical line, unfolded into the arena: a line break followed by one
- * space or tab continues the line. CRLF and bare LF both end lines. Returns
- * false at end of input or on error (r->code says which). */
+ * space or tab continues the line. CRLF ends lines, or LF throughout an object
+ * (line_break). Returns false at end of input or on error (r->code says which). */
 static bool next_line(struct reader *r, struct ical_str *out)
 {
     while (r->pos < r->len) {
@@ -42,6 +59,8 @@ static bool next_line(struct reader *r, struct ical_str *out)
             if (c == '\r' || c == '\n') {
                 size_t brk = (c == '\r' && r->pos + 1 < r->len && r->buf[r->pos + 1] == '\n') ? 2 : 1;
                 size_t after = r->pos + brk;
+                if (!line_break(r, brk))
+                    return false;
                 if (after < r->len && (r->buf[after] == ' ' || r->buf[after] == '\t')) {
                     r->pos = after + 1;   /* fold: drop the break and one white space */
                     r->line_no++;

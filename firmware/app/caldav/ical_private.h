@@ -16,6 +16,7 @@ struct reader {
     size_t len, pos;
     uint32_t line_no;           /* physical lines read so far */
     uint32_t start_line;        /* first physical line of the current logical line */
+    char line_end;              /* the object's line ends: '\r' CRLF, '\n' LF, 0 none yet */
     size_t line_offset;
     unsigned char *arena;
     size_t used, size;
