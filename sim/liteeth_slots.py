@@ -49,7 +49,8 @@ def _slot_case(writer):
                 for body in statement.cases.values() for s in body):
             return statement, ports
     raise LiteEthSlotsError("LiteEth's SRAM writer has no per-slot write case: this LiteEth "
-                            "builds its RX slots differently; build without merged slots")
+                            "builds its RX slots differently; build with LiteEth's own slots "
+                            "(litedav-soc --liteeth-stock-slots)")
 
 
 def merge_writer_slots(writer, nslots, depth):
@@ -59,9 +60,9 @@ def merge_writer_slots(writer, nslots, depth):
                                 f"not {nslots} (LiteEth's slot counter wraps at a power of two)")
     case, ports = _slot_case(writer)
     bodies = {getattr(key, "value", key): body for key, body in case.cases.items()}
-    if sorted(bodies, key=str) != sorted(range(nslots), key=str) or len(ports) != nslots:
+    if set(bodies) != set(range(nslots)) or len(ports) != nslots:
         raise LiteEthSlotsError(f"LiteEth's SRAM writer has {len(ports)} slot ports and a case "
-                                f"over {sorted(bodies, key=str)}, expected {nslots} slots")
+                                f"over {sorted(map(str, bodies))}, expected {nslots} slots")
     body = bodies[0]
     if not (len(body) == 3 and isinstance(body[0], _Assign) and isinstance(body[1], _Assign)
             and isinstance(body[2], If) and len(body[2].t) == 1):
