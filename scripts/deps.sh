@@ -11,7 +11,7 @@ say() { printf '[deps] %s\n' "$*"; }
 apt_packages=(
   verilator gcc-riscv64-unknown-elf picolibc-riscv64-unknown-elf
   libevent-dev libjson-c-dev zlib1g-dev libslirp-dev
-  apache2-utils curl dpkg-dev xz-utils
+  apache2-utils curl dpkg-dev xz-utils patch
   clang libclang-rt-dev litmus
   gcc-arm-none-eabi libnewlib-arm-none-eabi qemu-system-arm valgrind
   lm4flash openocd
@@ -72,8 +72,8 @@ if [ $need_lwip -eq 1 ]; then
   rm -rf "$top/build/lwip" && mkdir -p "$top/build/lwip"
   tar -xmf "$tarball" -C "$top/build/lwip" --strip-components=1
   [ -f "$top/build/lwip/src/core/tcp.c" ] || { echo "lwIP tarball has no src/core/tcp.c" >&2; exit 1; }
-  "$top/scripts/lwip_patches.sh" apply "$top/build/lwip"
-  say "lwIP unpacked: $(grep -m1 'LWIP_VERSION_STRING\|#define LWIP_VERSION_MAJOR' "$top/build/lwip/src/include/lwip/init.h" | tr -s ' '), patched: $(grep -c -v -e '^#' -e '^[[:space:]]*$' "$top/firmware/lwip-patches/series") patch(es) of firmware/lwip-patches"
+  applied=$("$top/scripts/lwip_patches.sh" apply "$top/build/lwip")
+  say "lwIP unpacked: $(grep -m1 'LWIP_VERSION_STRING\|#define LWIP_VERSION_MAJOR' "$top/build/lwip/src/include/lwip/init.h" | tr -s ' '), patched: $applied patch(es) of firmware/lwip-patches"
 else
   say "lwIP sources present, patched"
 fi

@@ -2,8 +2,9 @@
 # lwip_patches.sh apply|check|stamp LWIP_DIR: LiteDAV's changes to lwIP, kept as patches
 # (firmware/lwip-patches/series names them in order) and applied to the sources `make deps`
 # unpacks from Debian's package; lwIP itself is never committed.
-#   apply  applies the series to pristine sources in LWIP_DIR and records it in
-#          LWIP_DIR/.litedav-patches (a patch that does not apply cleanly is an error)
+#   apply  applies the series to pristine sources in LWIP_DIR, records it in
+#          LWIP_DIR/.litedav-patches and prints how many patches it applied (a patch
+#          that does not apply cleanly is an error)
 #   check  exits 0 when LWIP_DIR carries exactly the series as it is now
 #   stamp  prints what .litedav-patches holds for the series as it is now
 set -euo pipefail
@@ -23,6 +24,7 @@ case $action in
         || { echo "lwip_patches.sh: $p does not apply to $lwip" >&2; exit 1; }
     done
     stamp > "$lwip/.litedav-patches"
+    series | wc -l
     ;;
   check) [ -f "$lwip/.litedav-patches" ] && cmp -s <(stamp) "$lwip/.litedav-patches" ;;
   stamp) stamp ;;

@@ -24,6 +24,7 @@ import math
 from unittest import mock
 
 from migen import Case, Cat, If, Memory
+from migen.fhdl.bitcontainer import log2_int
 from migen.fhdl.structure import _Assign
 from migen.fhdl.specials import _MemoryPort
 
@@ -75,7 +76,7 @@ def merge_writer_slots(writer, nslots, depth):
         raise LiteEthSlotsError("LiteEth's SRAM writer slot case does not drive one port")
     word_addr, word_data, write = body[0].r, body[1].r, body[2].cond
 
-    addr_bits = math.ceil(math.log2(depth))
+    addr_bits = log2_int(depth, need_pow2=False)   # LiteEth's decoder offset, as it computes it
     memory = Memory(len(word_data), nslots << addr_bits, name="rx_slots")
     port = memory.get_port(write_capable=True)
     writer._fragment.comb.remove(case)
