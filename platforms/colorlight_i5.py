@@ -65,8 +65,8 @@ NAME = "colorlight_i5"
 # Clocks and CPU: VexRiscv linux+no-dsp at 75 MHz, Yosys flow3, nextpnr seed 3. linux+no-dsp
 # (relaxed PC calculation, no branch prediction, iterative multiplier, plus an MMU) has a shorter
 # pipeline stall chain than `standard`, whose own stall chain keeps it below 75 MHz; LiteX's ABC9
-# flow3 script maps the SoC into fewer LUTs than the default flow, enough for 39% of them free;
-# seed 3 is the placement `make bitstreams` measures (Yosys and nextpnr are deterministic for the
+# flow3 script maps the SoC into fewer LUTs than the default flow, enough for 40% of them free;
+# seed 3 is the placement `make bitstreams` measures, seeds 1 and 2 meet 75 MHz too (Yosys and nextpnr are deterministic for the
 # same sources and tool versions, so it repeats). What limits each clock and the measurements
 # behind these choices: docs/colorlight_i5.md; the current build: bench/results/fpga-colorlight_i5.md.
 DEFAULT_SYS_CLK_FREQ = 75e6

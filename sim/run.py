@@ -542,7 +542,7 @@ class Simulator:
 
     @staticmethod
     def has_store_flash(build_dir):
-        """The build's SoC has the store flash (platforms/store_flash.py), the second LiteSPI core."""
+        """The build's SoC has the store flash (platforms/store_flash.py), its core named as LiteSPI's."""
         return Simulator._csr_names(build_dir, "storeflash")
 
     @staticmethod

@@ -5,8 +5,8 @@ or erase the SoC completed is in the host file at once, whatever happens to the
 simulator. The module cuts the power at an exact sys_clk cycle when asked (its
 power_cut_file: SIGKILL of the simulator), so the image holds what the chip held.
   - sim_flash: the ideal SoC's sim flash (sim/flash.py, module flash_file);
-  - store_flash: the boards' store flash (platforms/store_flash.py: LiteSPI and the
-    spi_nor_flash module playing the Pmod's 32 MiB MT25QL256) on the SoC of
+  - store_flash: the boards' store flash (platforms/store_flash.py: its SPI master and
+    the spi_nor_flash module playing the Pmod's 32 MiB MT25QL256) on the SoC of
     `litedav-soc --platform sim --spi-flash`; a cut while the chip is busy tears the
     page program or sector erase in progress (the module's cut line says how many bytes).
 

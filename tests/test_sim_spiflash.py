@@ -1,15 +1,16 @@
 """The boards' flash path in the simulator: the firmware's LiteSPI driver
-(firmware/ports/litex/flash_litespi.c) on LiteX's LiteSPI cores and 1x SDR PHYs, with SPI
-NOR chip models on the PHYs' pads (sim/modules/spi_nor_flash): the Colorlight i5's boot chip
-(a GD25Q16) and its store flash (the Pmod's 32 MiB MT25QL256, platforms/store_flash.py), each
-kept in a host file: the SoC of `litedav-soc --platform sim --spi-flash`, built in
-build/sim-spiflash (LITEDAV_SPIFLASH_BUILD: another folder).
+(firmware/ports/litex/flash_litespi.c) on LiteX's LiteSPI core and 1x SDR PHY (the boot chip)
+and the store flash's SPI master (gateware/spi_master.py), with SPI NOR chip models on their
+pads (sim/modules/spi_nor_flash): the Colorlight i5's boot chip (a GD25Q16) and its store flash
+(the Pmod's 32 MiB MT25QL256, platforms/store_flash.py), each kept in a host file: the SoC of
+`litedav-soc --platform sim --spi-flash`, built in build/sim-spiflash (LITEDAV_SPIFLASH_BUILD:
+another folder).
 
   1. The store lives on the store flash, above 16 MiB too: a PUT on a fresh chip, power off;
      the image is turned by 4,100 blocks on the host (the store's blocks carry no address), so
      that its log sits past the 16 MiB that 3-byte addresses reach, with stale bytes in the
      blocks after it; the second boot mounts it and serves the object back (4-byte reads
-     through the store flash's LiteSPI master), and a PUT that opens the next block erases and programs
+     through the store flash's master), and a PUT that opens the next block erases and programs
      there (4-byte erase and program). The image read on the host holds both objects; the
      lowest 16 MiB and the boot chip were never written.
   2. Without the Pmod, the store stays in the boot chip's region, as before the store flash:
