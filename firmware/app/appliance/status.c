@@ -115,18 +115,41 @@ static int render_syn(char *out, size_t size)
         syn_queue_stats.syn_rcvd_stale_dropped, (unsigned)SYN_LISTEN_BACKLOG);
 }
 
-/* /dav/ request contexts: taken, and requests waiting for one */
+/* /dav/ request contexts: taken, and requests waiting for one; the store's
+ * log blocks compacted since it was mounted */
 static int render_dav(char *out, size_t size)
 {
     const struct dav_stats *ds = dav_get_stats();
+    const struct store *st = dav_mounted_store();
     return snprintf(out, size,
         "dav_ctx_used: %" PRIu32 "\n"
         "dav_ctx_max: %u\n"
         "dav_waiting: %" PRIu32 "\n"
         "dav_waited: %" PRIu64 "\n"
-        "dav_refused: %" PRIu64 "\n",
+        "dav_refused: %" PRIu64 "\n"
+        "store_compactions: %" PRIu32 "\n",
         ds->ctx_used, (unsigned)DAV_CTX_MAX, ds->waiting, ds->waited,
-        ds->refused);
+        ds->refused, st ? st->compactions : 0);
+}
+
+/* Responses kept rendered and sent by reference (dav_fragments.c); nothing
+ * in a build or a run without them. */
+static int render_fragments(char *out, size_t size)
+{
+    const struct dav_fragment_stats *fs = dav_fragments_stats();
+    if (!dav_fragments_enabled())
+        return 0;
+    return snprintf(out, size,
+        "fragments_capacity: %" PRIu32 "\n"
+        "fragments_bytes: %" PRIu32 "\n"
+        "fragments_hits: %" PRIu64 "\n"
+        "fragments_misses: %" PRIu64 "\n"
+        "fragments_rendered: %" PRIu64 "\n"
+        "fragments_not_kept: %" PRIu64 "\n"
+        "fragments_evicted: %" PRIu64 "\n"
+        "fragments_in_flight_refusals: %" PRIu64 "\n",
+        fs->capacity, fs->bytes, fs->hits, fs->misses, fs->rendered,
+        fs->not_kept, fs->evicted, fs->refused_in_flight);
 }
 
 static int render_heap(char *out, size_t size)
@@ -201,7 +224,7 @@ static int render_pools(char *out, size_t size)
 }
 
 static int (*const sections[])(char *out, size_t size) = {
-    render_clock, render_network, render_http, render_syn, render_dav, render_heap, render_pools, render_tcp_states,
+    render_clock, render_network, render_http, render_syn, render_dav, render_fragments, render_heap, render_pools, render_tcp_states,
 };
 
 size_t status_section(unsigned index, char *out, size_t size)

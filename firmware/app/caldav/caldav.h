@@ -21,5 +21,9 @@ void caldav_object_from_member(struct dav_ctx *c);
  * start); with_data, a calendar object's CALDAV:calendar-data streamed from
  * the store. Returns 1 once it is complete. */
 int caldav_render_object(struct dav_ctx *c, bool with_data);
+/* c->obj's whole response by reference, kept rendered (dav_fragments.c):
+ * true, or false when the request's responses are not kept or there is no
+ * room now (then caldav_render_object renders it, the copying path). */
+bool caldav_send_object_ref(struct dav_ctx *c, bool with_data);
 
 #endif

@@ -28,7 +28,8 @@ void caldav_object_from_member(struct dav_ctx *c)
 
 /* CALDAV:calendar-data, as a name: caldav_render_object writes it after the
  * other properties. */
-static const struct dav_prop calendar_data = {XML_NS_CALDAV, "C", "calendar-data", NULL, 0, 0, NULL};
+static const struct dav_prop caldav_calendar_data = {XML_NS_CALDAV, "C", "calendar-data", NULL, 0,
+                                                      DAV_PROP_OF_CONTENT, NULL};
 
 /* Section 9.6: calendar-data is streamed from the store in pieces, so an
  * object needs no buffer of its own size here. */
@@ -51,7 +52,7 @@ int caldav_render_object(struct dav_ctx *c, bool with_data)
             dav_writer_done(c, &w);
             return 1;
         }
-        dav_write_propstats(c, &w, r, &calendar_data);
+        dav_write_propstats(c, &w, r, &caldav_calendar_data);
         dav_writer_done(c, &w);
         c->offset = 0;
         c->obj_phase = 2;
@@ -65,6 +66,7 @@ int caldav_render_object(struct dav_ctx *c, bool with_data)
                              c->offset, data, sizeof(data), &got, &info) != STORE_OK || got == 0 ||
             info.etag != r->obj.etag) {
             /* gone or replaced meanwhile: what was sent stands, the rest is cut */
+            c->obj_cut = true;
             dav_out_raw(c, "</C:calendar-data>");
             c->obj_phase = 2;
             return 0;
@@ -77,10 +79,25 @@ int caldav_render_object(struct dav_ctx *c, bool with_data)
         return 0;
     default:
         dav_writer(c, &w);
-        dav_write_propstats_tail(c, &w, r, &calendar_data);
+        dav_write_propstats_tail(c, &w, r, &caldav_calendar_data);
         xml_write_raw(&w, "</D:response>", 13);
         dav_writer_done(c, &w);
         c->obj_phase = 0;
         return 1;
     }
+}
+
+static int render_with_data(struct dav_ctx *c) { return caldav_render_object(c, true); }
+static int render_without_data(struct dav_ctx *c) { return caldav_render_object(c, false); }
+
+bool caldav_send_object_ref(struct dav_ctx *c, bool with_data)
+{
+    if (c->obj_phase != 0 || !dav_fragments_enabled())
+        return false;
+    if (!c->fragment_variant_known) {
+        c->fragment_variant = dav_fragment_variant(c, &caldav_calendar_data);
+        c->fragment_variant_known = true;
+    }
+    return dav_send_object_fragment(c, with_data ? render_with_data : render_without_data,
+                                    c->fragment_variant);
 }

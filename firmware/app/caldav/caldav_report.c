@@ -35,7 +35,8 @@ bool caldav_report_begin(struct dav_ctx *c)
 static int render_object_or_close(struct dav_ctx *c)
 {
     if (c->phase == R_OBJECT) {
-        if (caldav_render_object(c, caldav_report_of(c)->want_data))
+        bool with_data = caldav_report_of(c)->want_data;
+        if (caldav_send_object_ref(c, with_data) || caldav_render_object(c, with_data))
             c->phase = R_NEXT;
         return 0;
     }

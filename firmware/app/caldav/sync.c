@@ -106,7 +106,7 @@ static int sync_render(struct dav_ctx *c)
         c->phase = SYNC_OBJECT;
         /* fall through */
     case SYNC_OBJECT:
-        if (caldav_render_object(c, report->want_data))
+        if (caldav_send_object_ref(c, report->want_data) || caldav_render_object(c, report->want_data))
             c->phase = SYNC_CHANGES;
         return 0;
     case SYNC_TRUNCATED:

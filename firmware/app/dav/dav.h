@@ -142,6 +142,13 @@ struct dav_ctx {
     char obj_path[DAV_PATH_MAX + 2];
     size_t obj_name_off;
     int obj_phase;
+    bool obj_cut;                       /* the store could not give obj whole (sent as far as read) */
+
+    /* the next piece by reference: a kept response (dav_fragments.c) */
+    const uint8_t *ref;
+    uint32_t ref_len;
+    uint32_t fragment_variant;          /* dav_fragment_variant() of the request, once known */
+    bool fragment_variant_known;
 };
 
 /* Mount the store on f (an empty flash becomes an empty store), provision
@@ -185,6 +192,9 @@ typedef bool (*dav_prop_fn)(struct dav_ctx *c, const struct dav_resource *r, str
 
 #define DAV_PROP_ALLPROP 1            /* listed by allprop (RFC 4918 section 14.2) */
 #define DAV_PROP_VERBATIM 2           /* PROPPATCH stores the value as sent, white space too */
+#define DAV_PROP_OF_CONTENT 4         /* of an object, a function of its bytes and ETag alone: a
+                                         response naming only such properties is kept rendered
+                                         (dav_fragments.c) */
 
 /* A live property (RFC 4918 section 15 and the like). */
 struct dav_prop {
@@ -323,6 +333,37 @@ void dav_object_resource(struct dav_ctx *c, const struct dav_member *m, char *pa
 /* The collection at path[0..len) (ending in '/'): STORE_OK with its id and type. */
 int dav_find_collection(struct dav_ctx *c, const char *path, size_t len, uint32_t *id,
                         const struct dav_coll_type **type);
+
+/* Responses of objects kept rendered in RAM and sent by reference
+ * (dav_fragments.c). The memory is the port's (appliance/app.c gives it). */
+void dav_fragments_init(void *mem, size_t size);
+bool dav_fragments_enabled(void);
+struct dav_fragment_stats {
+    uint64_t hits, misses;      /* lookups */
+    uint64_t rendered;          /* responses rendered into the cache */
+    uint64_t not_kept;          /* no room (the oldest still in flight, or too large) */
+    uint64_t refused_in_flight; /* reclaims that found TCP still sending from the oldest */
+    uint64_t evicted;
+    uint32_t bytes, capacity;
+};
+const struct dav_fragment_stats *dav_fragments_stats(void);
+/* The number naming the request's property list, for kept responses; 0 when
+ * they cannot be kept (see DAV_PROP_OF_CONTENT). streamed: the property the
+ * layer above writes itself after the others. */
+uint32_t dav_fragment_variant(const struct dav_ctx *c, const struct dav_prop *streamed);
+/* Renders the next piece of c->obj's DAV:response into c->out: 1 after the last. */
+typedef int (*dav_object_render_fn)(struct dav_ctx *c);
+/* c->obj's whole response as the next piece, by reference (c->ref): the kept
+ * one, or rendered now with render and kept. False: nothing was done (the
+ * caller renders it piece by piece, the copying path). */
+bool dav_send_object_fragment(struct dav_ctx *c, dav_object_render_fn render, uint32_t variant);
+/* The cache's own: a lookup, and a record written in place. */
+const uint8_t *dav_fragment_find(uint32_t etag, uint32_t variant, const char *path, size_t path_len,
+                                 uint32_t *len);
+uint8_t *dav_fragment_reserve(size_t path_len, size_t max_data);
+void dav_fragment_cancel(void);
+const uint8_t *dav_fragment_commit(uint32_t etag, uint32_t variant, const char *path, size_t path_len,
+                                   uint32_t data_len, bool keep);
 
 /* Stable-order enumeration of a collection's members in batches. */
 enum dav_source { DAV_SRC_OBJECTS, DAV_SRC_CHANGES, DAV_SRC_COLLECTIONS };

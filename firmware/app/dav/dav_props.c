@@ -212,11 +212,11 @@ static bool p_supported_report_set(struct dav_ctx *c, const struct dav_resource 
 }
 
 static const struct dav_prop props[] = {
-    {XML_NS_DAV, "D", "resourcetype", p_resourcetype, 0, DAV_PROP_ALLPROP, NULL},
+    {XML_NS_DAV, "D", "resourcetype", p_resourcetype, 0, DAV_PROP_ALLPROP | DAV_PROP_OF_CONTENT, NULL},
     {XML_NS_DAV, "D", "displayname", p_displayname, STORE_PROP_DISPLAYNAME, DAV_PROP_ALLPROP, NULL},
-    {XML_NS_DAV, "D", "getetag", p_getetag, 0, DAV_PROP_ALLPROP, NULL},
-    {XML_NS_DAV, "D", "getcontenttype", p_getcontenttype, 0, DAV_PROP_ALLPROP, NULL},
-    {XML_NS_DAV, "D", "getcontentlength", p_getcontentlength, 0, DAV_PROP_ALLPROP, NULL},
+    {XML_NS_DAV, "D", "getetag", p_getetag, 0, DAV_PROP_ALLPROP | DAV_PROP_OF_CONTENT, NULL},
+    {XML_NS_DAV, "D", "getcontenttype", p_getcontenttype, 0, DAV_PROP_ALLPROP | DAV_PROP_OF_CONTENT, NULL},
+    {XML_NS_DAV, "D", "getcontentlength", p_getcontentlength, 0, DAV_PROP_ALLPROP | DAV_PROP_OF_CONTENT, NULL},
     {XML_NS_DAV, "D", "current-user-principal", p_current_user_principal, 0, 0, NULL},
     {XML_NS_DAV, "D", "principal-URL", p_principal_url, 0, 0, NULL},
     {XML_NS_DAV, "D", "owner", p_owner, 0, 0, NULL},

@@ -180,6 +180,13 @@ static int dav_produce(struct http_exchange *x, char *buf, size_t room, size_t *
             continue;
         }
         c->out_off = c->out_len = 0;
+        if (c->ref_len) {
+            if (*len)
+                break; /* the copied bytes before it go first */
+            httpd_produce_ref(x, c->ref, c->ref_len);
+            c->ref_len = 0;
+            return 0; /* a piece by reference is a piece of its own */
+        }
         if (c->done)
             break;
         if (c->render(c) < 0) {
@@ -189,7 +196,7 @@ static int dav_produce(struct http_exchange *x, char *buf, size_t room, size_t *
         if (*len)
             break; /* one piece per call: other connections get their turn */
     }
-    if (c->done && c->out_off >= c->out_len) {
+    if (c->done && c->out_off >= c->out_len && !c->ref_len) {
         dav_ctx_free(c);
         return 1;
     }
@@ -207,6 +214,7 @@ void dav_respond_stream(struct dav_ctx *c, int status, const char *type, dav_ren
     memset(&resp, 0, sizeof(resp));
     c->render = render;
     c->out_len = c->out_off = 0;
+    c->ref_len = 0;
     c->done = false;
     resp.status = status;
     resp.content_type = type;

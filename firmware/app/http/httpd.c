@@ -25,6 +25,7 @@
 #include <string.h>
 
 #include "lwip/mem.h"
+#include "lwip/priv/tcp_priv.h"
 #include "lwip/tcp.h"
 
 #include "http/http_chunked.h"
@@ -35,6 +36,7 @@
 #include "net/server_conn.h"
 
 #include "platform/app_config.h"
+#include "platform/port.h"
 
 struct httpd_stats httpd_stats;
 
@@ -455,17 +457,60 @@ static int queue_bytes(struct conn *c, const void *ptr, uint32_t len, int copy, 
     return err == ERR_OK ? n : -1;
 }
 
-/* Ask the producer for the next piece, framed as a chunk if need be. */
+static int segments_hold(const struct tcp_seg *seg, const uint8_t *start, const uint8_t *end)
+{
+    for (; seg; seg = seg->next) {
+        const struct pbuf *p;
+        for (p = seg->p; p; p = p->next)
+            if ((const uint8_t *)p->payload < end && (const uint8_t *)p->payload + p->len > start)
+                return 1;
+    }
+    return 0;
+}
+
+int httpd_bytes_in_flight(const void *start, const void *end)
+{
+    const struct tcp_pcb *pcb;
+    /* every connection that can still send is on the active list (TIME-WAIT
+     * holds no data); segments freed on acknowledgement may live on in the NIC */
+    for (pcb = tcp_active_pcbs; pcb; pcb = pcb->next)
+        if (segments_hold(pcb->unsent, start, end) || segments_hold(pcb->unacked, start, end))
+            return 1;
+    return port_tx_holds(start, end);
+}
+
+void httpd_produce_ref(struct http_exchange *x, const void *data, uint32_t len)
+{
+    struct conn *c = conn_of(x);
+    c->ref = data;
+    c->ref_len = len;
+}
+
+/* Ask the producer for the next piece, framed as a chunk if need be. A piece
+ * by reference goes out from where it lies (c->body, not copied), its chunk
+ * head from the stage and its CRLF after it. */
 static int produce_piece(struct conn *c)
 {
     size_t room = STAGE_MAX - CHUNK_FRAMING, len = 0;
     char *buf = c->stage + (c->tx_chunked ? CHUNK_FRAMING - 2 : 0);
     int rc, counted = !c->tx_chunked && c->tx_length_left != HTTPD_LENGTH_UNKNOWN;
+    int by_ref;
 
     if (counted && c->tx_length_left < room)
         room = c->tx_length_left;
+    c->ref_len = 0;
     rc = c->produce(&c->x, buf, room, &len);
-    if (rc < 0 || len > room)
+    by_ref = c->ref_len != 0;
+    if (by_ref) {
+        if (len || (counted && c->ref_len > c->tx_length_left))
+            return -1;
+        len = c->ref_len;
+        c->body = c->ref;
+        c->body_tx_left = c->ref_len;
+        c->body_copy = 0;
+        c->ref_len = 0;
+    }
+    if (rc < 0 || (!by_ref && len > room))
         return -1;
     if (counted) {
         /* the Content-Length sent must be the length produced (RFC 9112
@@ -489,12 +534,17 @@ static int produce_piece(struct conn *c)
             c->stage[--start] = hex[v & 15];
             v >>= 4;
         } while (v);
-        memcpy(buf + len, "\r\n", 2);
         c->stage_off = (uint16_t)start;
-        c->stage_len = (uint16_t)(CHUNK_FRAMING + len);
+        if (by_ref) {
+            c->stage_len = (uint16_t)(CHUNK_FRAMING - 2);
+            c->chunk_crlf_left = 2;
+        } else {
+            memcpy(buf + len, "\r\n", 2);
+            c->stage_len = (uint16_t)(CHUNK_FRAMING + len);
+        }
     } else {
         c->stage_off = 0;
-        c->stage_len = (uint16_t)len;
+        c->stage_len = by_ref ? 0 : (uint16_t)len;
     }
     if (!c->tx_producing && c->tx_chunked)
         c->last_chunk_left = sizeof(last_chunk) - 1;
@@ -527,11 +577,17 @@ static int send_pending(struct conn *c)
             if (n > 0)
                 c->stage_off += (uint16_t)n;
         } else if (c->body_tx_left) {
-            n = queue_bytes(c, c->body, c->body_tx_left, c->body_copy, 0);
+            n = queue_bytes(c, c->body, c->body_tx_left, c->body_copy,
+                            c->chunk_crlf_left || c->tx_producing || c->last_chunk_left);
             if (n > 0) {
                 c->body += n;
                 c->body_tx_left -= (uint32_t)n;
             }
+        } else if (c->chunk_crlf_left) {
+            /* copied: the next chunk's head joins these two bytes in one pbuf */
+            n = queue_bytes(c, "\r\n" + 2 - c->chunk_crlf_left, c->chunk_crlf_left, 1, 1);
+            if (n > 0)
+                c->chunk_crlf_left -= (uint8_t)n;
         } else if (c->tx_producing) {
             if (tcp_sndbuf(c->pcb) < CHUNK_FRAMING) {
                 n = 0;
@@ -540,7 +596,7 @@ static int send_pending(struct conn *c)
                 n = 0;
             } else {
                 n = produce_piece(c); /* 0: the producer is not ready */
-                produced += (size_t)(c->stage_len - c->stage_off);
+                produced += (size_t)(c->stage_len - c->stage_off) + c->body_tx_left;
             }
         } else if (c->last_chunk_left) {
             size_t off = sizeof(last_chunk) - 1 - c->last_chunk_left;

@@ -74,8 +74,21 @@ struct http_handler {
 /* A streamed body: write at most room bytes to buf and set *len. Return 0
  * while more follows, 1 with the last piece, -1 to abort the connection
  * (the status line is long gone). 0 with *len == 0 means "not ready": call
- * httpd_resume() once it is. */
+ * httpd_resume() once it is.
+ *
+ * A piece may instead be handed out by reference, without a copy: the
+ * producer calls httpd_produce_ref() and returns with *len == 0. Those bytes
+ * are queued to lwIP as they are (the NIC reads them where they lie), so they
+ * must not change while httpd_bytes_in_flight() says they may be sent. */
 typedef int (*httpd_produce_fn)(struct http_exchange *x, char *buf, size_t room, size_t *len);
+
+/* Inside a producer: the next piece is len bytes at data, by reference. */
+void httpd_produce_ref(struct http_exchange *x, const void *data, uint32_t len);
+
+/* May TCP still send bytes from [start, end) (queued, unacknowledged, or held
+ * by the NIC)? What hands out pieces by reference asks before it reuses
+ * their memory. */
+int httpd_bytes_in_flight(const void *start, const void *end);
 
 #define HTTPD_LENGTH_UNKNOWN 0xffffffffu
 

@@ -61,7 +61,10 @@ struct conn {
     const uint8_t *body;        /* static or scratch body still to queue */
     uint32_t body_tx_left;
     uint8_t body_copy;
+    uint8_t chunk_crlf_left;    /* the CRLF ending a chunk whose data went by reference */
     httpd_produce_fn produce;
+    const void *ref;            /* a producer's piece by reference (httpd_produce_ref) */
+    uint32_t ref_len;
 
     char stage[STAGE_MAX];
     char head[HEAD_MAX];
@@ -76,7 +79,7 @@ static inline struct conn *conn_of(struct http_exchange *x)
 static inline int response_pending(const struct conn *c)
 {
     return c->continue_left || c->stage_off < c->stage_len || c->body_tx_left ||
-           c->tx_producing || c->last_chunk_left;
+           c->chunk_crlf_left || c->tx_producing || c->last_chunk_left;
 }
 
 /* httpd.c: a write found lwIP's segments or heap exhausted (1), or goes on (0):

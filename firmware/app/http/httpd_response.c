@@ -133,6 +133,7 @@ int httpd_respond(struct http_exchange *x, const struct http_response *resp)
 
     send_body = has_body && req->method != HTTP_HEAD;
     c->body_tx_left = 0;
+    c->chunk_crlf_left = 0;
     c->tx_producing = 0;
     c->last_chunk_left = 0;
     if (send_body && resp->produce) {

@@ -25,6 +25,12 @@
 #ifndef DAV_XML_ARENA
 #define DAV_XML_ARENA 65536           /* their parsed trees, per context */
 #endif
+#ifndef DAV_FRAGMENT_BUCKETS
+#define DAV_FRAGMENT_BUCKETS 8192     /* kept responses' index (a power of 2; 0: no cache, every */
+#endif                                /* REPORT renders through the copying path) */
+#ifndef DAV_FRAGMENT_OBJECT_MAX
+#define DAV_FRAGMENT_OBJECT_MAX (16u * 1024u)  /* larger objects are streamed, not kept */
+#endif
 #ifndef DAV_OUT_MAX
 #define DAV_OUT_MAX 8192              /* one rendered multistatus piece, per context */
 #endif

@@ -20,6 +20,11 @@ const struct flash *port_flash(void);
  * call, or NULL when the port has none to spare (then /bulk answers 404). */
 uint8_t *port_bulk_buffer(uint32_t size);
 
+/* Does the network driver still hold frames with bytes in [start, end)
+ * (queued for its DMA, after lwIP let go of them)? Drivers that copy every
+ * frame out at once say 0. */
+int port_tx_holds(const void *start, const void *end);
+
 /* Counters kept by the port's network driver and main loop. */
 struct port_stats {
     uint64_t frames_in, frames_out;

@@ -53,6 +53,9 @@ static volatile sig_atomic_t stop_signal;
 
 static void on_stop_signal(int sig) { stop_signal = sig; }
 
+#define FRAGMENT_CACHE_KIB_DEFAULT 16384u
+#define FRAGMENT_CACHE_KIB_MAX (1024u * 1024u)
+
 static void usage(FILE *out, const char *prog)
 {
     fprintf(out,
@@ -72,11 +75,17 @@ static void usage(FILE *out, const char *prog)
             "                the ones of firmware/users.conf (demo / demo)\n"
             "  --dav-wait-ms N  longest wait of a /dav/ request for a request context,\n"
             "                in ms (1-600000; default %u), then 503\n"
+            "  --fragment-cache KIB  RAM for responses kept rendered and sent by\n"
+            "                reference (dav_fragments.c), in KiB (0: none, every REPORT\n"
+            "                takes the copying path; 4 or more; default %u)\n"
+            "  --drop-every N  a lossy link: drop every Nth frame of 1400 bytes or more,\n"
+            "                each way (2 or more)\n"
             "  --help        this text\n",
-            prog, HTTP_PORT, (unsigned)DAV_CTX_WAIT_MS);
+            prog, HTTP_PORT, (unsigned)DAV_CTX_WAIT_MS, (unsigned)FRAGMENT_CACHE_KIB_DEFAULT);
 }
 
 static uint32_t flash_size = FLASH_SIZE_DEFAULT;
+static uint32_t fragment_cache_kib = FRAGMENT_CACHE_KIB_DEFAULT;
 static struct flash_file store_file;
 static struct flash_ram store_ram;
 static uint8_t *ram_flash;
@@ -128,6 +137,14 @@ static int mount_store(const char *const *users, unsigned nusers)
         if (!ram_flash || flash_ram_init(&store_ram, ram_flash, flash_size, FLASH_BLOCK, FLASH_PAGE))
             return -1;
         f = &store_ram.flash;
+    }
+    if (fragment_cache_kib) {
+        void *mem = malloc((size_t)fragment_cache_kib * 1024u);
+        if (!mem) {
+            fprintf(stderr, "litedav-host: no memory for a %u KiB fragment cache\n", fragment_cache_kib);
+            return -1;
+        }
+        dav_fragments_init(mem, (size_t)fragment_cache_kib * 1024u);
     }
     rc = dav_mount(f, &stats);
     if (rc != STORE_OK) {
@@ -202,6 +219,8 @@ int main(int argc, char **argv)
         {"store-size", required_argument, NULL, 'S'},
         {"user", required_argument, NULL, 'u'},
         {"dav-wait-ms", required_argument, NULL, 'w'},
+        {"fragment-cache", required_argument, NULL, 'f'},
+        {"drop-every", required_argument, NULL, 'd'},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
     };
@@ -214,7 +233,7 @@ int main(int argc, char **argv)
     unsigned nusers = 0;
     int opt;
 
-    while ((opt = getopt_long(argc, argv, "p:s:S:u:w:h", options, NULL)) != -1) {
+    while ((opt = getopt_long(argc, argv, "p:s:S:u:w:f:d:h", options, NULL)) != -1) {
         switch (opt) {
         case 'p':
             if (parse_port(optarg, &net_config.host_port) != 0) {
@@ -253,6 +272,28 @@ int main(int argc, char **argv)
                 return 2;
             }
             dav_set_ctx_wait_ms((uint32_t)v);
+            break;
+        }
+        case 'f': {
+            char *end;
+            long v = strtol(optarg, &end, 10);
+            if (!*optarg || *end || v < 0 || (v > 0 && v < 4) || v > (long)FRAGMENT_CACHE_KIB_MAX) {
+                fprintf(stderr, "%s: --fragment-cache wants KiB, 0 or from 4 to %u, not \"%s\"\n",
+                        argv[0], FRAGMENT_CACHE_KIB_MAX, optarg);
+                return 2;
+            }
+            fragment_cache_kib = (uint32_t)v;
+            break;
+        }
+        case 'd': {
+            char *end;
+            long v = strtol(optarg, &end, 10);
+            if (!*optarg || *end || v < 2 || v > 1000000) {
+                fprintf(stderr, "%s: --drop-every wants a number from 2 to 1000000, not \"%s\"\n",
+                        argv[0], optarg);
+                return 2;
+            }
+            net_config.drop_every = (uint32_t)v;
             break;
         }
         case 'h':

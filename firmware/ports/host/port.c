@@ -47,6 +47,13 @@ uint8_t *port_bulk_buffer(uint32_t size)
     return size <= sizeof(area) ? area : NULL;
 }
 
+/* slirp_netif.c hands every frame to libslirp, which copies it, at once. */
+int port_tx_holds(const void *start, const void *end)
+{
+    (void)start, (void)end;
+    return 0;
+}
+
 /* lwIP's clock, in milliseconds; it wraps after 49 days, which lwIP handles. */
 u32_t sys_now(void) { return (u32_t)(port_cycles() / 1000000u); }
 

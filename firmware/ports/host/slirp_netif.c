@@ -44,7 +44,22 @@ struct frame_queue {
 struct slirp_netif {
     struct slirp_glue *glue;
     struct frame_queue to_lwip, to_slirp;
+    uint32_t drop_every, count_to_lwip, count_to_slirp;
 };
+
+/* A lossy link (--drop-every): is this the Nth full-size frame one way?
+ * Small frames (ACKs, requests and answers of a few hundred bytes) pass, so
+ * the loss falls on bulk data, where TCP recovers by fast retransmission
+ * rather than by its retransmission timeout. */
+#define LOSSY_FRAME_MIN 1400
+
+static int lost(const struct slirp_netif *s, uint32_t *count, size_t len)
+{
+    if (!s->drop_every || len < LOSSY_FRAME_MIN || ++*count < s->drop_every)
+        return 0;
+    *count = 0;
+    return 1;
+}
 
 /* frame queues --------------------------------------------------------------- */
 
@@ -96,7 +111,8 @@ static void queue_for_lwip(const uint8_t *frame, size_t len, void *opaque)
     struct slirp_netif *s = opaque;
     struct frame *f;
 
-    if (len > MAX_FRAME || queue_full(&s->to_lwip) || !(f = frame_new(len))) {
+    if (len > MAX_FRAME || queue_full(&s->to_lwip) || lost(s, &s->count_to_lwip, len) ||
+        !(f = frame_new(len))) {
         port_stats.rx_dropped++;
         return;
     }
@@ -117,10 +133,13 @@ static err_t slirp_netif_output(struct netif *netif, struct pbuf *p)
         return ERR_IF;
     }
     pbuf_copy_partial(p, f->data, p->tot_len, 0);
-    queue_push(&s->to_slirp, f);
-
     port_stats.frames_out++;
     port_stats.bytes_out += f->len;
+    if (lost(s, &s->count_to_slirp, f->len))
+        free(f); /* sent, as far as lwIP knows */
+    else
+        queue_push(&s->to_slirp, f);
+
     port_stats.tx_copy_cycles += port_cycles() - start;
     return ERR_OK;
 }
@@ -190,6 +209,7 @@ err_t slirp_netif_init(struct netif *netif)
         return ERR_MEM;
     s->to_lwip.max = RX_QUEUE_MAX;
     s->to_slirp.max = TX_QUEUE_MAX;
+    s->drop_every = config->drop_every;
 
     s->glue = slirp_glue_new(&glue_config, &hooks, s);
     if (!s->glue) {

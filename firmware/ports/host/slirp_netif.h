@@ -14,6 +14,7 @@
 struct slirp_netif_config {
     uint16_t host_port;   /* listening port on 127.0.0.1 */
     uint16_t guest_port;  /* forwarded to this port of the netif's address */
+    uint32_t drop_every;  /* a lossy link: drop every Nth full-size frame each way (0: none) */
 };
 
 /* netif_add() init callback. Fails (netif_add returns NULL, reason on stderr)

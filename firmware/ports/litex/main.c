@@ -76,6 +76,27 @@ uint8_t *port_bulk_buffer(uint32_t size)
     return (uint8_t *)((uintptr_t)__heap_end - RAM_FLASH_ROOM - BULK_AREA_SIZE);
 }
 
+/* The network driver's frames still queued for DMA (port.h). */
+int port_tx_holds(const void *start, const void *end)
+{
+#ifdef LITEDAV_NIC_OFFLOAD
+    return offload_netif_tx_holds(start, end);
+#else
+    (void)start, (void)end;
+    return 0; /* liteeth_netif.c copies every frame into a MAC slot at once */
+#endif
+}
+
+/* Kept responses (dav_fragments.c) take the free RAM between lwIP's heap
+ * (at __heap_start, MEM_SIZE and its two list headers) and the /bulk buffer. */
+static void fragments_init(void)
+{
+    uintptr_t start = ((uintptr_t)__heap_start + MEM_SIZE + 1024u + 63u) & ~(uintptr_t)63u;
+    uintptr_t end = (uintptr_t)__heap_end - RAM_FLASH_ROOM - BULK_AREA_SIZE;
+    if (end > start)
+        dav_fragments_init((void *)start, end - start);
+}
+
 /* lwIP's clock runs this many times faster than sys_clk time: 1 on a board.
  * The simulator's fault-injection runs patch another value into the image
  * (`litedav-sim run --lwip-clock-scale N`, found by this symbol's address),
@@ -180,6 +201,7 @@ static void mount_store(void)
                        4096, 256);
         f = &store_ram.flash;
     }
+    fragments_init();
     rc = dav_mount(f, &stats);
     if (rc != STORE_OK) {
         /* the status page and static files still work; /dav/ answers 503 */

@@ -384,6 +384,19 @@ static int tx_reclaim(void)
     return completed;
 }
 
+int offload_netif_tx_holds(const void *start, const void *end)
+{
+    unsigned i;
+    for (i = 0; i < TX_RING_SIZE; i++) {
+        const struct pbuf *q;
+        for (q = tx_pbuf[i]; q; q = q->next)
+            if ((const uint8_t *)q->payload < (const uint8_t *)end &&
+                (const uint8_t *)q->payload + q->len > (const uint8_t *)start)
+                return 1;
+    }
+    return 0;
+}
+
 static unsigned tx_free_descriptors(void)
 {
     unsigned used = (tx_tail + TX_RING_SIZE - tx_clean) % TX_RING_SIZE;

@@ -10,5 +10,7 @@ err_t offload_netif_init(struct netif *netif);
 /* Pass received frames to lwIP and reclaim sent ones; returns how many
  * frames were handled (received or completed). */
 int offload_netif_poll(struct netif *netif);
+/* Are frames with bytes in [start, end) still queued for the NIC's DMA? */
+int offload_netif_tx_holds(const void *start, const void *end);
 
 #endif
