@@ -198,6 +198,13 @@ int store_get_object(struct store *s, uint32_t coll, const char *name, size_t na
                      struct store_object_info *info);
 int store_delete_object(struct store *s, uint32_t coll, const char *name, size_t name_len,
                         const uint32_t *if_match);
+/* COPY (move 0) or MOVE (move 1) of the live object src of src_coll to dst
+ * of dst_coll, replacing a live dst (its new ETag in *etag). A MOVE is
+ * atomic across a power cut: after a remount the object is at one of the
+ * two names, never both or neither. STORE_ERR_INVALID when src and dst are
+ * the same object. */
+int store_copy_object(struct store *s, uint32_t src_coll, const char *src, size_t src_len,
+                      uint32_t dst_coll, const char *dst, size_t dst_len, int move, uint32_t *etag);
 /* Live members in the store's order: ascending name_hash (members of equal
  * hash in no particular order). Costs O(members of the collection). */
 int store_list(struct store *s, uint32_t coll, store_entry_cb cb, void *ctx);
