@@ -832,6 +832,31 @@ static void test_copy_move(void)
     CHECK(get(b, "w.ics", body, sizeof(body), &info) == STORE_OK && strcmp(body, "body of x") == 0);
     CHECK(info.etag == e1);
 
+    /* collections: a copy is new and empty with the same properties, a rename keeps
+     * its id, members and sync state */
+    {
+        uint32_t c2, id;
+        size_t len;
+        char buf[32];
+        CHECK(store_coll_set_prop(&st, b, STORE_PROP_DISPLAYNAME, "Bee", 3) == STORE_OK);
+        CHECK(store_coll_info(&st, b, &cb) == STORE_OK);
+        CHECK(store_coll_copy(&st, b, "/a/", 0, &c2) == STORE_ERR_EXISTS);
+        CHECK(store_coll_copy(&st, b, "/c/", 0, &c2) == STORE_OK && c2 != b);
+        CHECK(store_coll_info(&st, c2, &ca) == STORE_OK && ca.objects == 0 && ca.sync_seq == 0);
+        CHECK(ca.path_len == 3 && memcmp(ca.path, "/c/", 3) == 0);
+        CHECK(store_coll_get_prop(&st, c2, STORE_PROP_DISPLAYNAME, buf, sizeof(buf), &len) == STORE_OK);
+        CHECK(len == 3 && memcmp(buf, "Bee", 3) == 0);
+        CHECK(store_coll_copy(&st, b, "/bb/", 1, &id) == STORE_OK && id == b);
+        CHECK(store_coll_find(&st, "/b/", 3, &id) == STORE_ERR_NOT_FOUND);
+        CHECK(store_coll_find(&st, "/bb/", 4, &id) == STORE_OK && id == b);
+        CHECK(store_coll_info(&st, b, &ca) == STORE_OK && ca.objects == cb.objects && ca.sync_seq == cb.sync_seq);
+        check_remount_same("collection copy and rename");
+        CHECK(store_coll_find(&st, "/bb/", 4, &id) == STORE_OK && id == b);
+        CHECK(get(b, "w.ics", body, sizeof(body), NULL) == STORE_OK);
+        CHECK(store_coll_get_prop(&st, b, STORE_PROP_DISPLAYNAME, buf, sizeof(buf), &len) == STORE_OK);
+        CHECK(store_coll_delete(&st, c2) == STORE_OK);
+    }
+
     /* the destination collection's limit; a move inside a full one is fine */
     {
         struct store_config cfg = {8 * KIB, 2};

@@ -173,6 +173,9 @@ int store_user_get(struct store *s, const char *name, uint8_t *secret, size_t ca
 int store_coll_create(struct store *s, const char *owner, const char *path, uint32_t *id);
 int store_coll_find(struct store *s, const char *path, size_t path_len, uint32_t *id);
 int store_coll_delete(struct store *s, uint32_t id);
+/* A collection with id's owner and properties at path: rename 1 moves id
+ * there (members and sync history stay), 0 creates a new, empty one. */
+int store_coll_copy(struct store *s, uint32_t id, const char *path, int rename, uint32_t *new_id);
 int store_coll_info(struct store *s, uint32_t id, struct store_collection *info);
 int store_coll_list(struct store *s, store_coll_cb cb, void *ctx);
 /* len 0 removes the property. */
