@@ -99,9 +99,11 @@ def test_copy_move_statuses(target):
                 r = copy(dav, method, src, dest)
                 assert r.status == 502, (method, dest, r.status)
                 assert r.reason == "Bad Gateway"
-        # an absolute URI of this server is fine
+        # an absolute URI of this server is fine (the scheme and host in any case)
         r = copy(dav, "COPY", src, f"http://127.0.0.1:{target.port}{other}abs.txt")
         assert r.status == 201, r.data
+        r = copy(dav, "COPY", src, f"HTTP://127.0.0.1:{target.port}{other}abs.txt")
+        assert r.status == 204, r.data
         # 403: outside the user's own DAV space (another user's, or not /dav/ at all)
         for dest in ("/dav/alice/x.txt", "/static/x.txt", "/dav/", HOME):
             for method in ("COPY", "MOVE"):

@@ -35,33 +35,45 @@ static bool same_authority(const char *a, size_t alen, const char *h, size_t hle
     return true;
 }
 
+/* The path of the Destination (section 10.3): the header itself when it is
+ * an absolute path, else the path of an absolute URI of this server (its
+ * scheme, case-insensitive (RFC 3986 section 3.1), and its Host). NULL
+ * without one; *other set when it names another server. */
+static const char *destination(struct dav_ctx *c, size_t *len, bool *other)
+{
+    size_t hlen;
+    const char *d = http_header(c->x->req, "Destination", len), *host, *end;
+    *other = false;
+    if (!d || !*len || d[0] == '/')
+        return d && *len ? d : NULL;
+    end = *len > 7 ? memchr(d + 7, '/', *len - 7) : NULL;
+    host = http_header(c->x->req, "Host", &hlen);
+    if (!end || !same_authority(d, 7, "http://", 7) ||
+        (host && !same_authority(d + 7, (size_t)(end - d - 7), host, hlen))) {
+        *other = true;
+        return NULL;
+    }
+    *len -= (size_t)(end - d);
+    return end;
+}
+
 /* The Destination into c->target, the source moved to c->obj first: 0 or
  * the status answered. */
 static int resolve_destination(struct dav_ctx *c)
 {
-    const struct http_request *req = c->x->req;
-    size_t len, hlen;
-    const char *d = http_header(req, "Destination", &len), *host;
+    size_t len;
+    bool other;
+    const char *d = destination(c, &len, &other);
     int rc;
 
-    if (!d || !len) {
+    if (other) {
+        /* this server cannot write to another one (sections 9.8.5, 9.9.4) */
+        dav_respond_status(c, 502, "The destination is on another server.");
+        return 502;
+    }
+    if (!d) {
         dav_respond_status(c, 400, "COPY and MOVE need a Destination.");
         return 400;
-    }
-    if (d[0] != '/') {
-        /* an absolute URI: of this server (its scheme and Host), or of another one, which
-         * this server cannot write to (sections 9.8.5, 9.9.4: 502) */
-        const char *auth = d + 7, *end;
-        if (len <= 7 || memcmp(d, "http://", 7) != 0) {
-            dav_respond_status(c, 502, "The destination is on another server.");
-            return 502;
-        }
-        end = memchr(auth, '/', len - 7);
-        host = http_header(req, "Host", &hlen);
-        if (!end || (host && !same_authority(auth, (size_t)(end - auth), host, hlen))) {
-            dav_respond_status(c, 502, "The destination is on another server.");
-            return 502;
-        }
     }
     c->obj = c->target;
     memcpy(c->obj_path, c->path, sizeof(c->obj_path));
@@ -82,6 +94,7 @@ static int clear_destination(struct dav_ctx *c, bool overwrite)
 {
     const char *d;
     size_t len;
+    bool other;
     int rc;
     if (!c->target.exists)
         return 0;
@@ -101,7 +114,7 @@ static int clear_destination(struct dav_ctx *c, bool overwrite)
         return dav_store_http_status(rc);
     }
     /* what is there now: nothing, as an object or a collection as the source is */
-    d = http_header(c->x->req, "Destination", &len);
+    d = destination(c, &len, &other);
     if ((rc = dav_resolve_path(c, d, len)) != 0) {
         dav_respond_status(c, rc, NULL);
         return rc;
@@ -112,7 +125,8 @@ static int clear_destination(struct dav_ctx *c, bool overwrite)
 static int copy_object(struct dav_ctx *c, bool move)
 {
     size_t len;
-    const char *d = http_header(c->x->req, "Destination", &len);
+    bool other;
+    const char *d = destination(c, &len, &other);
     int rc;
     /* a collection's path, "c/" (the collection replaced, or none there): the
      * object goes to "c" */
@@ -149,7 +163,6 @@ struct next_below {
     size_t len, after_len;
     uint32_t after_id, id;
     size_t best_len;
-    char path[STORE_PATH_MAX + 1];
 };
 
 static int next_below_cb(void *ctx, const struct store_collection *info)
@@ -163,8 +176,6 @@ static int next_below_cb(void *ctx, const struct store_collection *info)
         return 0;
     n->best_len = info->path_len;
     n->id = info->id;
-    memcpy(n->path, info->path, info->path_len);
-    n->path[info->path_len] = '\0';
     return 0;
 }
 
@@ -185,6 +196,7 @@ static int copy_members(struct dav_ctx *c, uint32_t from, uint32_t to)
 static int copy_collection(struct dav_ctx *c, bool move)
 {
     struct next_below n;
+    struct store_collection info;
     char key[STORE_PATH_MAX + 1];
     size_t dlen = c->target.path_len;
     uint32_t id, parent;
@@ -236,8 +248,10 @@ static int copy_collection(struct dav_ctx *c, bool move)
             rc = STORE_ERR_INVALID;
             break;
         }
-        memmove(key + 1 + dlen, n.path + 1 + n.len, n.best_len - 1 - n.len);
-        key[0] = n.path[0];
+        if ((rc = store_coll_info(c->store, n.id, &info)) != STORE_OK)
+            break;
+        memcpy(key + 1 + dlen, info.path + 1 + n.len, n.best_len - 1 - n.len);
+        key[0] = info.path[0];
         key[1 + dlen + n.best_len - 1 - n.len] = '\0';
         if (move) {
             /* renamed collections leave the source's prefix: a pass finds the rest */
