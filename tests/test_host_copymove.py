@@ -239,8 +239,11 @@ def test_collections(target):
         assert dav("GET", f"{src}sub/b.txt").status == 404
         # a collection cannot go where its parent is missing, nor into a calendar
         assert copy(dav, "COPY", f"{tree}deep/", f"{tree}none/deep/").status == 409
-        with calendar(Dav(target), "nocoll") as cal:
+        with calendar(Dav(target), "nocoll") as cal, calendar(Dav(target), "inner") as cal2:
             assert copy(dav, "COPY", f"{tree}deep/", f"{cal}deep/").status == 403
+            # a calendar into a calendar: RFC 4791 section 5.3.2.1
+            r = copy(dav, "MOVE", cal2, f"{cal}inner/")
+            assert precondition(r) == [tag("C", "calendar-collection-location-ok")]
     dav.close()
 
 

@@ -223,7 +223,12 @@ static int copy_collection(struct dav_ctx *c, bool move)
         return 409;
     }
     if (parent_type && parent_type->no_collections) {
-        dav_respond_status(c, 403, parent_type->no_collections);
+        /* as MKCOL: the moved type's own precondition (CalDAV: RFC 4791 section 5.3.2.1,
+         * calendar-collection-location-ok on COPY and MOVE), else the parent's text */
+        if (c->obj.type && c->obj.type->location.name)
+            dav_respond_precondition(c, 403, c->obj.type->location.prefix, c->obj.type->location.name);
+        else
+            dav_respond_status(c, 403, parent_type->no_collections);
         return 403;
     }
     if (dav_coll_key(c->path, dlen, c->obj.type ? c->obj.type->key : DAV_PLAIN_KEY, key)) {
