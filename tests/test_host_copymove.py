@@ -217,9 +217,18 @@ def test_collections(target):
         assert dav("MKCOL", f"{src}sub/").status == 201
         assert dav("PUT", f"{src}a.txt", "a").status == 201
         assert dav("PUT", f"{src}sub/b.txt", "b").status == 201
-        # Depth 1 is not a COPY depth; a MOVE of a collection is infinity only
+        # Depth 1 is not a COPY depth; a MOVE of a collection is infinity only; refused
+        # before an existing destination is touched
         assert copy(dav, "COPY", src, f"{tree}d1/", Depth="1").status == 400
         assert copy(dav, "MOVE", src, f"{tree}d0/", Depth="0").status == 400
+        assert dav("PUT", f"{tree}kept.txt", "kept").status == 201
+        assert copy(dav, "MOVE", src, f"{tree}kept.txt", Depth="0").status == 400
+        assert copy(dav, "COPY", src, f"{tree}kept.txt", Depth="1").status == 400
+        assert body(dav, f"{tree}kept.txt") == (200, b"kept")
+        # a collection over an object: the object goes
+        assert copy(dav, "COPY", src, f"{tree}kept.txt", Depth="0").status == 204
+        assert dav("GET", f"{tree}kept.txt").status == 405  # a collection now
+        assert dav("PROPFIND", f"{tree}kept.txt/", headers={"Depth": "0"}).status == 207
         # into itself
         assert copy(dav, "COPY", src, f"{src}sub/inner/").status == 403
         assert copy(dav, "COPY", src, f"{tree}shallow/", Depth="0").status == 201

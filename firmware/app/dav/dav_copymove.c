@@ -193,26 +193,32 @@ static int copy_members(struct dav_ctx *c, uint32_t from, uint32_t to)
     return rc;
 }
 
-static int copy_collection(struct dav_ctx *c, bool move)
+/* The target as a collection's path, ending in '/' (dav_resolve leaves room
+ * for it); its length. */
+static size_t coll_path(struct dav_ctx *c)
 {
-    struct next_below n;
-    struct store_collection info;
-    char key[STORE_PATH_MAX + 1];
-    size_t dlen = c->target.path_len;
-    uint32_t id, parent;
+    size_t len = c->target.path_len;
+    if (c->path[len - 1] != '/') {
+        c->path[len++] = '/';
+        c->path[len] = '\0';
+        c->target.path_len = len;
+    }
+    return len;
+}
+
+/* What a collection's COPY or MOVE checks before the destination is
+ * replaced: 0 or the status answered. */
+static int collection_checks(struct dav_ctx *c, bool move)
+{
+    size_t dlen = coll_path(c);
+    uint32_t parent;
     const struct dav_coll_type *parent_type;
-    int rc;
 
     /* section 9.8.3: Depth 0 or infinity; section 9.9.2: a MOVE is always infinity */
     if (c->depth == 1 || (move && c->depth != -1)) {
         dav_respond_status(c, 400, move ? "MOVE of a collection is Depth: infinity." :
                                           "COPY of a collection is Depth: 0 or infinity.");
         return 400;
-    }
-    if (c->target.kind == DAV_RES_OBJECT) {
-        c->path[dlen++] = '/';  /* the collection's own path (dav_resolve keeps room) */
-        c->path[dlen] = '\0';
-        c->target.path_len = dlen;
     }
     if (dlen >= c->obj.path_len && memcmp(c->path, c->obj_path, c->obj.path_len) == 0) {
         dav_respond_status(c, 403, "The destination is inside the source.");
@@ -231,6 +237,18 @@ static int copy_collection(struct dav_ctx *c, bool move)
             dav_respond_status(c, 403, parent_type->no_collections);
         return 403;
     }
+    return 0;
+}
+
+static int copy_collection(struct dav_ctx *c, bool move)
+{
+    struct next_below n;
+    struct store_collection info;
+    char key[STORE_PATH_MAX + 1];
+    size_t dlen = coll_path(c);
+    uint32_t id;
+    int rc;
+
     if (dav_coll_key(c->path, dlen, c->obj.type ? c->obj.type->key : DAV_PLAIN_KEY, key)) {
         dav_respond_status(c, 414, NULL);
         return 414;
@@ -319,7 +337,7 @@ void dav_do_copymove(struct dav_ctx *c)
         return;
     }
     existed = c->target.exists;
-    if (clear_destination(c, overwrite))
+    if ((c->obj.kind == DAV_RES_COLL && collection_checks(c, move)) || clear_destination(c, overwrite))
         return;
     rc = c->obj.kind == DAV_RES_OBJECT ? copy_object(c, move) : copy_collection(c, move);
     if (rc == 0)
