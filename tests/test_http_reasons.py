@@ -33,7 +33,7 @@ REASONS = {
     411: "Length Required", 412: "Precondition Failed", 413: "Content Too Large",
     414: "URI Too Long", 415: "Unsupported Media Type", 417: "Expectation Failed",
     424: "Failed Dependency", 431: "Request Header Fields Too Large",
-    500: "Internal Server Error", 501: "Not Implemented", 503: "Service Unavailable",
+    500: "Internal Server Error", 501: "Not Implemented", 502: "Bad Gateway", 503: "Service Unavailable",
     505: "HTTP Version Not Supported", 507: "Insufficient Storage",
 }
 

@@ -24,9 +24,9 @@ FIRST_NONE = 0xFFFFFFFF
 RECORD_MAGIC = 0x4C52
 RECORD_VERSION = 1
 RECORD_HEADER = 16
-PAD, USER, COLL, COLL_DEL, FLOOR, PUT, DEL = range(1, 8)
+PAD, USER, COLL, COLL_DEL, FLOOR, PUT, DEL, MOVE_PUT, MOVE_DEL = range(1, 10)
 TYPE_NAMES = {PAD: "pad", USER: "user", COLL: "collection", COLL_DEL: "collection-delete",
-              FLOOR: "floor", PUT: "put", DEL: "delete"}
+              FLOOR: "floor", PUT: "put", DEL: "delete", MOVE_PUT: "move-put", MOVE_DEL: "move-delete"}
 
 
 class ImageError(Exception):
@@ -82,7 +82,7 @@ def records(image, chain, block_size):
         else:
             magic, kind, version, length, seq, crc = struct.unpack("<HBBIII", head)
             end = pos + RECORD_HEADER + length
-            valid = (magic == RECORD_MAGIC and version == RECORD_VERSION and PAD <= kind <= DEL
+            valid = (magic == RECORD_MAGIC and version == RECORD_VERSION and PAD <= kind <= MOVE_DEL
                      and end <= len(stream)
                      and zlib.crc32(stream[pos + RECORD_HEADER:end], zlib.crc32(head[:12])) == crc)
         if valid:
@@ -163,7 +163,14 @@ def read_image(image, block_size=4096):
                 floors[coll_id] = max(floors.get(coll_id, 0), floor)
         except (struct.error, ValueError, IndexError):
             problems.append(f"malformed {TYPE_NAMES[kind]} record (seq {seq}) at log byte {pos}")
-    for pos, kind, seq, payload in found:  # pass 2: objects, the higher sync wins
+    for i, (pos, kind, seq, payload) in enumerate(found):  # pass 2: objects, the higher sync wins
+        if kind == MOVE_PUT:  # a MOVE's put counts only when its MOVE_DEL is the next record
+            nxt = found[i + 1] if i + 1 < len(found) else None
+            if not nxt or nxt[1] != MOVE_DEL or nxt[0] != pos + RECORD_HEADER + len(payload):
+                continue
+            kind = PUT
+        elif kind == MOVE_DEL:
+            kind = DEL
         if kind not in (PUT, DEL):
             continue
         try:

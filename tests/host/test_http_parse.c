@@ -377,6 +377,8 @@ static void test_methods(void)
         {"MKCOL / HTTP/1.1\r\n\r\n", HTTP_MKCOL, "MKCOL"},
         {"MKCALENDAR / HTTP/1.1\r\n\r\n", HTTP_MKCALENDAR, "MKCALENDAR"},
         {"REPORT / HTTP/1.1\r\n\r\n", HTTP_REPORT, "REPORT"},
+        {"COPY / HTTP/1.1\r\n\r\n", HTTP_COPY, "COPY"},
+        {"MOVE / HTTP/1.1\r\n\r\n", HTTP_MOVE, "MOVE"},
         /* unknown but well-formed methods parse; the router answers 501 */
         {"BREW / HTTP/1.1\r\n\r\n", HTTP_METHOD_OTHER, "BREW"},
         {"PATCH / HTTP/1.1\r\n\r\n", HTTP_METHOD_OTHER, "PATCH"},

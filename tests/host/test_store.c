@@ -6,7 +6,8 @@
  * Covers: CRC-32, the NOR rules of the flash model, put/get/delete/list,
  * collection properties, users, sync changes and token limits, If-Match /
  * If-None-Match, every explicit limit, streamed puts and aborts, compaction,
- * torn tails, member lists and tags, "remount equals the state before" (and store_check finds
+ * torn tails, member lists and tags, COPY/MOVE (a MOVE cut by a power
+ * loss at every byte it programs: all or nothing), "remount equals the state before" (and store_check finds
  * nothing wrong), store_check on a damaged flash. Last line:
  * "N passed, M failed". */
 #include <stdint.h>
@@ -738,6 +739,234 @@ static void test_check_finds_damage(void)
     flash_file_close(&ff);
 }
 
+/* ---- COPY and MOVE (store_copy_object) ----------------------------------- */
+
+static int copy(uint32_t sc, const char *s, uint32_t dc, const char *d, int move, uint32_t *etag)
+{
+    return store_copy_object(&st, sc, s, strlen(s), dc, d, strlen(d), move, etag);
+}
+
+/* the changes of coll after token: n, and the deleted ones as a bit mask in list order */
+struct changes { unsigned n, deleted; char names[8][16]; };
+static int note_change(void *ctx, const struct store_entry *e)
+{
+    struct changes *c = ctx;
+    if (c->n < 8) {
+        snprintf(c->names[c->n], sizeof(c->names[0]), "%.*s", (int)e->name_len, e->name);
+        if (e->deleted)
+            c->deleted |= 1u << c->n;
+    }
+    c->n++;
+    return 0;
+}
+
+static void test_copy_move(void)
+{
+    uint32_t a, b, e1, e2, e3, i;
+    char body[256];
+    struct store_object_info info;
+    struct store_collection ca, cb;
+    struct changes ch;
+    struct store_check sc;
+
+    cur_cfg = &default_cfg;  /* test_bad_geometry left it on its own (gone) one */
+    CHECK(fresh_flash(&ff, "copymove.flash", 64 * KIB, 4 * KIB) == FLASH_OK);
+    CHECK(mount(&default_cfg, NULL) == STORE_OK);
+    CHECK(store_coll_create(&st, "alice", "/a/", &a) == STORE_OK);
+    CHECK(store_coll_create(&st, "alice", "/b/", &b) == STORE_OK);
+    CHECK(put(a, "x.ics", "body of x", &e1) == STORE_OK);
+
+    /* copy: both there, a new ETag, only the destination's collection changes */
+    CHECK(store_coll_info(&st, a, &ca) == STORE_OK && ca.sync_seq == 1);
+    CHECK(copy(a, "x.ics", b, "y.ics", 0, &e2) == STORE_OK && e2 != e1);
+    CHECK(get(b, "y.ics", body, sizeof(body), &info) == STORE_OK && strcmp(body, "body of x") == 0);
+    CHECK(info.etag == e2 && info.sync_seq == 1);
+    CHECK(get(a, "x.ics", body, sizeof(body), &info) == STORE_OK && info.etag == e1);
+    CHECK(store_coll_info(&st, a, &ca) == STORE_OK && ca.sync_seq == 1 && ca.objects == 1);
+    CHECK(copy(a, "x.ics", a, "x.ics", 0, NULL) == STORE_ERR_INVALID);
+    CHECK(copy(a, "x.ics", a, "x.ics", 1, NULL) == STORE_ERR_INVALID);
+    CHECK(copy(a, "none", b, "z.ics", 1, NULL) == STORE_ERR_NOT_FOUND);
+    CHECK(copy(a, "x.ics", 999, "z.ics", 1, NULL) == STORE_ERR_NOT_FOUND);
+    check_remount_same("copy");
+
+    /* move across collections, over an existing object */
+    CHECK(put(b, "z.ics", "old z", &e3) == STORE_OK);
+    CHECK(store_coll_info(&st, b, &cb) == STORE_OK && cb.sync_seq == 2 && cb.objects == 2);
+    CHECK(copy(a, "x.ics", b, "z.ics", 1, &e3) == STORE_OK);
+    CHECK(get(a, "x.ics", body, sizeof(body), NULL) == STORE_ERR_NOT_FOUND);
+    CHECK(get(b, "z.ics", body, sizeof(body), &info) == STORE_OK && strcmp(body, "body of x") == 0);
+    CHECK(info.etag == e3);
+    CHECK(store_coll_info(&st, a, &ca) == STORE_OK && ca.sync_seq == 2 && ca.objects == 0);
+    CHECK(store_coll_info(&st, b, &cb) == STORE_OK && cb.sync_seq == 3 && cb.objects == 2);
+    /* RFC 6578: the source's collection reports a deletion, the destination's a change */
+    memset(&ch, 0, sizeof(ch));
+    CHECK(store_changes_since(&st, a, 1, note_change, &ch) == STORE_OK);
+    CHECK(ch.n == 1 && ch.deleted == 1 && strcmp(ch.names[0], "x.ics") == 0);
+    memset(&ch, 0, sizeof(ch));
+    CHECK(store_changes_since(&st, b, 2, note_change, &ch) == STORE_OK);
+    CHECK(ch.n == 1 && ch.deleted == 0 && strcmp(ch.names[0], "z.ics") == 0);
+    check_remount_same("move across collections");
+    CHECK(get(b, "z.ics", body, sizeof(body), &info) == STORE_OK && info.etag == e3);
+
+    /* move inside one collection: two changes, the put's then the delete's */
+    CHECK(copy(b, "z.ics", b, "w.ics", 1, &e1) == STORE_OK);
+    CHECK(store_coll_info(&st, b, &cb) == STORE_OK && cb.sync_seq == 5 && cb.objects == 2);
+    memset(&ch, 0, sizeof(ch));
+    CHECK(store_changes_since(&st, b, 3, note_change, &ch) == STORE_OK && ch.n == 2);
+    check_remount_same("move inside a collection");
+    CHECK(get(b, "w.ics", body, sizeof(body), &info) == STORE_OK && strcmp(body, "body of x") == 0);
+    CHECK(get(b, "z.ics", body, sizeof(body), NULL) == STORE_ERR_NOT_FOUND);
+
+    /* a MOVE's put survives compaction (copied as a plain PUT, its MDEL dropped) */
+    for (i = 0; i < 60; i++)
+        CHECK(put(a, "churn", "churn churn churn churn churn churn churn churn churn churn", NULL) == STORE_OK);
+    for (i = 0; i < 40; i++) {
+        static char pad[1501];
+        memset(pad, 'p', 1500);
+        CHECK(put(a, "pad", pad, NULL) == STORE_OK);
+    }
+    CHECK(store_compact(&st, 0, NULL) == STORE_OK);
+    CHECK(st.compactions > 0);
+    CHECK(store_check(&st, &sc) == STORE_OK && sc.problems == 0);
+    check_remount_same("move compacted");
+    CHECK(get(b, "w.ics", body, sizeof(body), &info) == STORE_OK && strcmp(body, "body of x") == 0);
+    CHECK(info.etag == e1);
+
+    /* collections: a copy is new and empty with the same properties, a rename keeps
+     * its id, members and sync state */
+    {
+        uint32_t c2, id;
+        size_t len;
+        char buf[32];
+        CHECK(store_coll_set_prop(&st, b, STORE_PROP_DISPLAYNAME, "Bee", 3) == STORE_OK);
+        CHECK(store_coll_info(&st, b, &cb) == STORE_OK);
+        CHECK(store_coll_copy(&st, b, "/a/", 0, &c2) == STORE_ERR_EXISTS);
+        CHECK(store_coll_copy(&st, b, "/c/", 0, &c2) == STORE_OK && c2 != b);
+        CHECK(store_coll_info(&st, c2, &ca) == STORE_OK && ca.objects == 0 && ca.sync_seq == 0);
+        CHECK(ca.path_len == 3 && memcmp(ca.path, "/c/", 3) == 0);
+        CHECK(store_coll_get_prop(&st, c2, STORE_PROP_DISPLAYNAME, buf, sizeof(buf), &len) == STORE_OK);
+        CHECK(len == 3 && memcmp(buf, "Bee", 3) == 0);
+        CHECK(store_coll_copy(&st, b, "/bb/", 1, &id) == STORE_OK && id == b);
+        CHECK(store_coll_find(&st, "/b/", 3, &id) == STORE_ERR_NOT_FOUND);
+        CHECK(store_coll_find(&st, "/bb/", 4, &id) == STORE_OK && id == b);
+        CHECK(store_coll_info(&st, b, &ca) == STORE_OK && ca.objects == cb.objects && ca.sync_seq == cb.sync_seq);
+        check_remount_same("collection copy and rename");
+        CHECK(store_coll_find(&st, "/bb/", 4, &id) == STORE_OK && id == b);
+        CHECK(get(b, "w.ics", body, sizeof(body), NULL) == STORE_OK);
+        CHECK(store_coll_get_prop(&st, b, STORE_PROP_DISPLAYNAME, buf, sizeof(buf), &len) == STORE_OK);
+        CHECK(store_coll_delete(&st, c2) == STORE_OK);
+    }
+
+    /* the destination collection's limit; a move inside a full one is fine */
+    {
+        struct store_config cfg = {8 * KIB, 2};
+        cur_cfg = &cfg;
+        CHECK(mount(&cfg, NULL) == STORE_OK);
+        CHECK(store_delete_object(&st, a, "churn", 5, NULL) == STORE_OK);
+        CHECK(put(a, "q", "q", NULL) == STORE_OK);
+        CHECK(store_coll_info(&st, b, &cb) == STORE_OK && cb.objects == 2);
+        CHECK(copy(a, "q", b, "q", 0, NULL) == STORE_ERR_COLL_FULL);
+        CHECK(copy(a, "q", b, "q", 1, NULL) == STORE_ERR_COLL_FULL);
+        CHECK(copy(b, "w.ics", b, "v.ics", 1, NULL) == STORE_OK);
+        check_remount_same("limits");
+        cur_cfg = &default_cfg;
+    }
+    flash_file_close(&ff);
+}
+
+/* The MOVE of one object cut by a power loss after every number of bytes it
+ * programs: after a remount the object is at exactly one of its names (with
+ * its body; the overwritten destination's old body if at the source), the
+ * store checks clean, and what follows (a put at the cut's place, a
+ * compaction of every block) cannot complete the cut move. */
+static void move_cut(int same_coll, int overwrite, int64_t budget, int *moved)
+{
+    uint32_t a, b, dc, sync_a, sync_b;
+    char body[256];
+    struct store_check sc;
+    struct store_collection ci;
+    int rc, at_src, at_dst, i;
+
+    CHECK(fresh_flash(&ff, "movecut.flash", 64 * KIB, 4 * KIB) == FLASH_OK);
+    CHECK(mount(&default_cfg, NULL) == STORE_OK);
+    CHECK(store_coll_create(&st, "alice", "/a/", &a) == STORE_OK);
+    CHECK(store_coll_create(&st, "alice", "/b/", &b) == STORE_OK);
+    dc = same_coll ? a : b;
+    /* fill most of the first block so the move's records cross into the next */
+    memset(body, 'f', 200);
+    body[200] = 0;
+    for (i = 0; i < 18; i++) {
+        char name[16];
+        snprintf(name, sizeof(name), "f%d", i);
+        CHECK(put(b, name, body, NULL) == STORE_OK);
+    }
+    CHECK(put(a, "src.ics", "BEGIN:VCALENDAR the moving body END:VCALENDAR", NULL) == STORE_OK);
+    if (overwrite)
+        CHECK(put(dc, "dst.ics", "old destination", NULL) == STORE_OK);
+    CHECK(store_coll_info(&st, a, &ci) == STORE_OK);
+    sync_a = ci.sync_seq;
+    CHECK(store_coll_info(&st, b, &ci) == STORE_OK);
+    sync_b = ci.sync_seq;
+
+    flash_file_cut_after(&ff, budget, (uint64_t)budget + 1);
+    rc = copy(a, "src.ics", dc, "dst.ics", 1, NULL);
+    flash_file_power_on(&ff);
+    CHECKF(rc == STORE_OK || rc == STORE_ERR_IO, "move rc %d at %lld", rc, (long long)budget);
+    CHECKF(mount(&default_cfg, NULL) == STORE_OK, "remount after a cut at %lld", (long long)budget);
+    CHECK(store_check(&st, &sc) == STORE_OK && sc.problems == 0);
+    at_src = get(a, "src.ics", body, sizeof(body), NULL) == STORE_OK;
+    CHECKF(!at_src || strstr(body, "the moving body"), "source body at %lld", (long long)budget);
+    at_dst = get(dc, "dst.ics", body, sizeof(body), NULL) == STORE_OK && strstr(body, "the moving body");
+    CHECKF(at_src != at_dst, "cut at %lld: at source %d, at destination %d", (long long)budget, at_src, at_dst);
+    if (at_src && overwrite)
+        CHECKF(get(dc, "dst.ics", body, sizeof(body), NULL) == STORE_OK && strcmp(body, "old destination") == 0,
+               "overwritten destination at %lld", (long long)budget);
+    if (at_src && !overwrite)
+        CHECK(get(dc, "dst.ics", body, sizeof(body), NULL) == STORE_ERR_NOT_FOUND);
+    if (rc == STORE_OK)
+        CHECKF(at_dst, "acknowledged move lost at %lld", (long long)budget);
+    /* sync tokens: unchanged, or advanced as the move's records say */
+    CHECK(store_coll_info(&st, a, &ci) == STORE_OK);
+    CHECKF(at_src ? ci.sync_seq == sync_a : ci.sync_seq == sync_a + 1 + same_coll, "sync a at %lld",
+           (long long)budget);
+    if (!same_coll) {
+        CHECK(store_coll_info(&st, b, &ci) == STORE_OK);
+        CHECKF(at_src ? ci.sync_seq == sync_b : ci.sync_seq == sync_b + 1, "sync b at %lld", (long long)budget);
+    }
+    *moved = at_dst;
+    /* writes after the cut and a compaction of every block keep it so */
+    CHECK(put(b, "after", "after the cut", NULL) == STORE_OK);
+    check_remount_same("after a cut move");
+    CHECK(store_compact(&st, 0, NULL) == STORE_OK);
+    check_remount_same("compacted after a cut move");
+    CHECK((get(a, "src.ics", body, sizeof(body), NULL) == STORE_OK) == at_src);
+    flash_file_close(&ff);
+}
+
+static void test_move_power_cut(void)
+{
+    int same, over, moved;
+    for (same = 0; same < 2; same++) {
+        for (over = 0; over < 2; over++) {
+            int64_t budget, cuts = 0, done_at = -1;
+            /* every byte of the move, until it completes without a cut */
+            for (budget = 0; budget < 4096 && done_at < 0; budget++) {
+                move_cut(same, over, budget, &moved);
+                cuts++;
+                if (moved)
+                    done_at = budget;
+            }
+            CHECKF(done_at > 40 && cuts == done_at + 1, "move (same %d, overwrite %d) visible after %lld bytes", same, over,
+                   (long long)done_at);
+            /* and every budget past that keeps it moved */
+            for (budget = done_at; budget < done_at + 64; budget++) {
+                move_cut(same, over, budget, &moved);
+                CHECKF(moved, "cut at %lld undid a move (same %d, overwrite %d)", (long long)budget, same, over);
+            }
+        }
+    }
+}
+
 int main(int argc, char **argv)
 {
     if (argc > 1)
@@ -754,5 +983,7 @@ int main(int argc, char **argv)
     test_members_and_tags();
     test_bad_geometry();
     test_check_finds_damage();
+    test_copy_move();
+    test_move_power_cut();
     return check_summary();
 }

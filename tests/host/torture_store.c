@@ -6,12 +6,14 @@
  * (from a few bytes to a few hundred KiB, so cuts land inside record
  * headers, bodies, block openings, compaction copies, obsolete marks and
  * erases), run random operations (puts of 0 B to 6 KiB spanning blocks,
- * conditional puts, deletes, streamed puts with aborts, properties, users,
- * collection create/delete, explicit compaction) until the power goes,
+ * conditional puts, deletes, streamed puts with aborts, COPY and MOVE of
+ * objects, properties, users, collection create/delete, explicit
+ * compaction) until the power goes,
  * then remount and check against the model:
  *   - every acknowledged operation is there, byte for byte (bodies, ETags,
  *     properties, secrets, collection ids);
- *   - the operation cut short is atomic: entirely old or entirely new;
+ *   - the operation cut short is atomic: entirely old or entirely new (a
+ *     MOVE across collections too: the object at one of its two names);
  *   - sync: changes_since(t) lists exactly the members changed after t, or
  *     refuses t when it is older than the collection's history floor;
  *   - replay is deterministic (a second mount gives the same digest) and
@@ -67,9 +69,13 @@ struct model {
 
 static struct model model, pending_new;
 static int pending;              /* an operation was cut: pending_new is its outcome */
+/* the operation is a MOVE of object pm_n of collection pm_c to pm_n2 of pm_c2: a cut one is
+ * at its source or its destination, whatever each collection looks like alone */
+static int pending_move;
+static unsigned pm_c, pm_n, pm_c2, pm_n2;
 static const char *const user_names[NUSERS] = {"alice", "bob"};
 static uint8_t body_buf[MAX_BODY], read_buf[MAX_BODY];
-static unsigned long ops_done, cuts, cuts_compacting, no_space, index_full, streamed_aborts;
+static unsigned long ops_done, cuts, cuts_compacting, no_space, index_full, streamed_aborts, moves, copies;
 
 static void name_of(unsigned i, char *buf) { sprintf(buf, "event-%02u.ics", i); }
 
@@ -125,10 +131,12 @@ static int do_op(void)
 {
     struct model next = model;
     unsigned c = rnd(NCOLL), n = rnd(NNAMES), r = rnd(100);
+    uint32_t tag_out = 0;
     struct coll_model *cm = &next.coll[c];
     char name[32], path[80];
     int rc = STORE_OK;
 
+    pending_move = 0;
     name_of(n, name);
     if (!cm->exists)  /* create it, or do something that needs no collection */
         r = chance(80) ? 101 : 87 + rnd(10);
@@ -252,6 +260,53 @@ static int do_op(void)
             model = pending_new;
             refresh_sync(&model, c);
             model.coll[c].obj[n].changed_at = model.coll[c].sync;
+        }
+        return STORE_OK;
+    }
+    if (r < 72) {                          /* COPY or MOVE to another name, maybe elsewhere */
+        unsigned c2 = rnd(NCOLL), n2 = rnd(NNAMES), i, count = 0;
+        int move = chance(60), expect = STORE_OK;
+        char name2[32];
+        const struct obj_model *o = &cm->obj[n];
+        if (!next.coll[c2].exists || (c2 == c && n2 == n))
+            return STORE_OK;
+        name_of(n2, name2);
+        for (i = 0; i < NNAMES; i++)
+            count += next.coll[c2].obj[i].present;
+        if (!o->present)
+            expect = STORE_ERR_NOT_FOUND;
+        else if (!next.coll[c2].obj[n2].present && !(move && c2 == c) &&
+                 count >= cfg.max_objects_per_collection)
+            expect = STORE_ERR_COLL_FULL;
+        pending_new = next;
+        pending_new.coll[c2].obj[n2] = *o;
+        pending_new.coll[c2].obj[n2].etag = 0;  /* learnt after the remount */
+        if (move)
+            pending_new.coll[c].obj[n].present = 0;
+        pending_move = move && o->present;
+        pm_c = c, pm_n = n, pm_c2 = c2, pm_n2 = n2;
+        rc = store_copy_object(&st, cm->id, name, strlen(name), next.coll[c2].id, name2, strlen(name2),
+                               move, &tag_out);
+        if (rc == STORE_ERR_NO_SPACE || rc == STORE_ERR_INDEX_FULL) {
+            no_space += rc == STORE_ERR_NO_SPACE;
+            index_full += rc == STORE_ERR_INDEX_FULL;
+            return STORE_OK;
+        }
+        if (rc == STORE_ERR_IO)
+            return rc;
+        CHECKF(rc == expect, "%s %u/%u to %u/%u: %d, expected %d", move ? "move" : "copy", c, n, c2, n2,
+               rc, expect);
+        if (rc == STORE_OK) {
+            model = pending_new;
+            model.coll[c2].obj[n2].etag = tag_out;
+            refresh_sync(&model, c2);
+            model.coll[c2].obj[n2].changed_at = model.coll[c2].sync;
+            if (move) {
+                refresh_sync(&model, c);
+                model.coll[c].obj[n].changed_at = model.coll[c].sync;
+            }
+            moves += move;
+            copies += !move;
         }
         return STORE_OK;
     }
@@ -449,6 +504,7 @@ static void check_all(int after_cut)
     unsigned c, u;
     char path[80];
     uint32_t id;
+    const struct obj_model old_dst = model.coll[pm_c2].obj[pm_n2];
     for (c = 0; c < NCOLL; c++) {
         struct coll_model *cm = &model.coll[c];
         const struct coll_model *alt = after_cut && pending ? &pending_new.coll[c] : NULL;
@@ -476,6 +532,16 @@ static void check_all(int after_cut)
         }
         CHECKF(id == cm->id, "collection %u id changed", c);
         check_collection(c, cm, alt && alt->exists ? alt : NULL);
+    }
+    if (after_cut && pending && pending_move) {
+        /* all or nothing across the two collections (unless the destination held that body) */
+        const struct obj_model *nw = &pending_new.coll[pm_c2].obj[pm_n2], *d = &model.coll[pm_c2].obj[pm_n2];
+        int src_gone = !model.coll[pm_c].obj[pm_n].present;
+        int dst_new = d->present && d->body_seed == nw->body_seed && d->body_len == nw->body_len;
+        CHECKF(src_gone == dst_new || (old_dst.present && old_dst.body_seed == nw->body_seed &&
+                                       old_dst.body_len == nw->body_len),
+               "cut move %u/%u to %u/%u: source gone %d, destination new %d", pm_c, pm_n, pm_c2, pm_n2,
+               src_gone, dst_new);
     }
     for (u = 0; u < NUSERS; u++) {
         uint8_t secret[STORE_SECRET_MAX];
@@ -576,7 +642,7 @@ int main(int argc, char **argv)
            "flash-full: %lu, index-full: %lu, blocks erased: %llu\n",
            cuts, cuts_compacting, ops_done, streamed_aborts, no_space, index_full,
            (unsigned long long)ff.erases);
-    printf("store checks passed: %lu\n", checks_passed);
+    printf("store checks passed: %lu, copies: %lu, moves: %lu\n", checks_passed, copies, moves);
     CHECK(cuts > 0);
     flash_file_close(&ff);
     return check_summary();

@@ -154,9 +154,10 @@ static const struct http_handler root_handler = { root_begin, root_body, root_en
 #define DAV_METHODS                                                                           \
     (READ_METHODS | HTTP_METHOD_BIT(HTTP_PUT) | HTTP_METHOD_BIT(HTTP_DELETE) |                \
      HTTP_METHOD_BIT(HTTP_PROPFIND) | HTTP_METHOD_BIT(HTTP_PROPPATCH) |                       \
-     HTTP_METHOD_BIT(HTTP_MKCOL) | HTTP_METHOD_BIT(HTTP_MKCALENDAR) | HTTP_METHOD_BIT(HTTP_REPORT))
-/* RFC 4918 section 10.1, RFC 4791 section 5.1: compliance classes. COPY,
- * MOVE and LOCK are not implemented (class 2 is not claimed): 501. */
+     HTTP_METHOD_BIT(HTTP_MKCOL) | HTTP_METHOD_BIT(HTTP_MKCALENDAR) | HTTP_METHOD_BIT(HTTP_REPORT) | \
+     HTTP_METHOD_BIT(HTTP_COPY) | HTTP_METHOD_BIT(HTTP_MOVE))
+/* RFC 4918 section 10.1, RFC 4791 section 5.1: compliance classes. LOCK is
+ * not implemented (class 2 is not claimed): 501. */
 #define DAV_OPTIONS "DAV: 1, 3, calendar-access\r\n"
 /* Request bodies of /dav/: calendar objects and XML are far smaller. */
 #define DAV_BODY_MAX (256u * 1024u)

@@ -99,6 +99,21 @@ static int find_under_cb(void *ctx, const struct store_collection *info)
     return 0;
 }
 
+/* The collection at path[0..len) and every collection below it (section
+ * 9.6.1): a store status. */
+int dav_delete_tree(struct dav_ctx *c, const char *path, size_t len)
+{
+    int rc;
+    for (;;) {
+        struct find_under f = {path, len, 0, false};
+        rc = store_coll_list(c->store, find_under_cb, &f);
+        if (rc != STORE_OK || !f.found)
+            return rc;
+        if ((rc = store_coll_delete(c->store, f.id)) != STORE_OK)
+            return rc;
+    }
+}
+
 void dav_do_delete(struct dav_ctx *c)
 {
     char etag[16];
@@ -112,16 +127,7 @@ void dav_do_delete(struct dav_ctx *c)
         return;
     }
     if (c->target.kind == DAV_RES_COLL) {
-        /* the collection and every collection below it (section 9.6.1) */
-        for (;;) {
-            struct find_under f = {c->target.path, c->target.path_len, 0, false};
-            rc = store_coll_list(c->store, find_under_cb, &f);
-            if (rc != STORE_OK || !f.found)
-                break;
-            if ((rc = store_coll_delete(c->store, f.id)) != STORE_OK)
-                break;
-        }
-        if (rc != STORE_OK) {
+        if ((rc = dav_delete_tree(c, c->target.path, c->target.path_len)) != STORE_OK) {
             dav_respond_store_error(c, rc);
             return;
         }

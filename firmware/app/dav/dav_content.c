@@ -97,6 +97,29 @@ int dav_put_too_large(struct dav_ctx *c)
     return 413;
 }
 
+/* COPY and MOVE into a collection whose type checks what is put in it (for
+ * CalDAV, RFC 4791 section 5.3.2.1 names COPY and MOVE beside PUT): the
+ * source's body, read into the upload buffer (the writer lock is held),
+ * through the type's put_check as the target. */
+int dav_copy_check(struct dav_ctx *c)
+{
+    const struct dav_coll_type *type = c->target.type;
+    uint32_t got;
+    int rc;
+    if (!type || !type->put_check)
+        return 0;
+    if (c->obj.obj.size > sizeof(upload))
+        return dav_put_too_large(c);
+    rc = store_get_object(c->store, c->obj.coll, c->obj_path + c->obj_name_off,
+                          c->obj.path_len - c->obj_name_off, 0, upload, sizeof(upload), &got, NULL);
+    if (rc != STORE_OK) {
+        dav_respond_store_error(c, rc);
+        return dav_store_http_status(rc);
+    }
+    upload_len = got;
+    return type->put_check(c, upload, got);
+}
+
 /* The writer lock is held: check the preconditions against the store as it
  * is now, and start streaming a body of known length that is not checked
  * whole. */

@@ -16,7 +16,7 @@ static bool method_has(enum http_method m, uint8_t flag)
 static bool writes_store(enum http_method m)
 {
     return m == HTTP_PUT || m == HTTP_DELETE || m == HTTP_MKCOL || m == HTTP_PROPPATCH ||
-           method_has(m, DAV_METHOD_WRITES);
+           m == HTTP_COPY || m == HTTP_MOVE || method_has(m, DAV_METHOD_WRITES);
 }
 
 static bool takes_xml(enum http_method m)
@@ -164,6 +164,8 @@ void dav_end_request(struct dav_ctx *c)
     case HTTP_PROPFIND: dav_do_propfind(c); break;
     case HTTP_PROPPATCH: dav_do_proppatch(c); break;
     case HTTP_REPORT: report(c); break;
+    case HTTP_COPY:
+    case HTTP_MOVE: dav_do_copymove(c); break;
     default: registered_method(c); break;
     }
     /* answered from scratch or headers only, unless a producer owns c now */

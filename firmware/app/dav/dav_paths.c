@@ -153,14 +153,18 @@ bool dav_coll_parent_exists(struct dav_ctx *c, const char *path, size_t len, uin
     return p > sizeof(DAV_ROOT_PATH) && dav_find_collection(c, path, p, parent, parent_type) == STORE_OK;
 }
 
-/* Resolve c->path into c->target. Returns 0 or an HTTP status. */
 int dav_resolve(struct dav_ctx *c)
+{
+    return dav_resolve_path(c, c->x->req->target, c->x->req->target_len);
+}
+
+/* Resolve the path in[0..in_len) into c->path and c->target. Returns 0 or an HTTP status. */
+int dav_resolve_path(struct dav_ctx *c, const char *in, size_t in_len)
 {
     struct dav_resource *t = &c->target;
     size_t root = sizeof(DAV_ROOT_PATH) - 1, len;
     const char *slash;
-    int rc = dav_decode_path(c->x->req->target, c->x->req->target_len, c->path, sizeof(c->path) - 1,
-                             &len);
+    int rc = dav_decode_path(in, in_len, c->path, sizeof(c->path) - 1, &len);
     if (rc)
         return rc;
     memset(t, 0, sizeof(*t));

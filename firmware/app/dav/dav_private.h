@@ -42,6 +42,8 @@ int dav_coll_key(const char *path, size_t len, char key, char *out);
 
 /* Resolve the request path into c->target: 0 or an HTTP status. */
 int dav_resolve(struct dav_ctx *c);
+/* The same for another path (a Destination, RFC 4918 section 10.3). */
+int dav_resolve_path(struct dav_ctx *c, const char *in, size_t in_len);
 /* Length of the parent's path (with its '/'), for a path that is not the root. */
 size_t dav_parent_len(const char *path, size_t len);
 /* Can the collection at path[0..len) (ending in '/') be created there: is
@@ -72,6 +74,13 @@ void dav_do_propfind(struct dav_ctx *c);
 void dav_do_proppatch(struct dav_ctx *c);
 void dav_do_mkcol(struct dav_ctx *c);
 void dav_do_delete(struct dav_ctx *c);
+/* The collection at path[0..len) and every collection below it: a store status. */
+int dav_delete_tree(struct dav_ctx *c, const char *path, size_t len);
+/* COPY and MOVE (dav_copymove.c) */
+void dav_do_copymove(struct dav_ctx *c);
+/* The source object (c->obj) checked as a PUT of its body at the target
+ * would be by the target's collection type: 0 or the status answered. */
+int dav_copy_check(struct dav_ctx *c);
 void dav_do_get(struct dav_ctx *c);
 void dav_do_put(struct dav_ctx *c);
 /* Body bytes of a PUT, with the writer lock held: HTTPD_BODY_OK or the

@@ -40,7 +40,7 @@ static const struct { const char *name; enum http_method m; } methods[] = {
     {"GET", HTTP_GET}, {"HEAD", HTTP_HEAD}, {"POST", HTTP_POST}, {"PUT", HTTP_PUT},
     {"DELETE", HTTP_DELETE}, {"OPTIONS", HTTP_OPTIONS}, {"PROPFIND", HTTP_PROPFIND},
     {"PROPPATCH", HTTP_PROPPATCH}, {"MKCOL", HTTP_MKCOL}, {"MKCALENDAR", HTTP_MKCALENDAR},
-    {"REPORT", HTTP_REPORT},
+    {"REPORT", HTTP_REPORT}, {"COPY", HTTP_COPY}, {"MOVE", HTTP_MOVE},
 };
 
 static enum http_method method_lookup(const char *s, size_t len)
@@ -356,6 +356,7 @@ const char *http_reason(int status)
     case 431: return "Request Header Fields Too Large";
     case 500: return "Internal Server Error";
     case 501: return "Not Implemented";
+    case 502: return "Bad Gateway";            /* RFC 4918 sections 9.8.5, 9.9.4 */
     case 503: return "Service Unavailable";
     case 505: return "HTTP Version Not Supported";
     case 507: return "Insufficient Storage";   /* RFC 4918 section 11.5 */

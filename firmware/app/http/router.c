@@ -7,7 +7,7 @@ static const char *const method_names[] = {
     [HTTP_GET] = "GET", [HTTP_HEAD] = "HEAD", [HTTP_POST] = "POST", [HTTP_PUT] = "PUT",
     [HTTP_DELETE] = "DELETE", [HTTP_OPTIONS] = "OPTIONS", [HTTP_PROPFIND] = "PROPFIND",
     [HTTP_PROPPATCH] = "PROPPATCH", [HTTP_MKCOL] = "MKCOL", [HTTP_MKCALENDAR] = "MKCALENDAR",
-    [HTTP_REPORT] = "REPORT",
+    [HTTP_REPORT] = "REPORT", [HTTP_COPY] = "COPY", [HTTP_MOVE] = "MOVE",
 };
 
 size_t http_allow_header(uint32_t methods, char *out, size_t size)

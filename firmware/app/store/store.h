@@ -173,6 +173,9 @@ int store_user_get(struct store *s, const char *name, uint8_t *secret, size_t ca
 int store_coll_create(struct store *s, const char *owner, const char *path, uint32_t *id);
 int store_coll_find(struct store *s, const char *path, size_t path_len, uint32_t *id);
 int store_coll_delete(struct store *s, uint32_t id);
+/* A collection with id's owner and properties at path: rename 1 moves id
+ * there (members and sync history stay), 0 creates a new, empty one. */
+int store_coll_copy(struct store *s, uint32_t id, const char *path, int rename, uint32_t *new_id);
 int store_coll_info(struct store *s, uint32_t id, struct store_collection *info);
 int store_coll_list(struct store *s, store_coll_cb cb, void *ctx);
 /* len 0 removes the property. */
@@ -198,6 +201,13 @@ int store_get_object(struct store *s, uint32_t coll, const char *name, size_t na
                      struct store_object_info *info);
 int store_delete_object(struct store *s, uint32_t coll, const char *name, size_t name_len,
                         const uint32_t *if_match);
+/* COPY (move 0) or MOVE (move 1) of the live object src of src_coll to dst
+ * of dst_coll, replacing a live dst (its new ETag in *etag). A MOVE is
+ * atomic across a power cut: after a remount the object is at one of the
+ * two names, never both or neither. STORE_ERR_INVALID when src and dst are
+ * the same object. */
+int store_copy_object(struct store *s, uint32_t src_coll, const char *src, size_t src_len,
+                      uint32_t dst_coll, const char *dst, size_t dst_len, int move, uint32_t *etag);
 /* Live members in the store's order: ascending name_hash (members of equal
  * hash in no particular order). Costs O(members of the collection). */
 int store_list(struct store *s, uint32_t coll, store_entry_cb cb, void *ctx);

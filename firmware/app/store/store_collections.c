@@ -87,6 +87,66 @@ int store_coll_create(struct store *s, const char *owner, const char *path, uint
     return STORE_OK;
 }
 
+/* A collection record like id's (owner, properties) at another path: with
+ * rename the same collection moved (its id, members and sync history stay),
+ * else a new, empty one. One record either way (RFC 4918 sections 9.8, 9.9). */
+int store_coll_copy(struct store *s, uint32_t id, const char *path, int rename, uint32_t *new_id)
+{
+    size_t plen = path ? strlen(path) : 0;
+    uint32_t len, head, rest, i = 0;
+    struct coll_view v;
+    struct store_coll_slot *c;
+    int slot, found, rc;
+
+    if ((rc = writable(s)) != STORE_OK)
+        return rc;
+    if (!plen || plen > STORE_PATH_MAX)
+        return STORE_ERR_INVALID;
+    if ((slot = store_coll_slot_by_id(s, id)) < 0)
+        return STORE_ERR_NOT_FOUND;
+    if ((rc = store_ensure_space(s, RHDR + STORE_COLL_RECORD_MAX)) != STORE_OK ||
+        (rc = coll_find(s, (const uint8_t *)path, plen, &found)) != STORE_OK)
+        return rc;
+    if (found >= 0)
+        return STORE_ERR_EXISTS;
+    if (!rename) {
+        for (i = 0; i < s->mem.coll_slots && s->mem.colls[i].used; i++)
+            ;
+        if (i == s->mem.coll_slots)
+            return STORE_ERR_TOO_MANY_COLLECTIONS;
+    }
+    if ((rc = store_coll_load(s, s->mem.colls[slot].rec_addr, &len, &v)) != STORE_OK)
+        return rc;
+    /* id, owner_len, owner, path_len | path | nprops, properties */
+    head = 4 + 1 + v.owner_len + 1;
+    rest = len - head - v.path_len;
+    if (head + plen + rest > STORE_COLL_RECORD_MAX)
+        return STORE_ERR_TOO_LARGE;
+    memmove(s->scratch + head + plen, s->scratch + head + v.path_len, rest);
+    memcpy(s->scratch + head, path, plen);
+    s->scratch[head - 1] = (uint8_t)plen;
+    len = head + (uint32_t)plen + rest;
+    if (!rename) {
+        put32(s->scratch, s->next_rec_seq);  /* the new id: the record's sequence */
+        slot = (int)i;
+        c = &s->mem.colls[i];
+        memset(c, 0, sizeof(*c));
+        c->head = LINK_NONE;
+    }
+    if ((rc = coll_write(s, (uint32_t)slot, len)) != STORE_OK)
+        return rc;
+    c = &s->mem.colls[slot];
+    if (!rename) {
+        c->used = 1;
+        c->id = s->wr_seq;
+        c->floor_addr = FIRST_NONE;
+    }
+    c->path_hash = fnv1a(path, plen);
+    if (new_id)
+        *new_id = c->id;
+    return STORE_OK;
+}
+
 int store_coll_find(struct store *s, const char *path, size_t path_len, uint32_t *id)
 {
     int found, rc;

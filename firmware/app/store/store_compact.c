@@ -6,6 +6,8 @@
  */
 #include "store/store_internal.h"
 
+#include "util/crc32.h"
+
 void store_supersede(struct store *s, uint32_t old_addr)
 {
     uint32_t len;
@@ -32,14 +34,18 @@ static int write_floor(struct store *s, uint32_t slot)
     return STORE_OK;
 }
 
-/* Copy a valid record byte for byte to the head; returns its new address. */
+/* Copy a valid record to the head, byte for byte (same seq, same CRC) but
+ * for a MOVE's put, which is copied as a plain PUT: its MDEL does not follow
+ * the copy (store_internal.h). Returns its new address. */
 static int copy_record(struct store *s, uint32_t a, const struct rhdr *h, uint32_t *to)
 {
-    uint8_t buf[IO_CHUNK];
-    uint32_t done, src = store_adv(s, a, RHDR), dst;
+    uint8_t buf[IO_CHUNK], raw[RHDR];
+    uint32_t done, src = store_adv(s, a, RHDR), dst, crc;
     int rc;
     if (store_blocks_needed(s, RHDR + h->len) > free_blocks(s))
         return STORE_ERR_NO_SPACE;
+    store_make_rhdr(raw, h->type == REC_MPUT ? REC_PUT : h->type, h->len, h->seq);
+    crc = crc32_update(0, raw, 12);
     s->wr_start = s->write_addr;
     s->wr_end = store_adv(s, s->wr_start, RHDR + h->len);
     dst = store_adv(s, s->wr_start, RHDR);
@@ -47,11 +53,13 @@ static int copy_record(struct store *s, uint32_t a, const struct rhdr *h, uint32
         uint32_t n = h->len - done < IO_CHUNK ? h->len - done : IO_CHUNK;
         if ((rc = store_lread(s, src, buf, n)) || (rc = store_prog(s, dst, buf, n)))
             return rc;
+        crc = crc32_update(crc, buf, n);
         src = store_adv(s, src, n);
         dst = store_adv(s, dst, n);
         done += n;
     }
-    if ((rc = store_prog(s, s->wr_start, h->raw, RHDR)) != STORE_OK)
+    put32(raw + 12, crc);
+    if ((rc = store_prog(s, s->wr_start, raw, RHDR)) != STORE_OK)
         return rc;
     *to = s->wr_start;
     s->write_addr = s->wr_end;
@@ -68,6 +76,8 @@ static int compact_record(struct store *s, uint32_t a, const struct rhdr *h)
     switch (h->type) {
     case REC_PUT:
     case REC_DEL:
+    case REC_MPUT:  /* not live if its MOVE was cut: no slot holds it */
+    case REC_MDEL:
         if ((rc = store_read_obj_prefix(s, a, &id, &sync, &len)) != STORE_OK)
             return rc;
         if ((slot = store_coll_slot_by_id(s, id)) < 0)
@@ -75,7 +85,7 @@ static int compact_record(struct store *s, uint32_t a, const struct rhdr *h)
         e = store_idx_find_addr(s, (uint32_t)slot, fnv1a(s->name_buf, len), a);
         if (e < 0)
             return STORE_OK;
-        if (h->type == REC_DEL) {
+        if (h->type == REC_DEL || h->type == REC_MDEL) {
             /* RFC 6578 3.2: history before this change is forgotten */
             struct store_coll_slot *c = &s->mem.colls[slot];
             if (c->floor < s->mem.index[e].sync_seq)

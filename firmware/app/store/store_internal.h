@@ -26,7 +26,8 @@
  *    to the next block's first_rec (a torn record never has successors in its
  *    block: after a torn tail, mount starts writing in a fresh block)
  *    (store_mount.c).
- *  - Each change is one record; later records store_supersede earlier ones.
+ *  - Each change is one record (a MOVE: two, the first counting only with
+ *    the second: REC_MPUT); later records store_supersede earlier ones.
  *    Compaction copies the live records of the tail block byte for byte to
  *    the head (same seq, same CRC), syncs, marks the tail obsolete, syncs,
  *    then erases it. Up to the obsolete mark the originals are intact; after
@@ -75,7 +76,15 @@ enum rec_type {
     REC_FLOOR = 5,     /* id u32, history floor u32 */
     REC_PUT = 6,       /* coll id u32, sync u32, name_len u8, name, body */
     REC_DEL = 7,       /* coll id u32, sync u32, name_len u8, name */
+    /* A MOVE (store_copy_object): MPUT is a PUT of the destination that counts
+     * only when the record right after it is its MDEL, the DEL of the source;
+     * a power cut between the two leaves neither. An MDEL is written nowhere
+     * else, and compaction copies a live MPUT as a PUT (it drops tombstones),
+     * so no later record can complete a MOVE that was cut. */
+    REC_MPUT = 8,      /* as PUT */
+    REC_MDEL = 9,      /* as DEL */
 };
+#define REC_TYPE_MAX REC_MDEL
 #define OBJ_PREFIX 9   /* coll id, sync, name_len */
 #define FLOOR_RECORD (RHDR + 8)
 /* what store_rec_check_crc finds at an address */

@@ -271,7 +271,7 @@ int store_rec_check_crc(struct store *s, uint32_t a, struct rhdr *h, int with_cr
     h->len = get32(h->raw + 4);
     h->seq = get32(h->raw + 8);
     if (h->raw[0] != (uint8_t)REC_MAGIC || h->raw[1] != (uint8_t)(REC_MAGIC >> 8) ||
-        h->raw[3] != REC_VERSION || h->type < REC_PAD || h->type > REC_DEL ||
+        h->raw[3] != REC_VERSION || h->type < REC_PAD || h->type > REC_TYPE_MAX ||
         h->len > log_end - pos - RHDR)
         return REC_BAD;
     if (!with_crc)

@@ -101,18 +101,33 @@ static int replay_pass1(struct store *s, uint32_t a, const struct rhdr *h)
     }
 }
 
+/* A MOVE's put counts only when its MDEL is the next record (REC_MPUT):
+ * 1, 0, or a store status. */
+static int move_committed(struct store *s, uint32_t a, const struct rhdr *h)
+{
+    struct rhdr n;
+    uint32_t next = store_adv(s, a, RHDR + h->len);
+    int rc;
+    if (!store_in_log(s, blk_of(s, next)))
+        return 0;
+    rc = store_rec_check_crc(s, next, &n, 1);
+    return rc < 0 ? rc : rc == REC_VALID && n.type == REC_MDEL;
+}
+
 static int replay_pass2(struct store *s, uint32_t a, const struct rhdr *h)
 {
     uint32_t id, sync, len, hash;
-    int slot, e, rc;
+    int slot, e, rc, del = h->type == REC_DEL || h->type == REC_MDEL;
 
-    if (h->type != REC_PUT && h->type != REC_DEL)
+    if (h->type != REC_PUT && h->type != REC_MPUT && !del)
         return STORE_OK;
     if (h->len < OBJ_PREFIX + 1)
         return STORE_OK;
+    if (h->type == REC_MPUT && (rc = move_committed(s, a, h)) != 1)
+        return rc;  /* 0: the MOVE was cut, it never happened */
     if ((rc = store_read_obj_prefix(s, a, &id, &sync, &len)) != STORE_OK)
         return rc;
-    if (len == 0 || OBJ_PREFIX + len > h->len || (h->type == REC_DEL && OBJ_PREFIX + len != h->len))
+    if (len == 0 || OBJ_PREFIX + len > h->len || (del && OBJ_PREFIX + len != h->len))
         return STORE_OK;
     if ((slot = store_coll_slot_by_id(s, id)) < 0)
         return STORE_OK;  /* collection deleted */
@@ -122,7 +137,7 @@ static int replay_pass2(struct store *s, uint32_t a, const struct rhdr *h)
         return rc;
     if (e >= 0 && sync < s->mem.index[e].sync_seq)
         return STORE_OK;
-    if (h->type == REC_DEL && sync <= s->mem.colls[slot].floor) {
+    if (del && sync <= s->mem.colls[slot].floor) {
         if (e >= 0)  /* deleted, and the deletion is beyond the history kept */
             store_idx_remove(s, (uint32_t)e);
         return STORE_OK;
@@ -132,7 +147,7 @@ static int replay_pass2(struct store *s, uint32_t a, const struct rhdr *h)
         return STORE_ERR_INDEX_FULL;
     s->mem.index[e].addr = a;
     s->mem.index[e].sync_seq = sync;
-    s->mem.index[e].state = h->type == REC_PUT ? SLOT_LIVE : SLOT_TOMB;
+    s->mem.index[e].state = del ? SLOT_TOMB : SLOT_LIVE;
     if (sync > s->mem.colls[slot].sync_seq)
         s->mem.colls[slot].sync_seq = sync;
     return STORE_OK;

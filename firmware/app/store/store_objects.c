@@ -194,7 +194,7 @@ static int obj_info(struct store *s, uint32_t addr, uint32_t *name_len, struct s
         (rc = store_read_obj_prefix(s, addr, &id, &info->sync_seq, name_len)))
         return rc;
     info->etag = get32(raw + 8);
-    info->size = raw[2] == REC_PUT ? get32(raw + 4) - OBJ_PREFIX - *name_len : 0;
+    info->size = raw[2] == REC_PUT || raw[2] == REC_MPUT ? get32(raw + 4) - OBJ_PREFIX - *name_len : 0;
     return STORE_OK;
 }
 
@@ -265,6 +265,104 @@ int store_delete_object(struct store *s, uint32_t coll, const char *name, size_t
     s->mem.colls[slot].objects--;
     s->mem.colls[slot].sync_seq = sync;
     s->live_bytes += RHDR + s->wr_len;
+    return STORE_OK;
+}
+
+/* COPY and MOVE (RFC 4918 sections 9.8, 9.9) of one object: the source's
+ * body as a new version of dst. A copy is one PUT record; a move is an MPUT
+ * and an MDEL written back to back, which a replay takes both or neither of
+ * (store_internal.h). The MPUT is synced before the MDEL is written: an MDEL
+ * must never be durable without it. Space for both is made first. */
+int store_copy_object(struct store *s, uint32_t src_coll, const char *src, size_t src_len,
+                      uint32_t dst_coll, const char *dst, size_t dst_len, int move, uint32_t *etag)
+{
+    uint8_t p[OBJ_PREFIX], buf[IO_CHUNK];
+    struct store_object_info info;
+    uint32_t nlen, a, left, need, put_addr, put_seq, put_len, sync;
+    int sslot, se, dslot, de, rc, dlive;
+
+    if ((rc = writable(s)) != STORE_OK)
+        return rc;
+    if (!dst || !dst_len || dst_len > STORE_NAME_MAX ||
+        (src_coll == dst_coll && src_len == dst_len && memcmp(src, dst, dst_len) == 0))
+        return STORE_ERR_INVALID;
+    if ((rc = store_obj_lookup(s, dst_coll, dst, dst_len, &dslot, &de)) != STORE_OK)
+        return rc;
+    if ((rc = store_get_object(s, src_coll, src, src_len, 0, NULL, 0, NULL, &info)) != STORE_OK)
+        return rc;
+    need = RHDR + OBJ_PREFIX + (uint32_t)dst_len + info.size;
+    if ((rc = store_ensure_space(s, need + (move ? RHDR + OBJ_PREFIX + (uint32_t)src_len : 0))) != STORE_OK)
+        return rc;
+    /* compaction moves records and drops tombstones: look both up again */
+    if ((rc = store_obj_lookup(s, dst_coll, dst, dst_len, &dslot, &de)) != STORE_OK)
+        return rc;
+    if (de < 0 && s->index_used >= index_limit(s) &&
+        ((rc = store_evict_tombstones(s)) != STORE_OK ||
+         (rc = store_ensure_space(s, need + (move ? RHDR + OBJ_PREFIX + (uint32_t)src_len : 0))) != STORE_OK))
+        return rc;
+    dlive = de >= 0 && s->mem.index[de].state == SLOT_LIVE;
+    if ((rc = store_obj_lookup(s, src_coll, src, src_len, &sslot, &se)) != STORE_OK)
+        return rc;
+    if (!dlive && !(move && sslot == dslot) && s->mem.colls[dslot].objects >= s->cfg.max_objects_per_collection)
+        return STORE_ERR_COLL_FULL;
+    if ((rc = obj_info(s, s->mem.index[se].addr, &nlen, &info)) != STORE_OK)
+        return rc;
+    sync = s->mem.colls[dslot].sync_seq + 1;
+    store_wr_begin(s, move ? REC_MPUT : REC_PUT, need - RHDR);
+    put32(p, dst_coll);
+    put32(p + 4, sync);
+    p[8] = (uint8_t)dst_len;
+    if ((rc = store_wr_data(s, p, OBJ_PREFIX)) || (rc = store_wr_data(s, dst, (uint32_t)dst_len)))
+        return rc;
+    a = store_adv(s, s->mem.index[se].addr, RHDR + OBJ_PREFIX + nlen);
+    for (left = info.size; left;) {
+        uint32_t n = left < IO_CHUNK ? left : IO_CHUNK;
+        if ((rc = store_lread(s, a, buf, n)) || (rc = store_wr_data(s, buf, n)))
+            return rc;
+        a = store_adv(s, a, n);
+        left -= n;
+    }
+    if ((rc = store_wr_commit(s, 1)) != STORE_OK)
+        return rc;
+    put_addr = s->wr_start;
+    put_seq = s->wr_seq;
+    put_len = s->wr_len;
+    if (move) {
+        /* the source's tombstone, in the sync after the put's when both are
+         * in one collection */
+        uint32_t dsync = s->mem.colls[sslot].sync_seq + 1 + (sslot == dslot);
+        store_wr_begin(s, REC_MDEL, OBJ_PREFIX + (uint32_t)src_len);
+        put32(p, src_coll);
+        put32(p + 4, dsync);
+        p[8] = (uint8_t)src_len;
+        if ((rc = store_wr_data(s, p, OBJ_PREFIX)) || (rc = store_wr_data(s, src, (uint32_t)src_len)) ||
+            (rc = store_wr_commit(s, 1)))
+            return rc;
+        store_supersede(s, s->mem.index[se].addr);
+        s->mem.index[se].addr = s->wr_start;
+        s->mem.index[se].sync_seq = dsync;
+        s->mem.index[se].state = SLOT_TOMB;
+        s->mem.colls[sslot].objects--;
+        s->mem.colls[sslot].sync_seq = dsync;
+        s->live_bytes += RHDR + s->wr_len;
+    }
+    if (de < 0) {
+        if ((de = store_idx_insert(s, (uint32_t)dslot, fnv1a(dst, dst_len), index_limit(s))) < 0)
+            return io_fail(s);  /* room was made above; cannot happen */
+    } else if (dlive) {
+        store_supersede(s, s->mem.index[de].addr);
+    }
+    if (!dlive)
+        s->mem.colls[dslot].objects++;
+    s->mem.index[de].addr = put_addr;
+    s->mem.index[de].sync_seq = sync;
+    s->mem.index[de].state = SLOT_LIVE;
+    s->mem.index[de].flags &= (uint8_t)~SLOT_TAG_KNOWN;
+    if (sync > s->mem.colls[dslot].sync_seq)
+        s->mem.colls[dslot].sync_seq = sync;
+    s->live_bytes += RHDR + put_len;
+    if (etag)
+        *etag = put_seq;
     return STORE_OK;
 }
 
