@@ -1,9 +1,10 @@
 """Responses kept rendered and sent by reference (firmware/app/dav/dav_fragments.c), on litedav-host.
 
-- Every REPORT that lists objects answers the same bytes (status, fields, body) with the cache as
-  through the copying path (`--fragment-cache 0`, what the LM3S9B95 port always takes), on
-  office data: calendar-multiget, calendar-query and sync-collection, with property lists that
-  are kept and ones that are not, asked twice (rendered, then sent from the cache).
+- Every REPORT that lists objects, and PROPFIND Depth 1, answers the same bytes (status, fields,
+  body) with the cache as through the copying path (`--fragment-cache 0`, what the LM3S9B95 port
+  always takes), on office data: calendar-multiget, calendar-query, sync-collection and PROPFIND,
+  with property lists that are kept and ones that are not, asked twice (rendered, then from the
+  cache).
 - Objects deleted, overwritten and compacted away while responses that reference them are in
   flight on a lossy link, with a cache small enough that its memory is wanted again while TCP
   still holds it: every object in every response is, byte for byte, a version of it the server
@@ -90,6 +91,13 @@ REPORTS = [
     (sync_collection("<D:getetag/><C:calendar-data/>"), True),
     (sync_collection("<D:getetag/>"), True),
 ]
+# PROPFIND Depth 1 of the calendar: (body, kept); a member's response is kept, and copied
+PROPFINDS = [
+    (f'<D:propfind {NS}><D:prop><D:getetag/><D:sync-token/></D:prop></D:propfind>', True),
+    (f'<D:propfind {NS}><D:prop><D:resourcetype/><D:getcontenttype/><D:getetag/></D:prop></D:propfind>', True),
+    (f'<D:propfind {NS}><D:prop><D:getetag/><D:displayname/></D:prop></D:propfind>', False),
+    (f'<D:propfind {NS}><D:allprop/></D:propfind>', False),
+]
 
 
 def make_store(path, *args):
@@ -131,13 +139,13 @@ def test_kept_responses_are_the_copying_paths_bytes(store_image, tmp_path):
     copying = serve(store_image, tmp_path, "copying.img", "--fragment-cache", "0")
     try:
         assert "fragments_capacity" not in status(copying.port)
-        for body, is_kept in REPORTS:
+        for method, body, is_kept in [("REPORT", *r) for r in REPORTS] + [("PROPFIND", *p) for p in PROPFINDS]:
             depth = {"Depth": "1"} if "multiget" not in body else {}
-            want = request(copying.port, "REPORT", CAL, body, {"Content-Type": "application/xml", **depth})
+            want = request(copying.port, method, CAL, body, {"Content-Type": "application/xml", **depth})
             assert want[0] == 207, want
             before = status(kept.port)
             for round_ in ("rendered", "from the cache"):
-                got = request(kept.port, "REPORT", CAL, body, {"Content-Type": "application/xml", **depth})
+                got = request(kept.port, method, CAL, body, {"Content-Type": "application/xml", **depth})
                 assert got == want, (round_, body[:120])
             after = status(kept.port)
             if is_kept:
@@ -151,6 +159,8 @@ def test_kept_responses_are_the_copying_paths_bytes(store_image, tmp_path):
             assert request(srv.port, "DELETE", HREFS[2])[0] == 204
         body = REPORTS[0][0]
         assert request(kept.port, "REPORT", CAL, body) == request(copying.port, "REPORT", CAL, body)
+        body, depth = PROPFINDS[0][0], {"Depth": "1"}
+        assert request(kept.port, "PROPFIND", CAL, body, depth) == request(copying.port, "PROPFIND", CAL, body, depth)
     finally:
         assert kept.stop() == 0
         assert copying.stop() == 0

@@ -214,7 +214,7 @@ static bool p_sync_token(struct dav_ctx *c, const struct dav_resource *r, struct
 }
 
 static const struct dav_prop props[] = {
-    {XML_NS_DAV, "D", "sync-token", p_sync_token, 0, 0, NULL},
+    {XML_NS_DAV, "D", "sync-token", p_sync_token, 0, DAV_PROP_OF_CONTENT, NULL}, /* objects have none */
 };
 
 static const struct dav_report reports[] = {

@@ -192,9 +192,9 @@ typedef bool (*dav_prop_fn)(struct dav_ctx *c, const struct dav_resource *r, str
 
 #define DAV_PROP_ALLPROP 1            /* listed by allprop (RFC 4918 section 14.2) */
 #define DAV_PROP_VERBATIM 2           /* PROPPATCH stores the value as sent, white space too */
-#define DAV_PROP_OF_CONTENT 4         /* of an object, a function of its bytes and ETag alone: a
-                                         response naming only such properties is kept rendered
-                                         (dav_fragments.c) */
+#define DAV_PROP_OF_CONTENT 4         /* of an object, its value (or its absence) is a function of
+                                         its bytes and ETag alone: a response naming only such
+                                         properties is kept rendered (dav_fragments.c) */
 
 /* A live property (RFC 4918 section 15 and the like). */
 struct dav_prop {
@@ -357,6 +357,11 @@ typedef int (*dav_object_render_fn)(struct dav_ctx *c);
  * one, or rendered now with render and kept. False: nothing was done (the
  * caller renders it piece by piece, the copying path). */
 bool dav_send_object_fragment(struct dav_ctx *c, dav_object_render_fn render, uint32_t variant);
+/* An object's small response (a listing's member) kept rendered: copied into
+ * c->out (true), or false when it is not kept (the caller renders it, then
+ * dav_keep_response keeps what it wrote to c->out from offset `from`). */
+bool dav_copy_kept_response(struct dav_ctx *c, const struct dav_resource *r, uint32_t variant);
+void dav_keep_response(struct dav_ctx *c, const struct dav_resource *r, uint32_t variant, size_t from);
 /* The cache's own: a lookup, and a record written in place. */
 const uint8_t *dav_fragment_find(uint32_t etag, uint32_t variant, const char *path, size_t path_len,
                                  uint32_t *len);

@@ -263,7 +263,8 @@ const uint8_t *dav_fragment_commit(uint32_t etag, uint32_t variant, const char *
  * streamed one with children: a partial retrieval). */
 uint32_t dav_fragment_variant(const struct dav_ctx *c, const struct dav_prop *streamed)
 {
-    uint32_t h = 2166136261u;
+    /* the streamed property (a REPORT's) names another rendering than none (PROPFIND's) */
+    uint32_t h = streamed ? 2166136261u : 0x811c9dc4u;
     if (!dav_fragments_enabled() || c->mode != DAV_PROP || !c->props)
         return 0;
     XML_FOR_EACH_CHILD(n, c->props) {
@@ -332,4 +333,36 @@ bool dav_send_object_fragment(struct dav_ctx *c, dav_object_render_fn render, ui
         return true;
     }
     return render_into_cache(c, render, variant);
+}
+
+/* ---- small responses: kept rendered, and copied ------------------------------ */
+
+/* A member of a listing (PROPFIND Depth 1) answers a few hundred bytes: a
+ * piece by reference would cost more than copying them, so the kept
+ * rendering is copied into c->out. What costs is rendering it (the XML
+ * writer, the property tables), and that is done once. */
+bool dav_copy_kept_response(struct dav_ctx *c, const struct dav_resource *r, uint32_t variant)
+{
+    const uint8_t *data;
+    uint32_t len;
+    if (!variant || !r->exists || r->kind != DAV_RES_OBJECT)
+        return false;
+    data = dav_fragment_find(r->obj.etag, variant, r->path, r->path_len, &len);
+    if (!data || len > sizeof(c->out) - c->out_len)
+        return false;
+    memcpy(c->out + c->out_len, data, len);
+    c->out_len += len;
+    return true;
+}
+
+void dav_keep_response(struct dav_ctx *c, const struct dav_resource *r, uint32_t variant, size_t from)
+{
+    size_t n = c->out_len - from;
+    uint8_t *dst;
+    if (!variant || !r->exists || r->kind != DAV_RES_OBJECT || c->out_len <= from)
+        return;
+    if ((dst = dav_fragment_reserve(r->path_len, n)) == NULL)
+        return;
+    memcpy(dst, c->out + from, n);
+    dav_fragment_commit(r->obj.etag, variant, r->path, r->path_len, (uint32_t)n, true);
 }

@@ -72,7 +72,15 @@ static int propfind_render(struct dav_ctx *c)
             return 0;
         }
         dav_object_resource(c, &c->member, path, &r);
-        write_response(c, &r);
+        if (!c->fragment_variant_known) {
+            c->fragment_variant = dav_fragment_variant(c, NULL);
+            c->fragment_variant_known = true;
+        }
+        if (!dav_copy_kept_response(c, &r, c->fragment_variant)) {
+            size_t from = c->out_len;
+            write_response(c, &r);
+            dav_keep_response(c, &r, c->fragment_variant, from);
+        }
         return 0;
     default:
         dav_multistatus_close(c);
