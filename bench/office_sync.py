@@ -200,11 +200,13 @@ GETETAG, SYNC_TOKEN = "{DAV:}getetag", "{DAV:}sync-token"
 CALENDAR_DATA = "{urn:ietf:params:xml:ns:caldav}calendar-data"
 
 
+PROPFIND_BODY = ('<?xml version="1.0"?><D:propfind xmlns:D="DAV:"><D:prop><D:getetag/><D:sync-token/>'
+                 '</D:prop></D:propfind>')
+
+
 def propfind_members(dav, cal):
     """PROPFIND Depth 1: (the collection's sync token, {member href: etag})."""
-    body = ('<?xml version="1.0"?><D:propfind xmlns:D="DAV:"><D:prop><D:getetag/><D:sync-token/>'
-            '</D:prop></D:propfind>')
-    tree = _multistatus(*dav("PROPFIND", cal, body, {"Depth": "1", "Content-Type": "application/xml"})[::2],
+    tree = _multistatus(*dav("PROPFIND", cal, PROPFIND_BODY, {"Depth": "1", "Content-Type": "application/xml"})[::2],
                         f"PROPFIND {cal}")
     token, members = None, {}
     for resp in tree.findall("D:response", NS):
@@ -219,12 +221,15 @@ def propfind_members(dav, cal):
     return token, members
 
 
-def multiget(dav, cal, hrefs):
-    """calendar-multiget of hrefs: {href: (etag, calendar data)}; every href must be found."""
-    body = ('<?xml version="1.0"?><C:calendar-multiget xmlns:D="DAV:" xmlns:C="urn:ietf:params:xml:ns:caldav">'
+def multiget_body(hrefs):
+    return ('<?xml version="1.0"?><C:calendar-multiget xmlns:D="DAV:" xmlns:C="urn:ietf:params:xml:ns:caldav">'
             '<D:prop><D:getetag/><C:calendar-data/></D:prop>'
             + "".join(f"<D:href>{h}</D:href>" for h in hrefs) + "</C:calendar-multiget>")
-    tree = _multistatus(*dav("REPORT", cal, body, {"Depth": "1", "Content-Type": "application/xml"})[::2],
+
+
+def multiget(dav, cal, hrefs):
+    """calendar-multiget of hrefs: {href: (etag, calendar data)}; every href must be found."""
+    tree = _multistatus(*dav("REPORT", cal, multiget_body(hrefs), {"Depth": "1", "Content-Type": "application/xml"})[::2],
                         f"calendar-multiget {cal}")
     out = {}
     for resp in tree.findall("D:response", NS):
@@ -646,6 +651,16 @@ def measure_users_day(build_dir, nic, phy, work, log, soc=IDEAL_SOC):
         dav.close()
         after = read_status(port, status_s)
         incr_cpu = cpu(before, after, overhead)
+        # a second device of the same user syncs from empty: the server has rendered every
+        # object's response once already and kept it (dav_fragments.c), unless it keeps none
+        current = {href[len(calendar_path(user)):]: data for href, (_, data) in state["items"].items()}
+        before = read_status(port, status_s)
+        dav = Dav(port, user, client_s)
+        second = initial_sync(dav, user, current)
+        dav.close()
+        after = read_status(port, status_s)
+        second_cpu = {**cpu(before, after, overhead), **fragment_counts(before, after)}
+        per_request = request_costs(port, user, sorted(second["items"]), status_s, client_s, overhead)
         time.sleep(1)  # the last frames reach the pcap
     finally:
         sim.stop()
@@ -653,14 +668,52 @@ def measure_users_day(build_dir, nic, phy, work, log, soc=IDEAL_SOC):
     first_by_method = {}
     for c in conns.values():
         first_by_method.setdefault(first_request(c), []).append(c)
-    initial = scenario_figures(first_by_method.get("PROPFIND", []), hz)
-    incremental = scenario_figures([c for c in first_by_method.get("REPORT", [])], hz)
+    # connections in the order they opened: the first PROPFIND is the day's, the second the
+    # second device's (then the request costs' own); the first REPORT is the incremental sync's
+    propfinds = first_by_method.get("PROPFIND", [])
+    initial = scenario_figures(propfinds[:1], hz)
+    second_device = scenario_figures(propfinds[1:2], hz)
+    incremental = scenario_figures(first_by_method.get("REPORT", [])[:1], hz)
     os.remove(pcap)
     return {"user": user, "items": len(items), "store": store, "boot_cycles": boot_cycles,
             "status_read_cycles": overhead,
             "initial": {**initial, **initial_cpu, "objects": len(state["items"]) - len(new) + len(deleted)},
             "incremental": {**incremental, **incr_cpu, "changes": CHANGES, "hrefs_reported": reported},
+            "second_device": {**second_device, **second_cpu, "objects": len(second["items"])},
+            "per_request": per_request,
             "sys_clk_hz": hz}
+
+
+FRAGMENT_COUNTERS = ("fragments_hits", "fragments_misses", "fragments_rendered", "fragments_not_kept")
+
+
+def fragment_counts(before, after):
+    """What the server's kept responses (dav_fragments.c) did in between; nothing from a build
+    that keeps none."""
+    return {k: after[k] - before[k] for k in FRAGMENT_COUNTERS if k in after and k in before}
+
+
+def request_costs(port, user, hrefs, status_s, client_s, overhead):
+    """CPU busy cycles per byte of response body of each request of a sync on its own, the
+    server's kept responses warm: PROPFIND Depth 1 (every member's ETag) and calendar-multiget
+    of every member (ETag and calendar-data), each on a new connection between status reads."""
+    cal = calendar_path(user)
+    out = {}
+    for name, run in (("PROPFIND Depth 1", lambda dav: dav("PROPFIND", cal, PROPFIND_BODY,
+                                                           {"Depth": "1", "Content-Type": "application/xml"})),
+                      ("calendar-multiget", lambda dav: dav("REPORT", cal, multiget_body(hrefs),
+                                                            {"Depth": "1", "Content-Type": "application/xml"}))):
+        before = read_status(port, status_s)
+        dav = Dav(port, user, client_s)
+        status, _, data = run(dav)
+        dav.close()
+        after = read_status(port, status_s)
+        if status != 207:
+            raise BenchError(f"{name} {cal}: status {status}")
+        busy = cpu(before, after, overhead)["cpu_busy_cycles"]
+        out[name] = {"cpu_busy_cycles": busy, "body_bytes": len(data),
+                     "cycles_per_byte": round(busy / len(data), 3), **fragment_counts(before, after)}
+    return out
 
 
 class PcapTail:
@@ -881,6 +934,10 @@ def markdown(results, soc=None):
                 f"{day['initial']['objects']} items", day["initial"])
             row(f"incremental sync after {day['incremental']['changes']} changes: connect, sync-collection "
                 f"({day['incremental']['hrefs_reported']} hrefs) + calendar-multiget", day["incremental"])
+            if "second_device" in day:
+                row(f"the same user's second device from empty (the server's responses rendered once "
+                    f"already{fragment_note(day['second_device'])}): PROPFIND Depth 1 + calendar-multiget of "
+                    f"{day['second_device']['objects']} items", day["second_device"])
             if "boot_cycles" in day:
                 boots.append(("the 1-user store", day["boot_cycles"]))
         if "office" in r:
@@ -891,12 +948,25 @@ def markdown(results, soc=None):
             lines.append("\n" + office_note(o, r["link_mbps"]))
             if "boot_cycles" in o:
                 boots.append((f"the {o['users']}-user store", o["boot_cycles"]))
+        if day and "per_request" in day:
+            lines.append("\nCPU busy cycles per byte of response body, each request of the second device's sync "
+                         "alone on a new connection (status reads around it): " + "; ".join(
+                             f"{name} {f['cycles_per_byte']:.2f} ({f['cpu_busy_cycles']:,} cycles, "
+                             f"{f['body_bytes']:,} bytes{fragment_note(f)})"
+                             for name, f in day["per_request"].items()) + ".")
         if boots:
             lines.append("\nBoot to the first status read (the store's mount and check included): " + "; ".join(
                 f"{name} {cycles:,} cycles ({cycles / r['sys_clk_hz'] * 1e3:,.1f} ms)" for name, cycles in boots)
                 + ".")
     lines.append(end)
     return "\n".join(lines) + "\n"
+
+
+def fragment_note(f):
+    """The kept responses' part in a figure, when the build keeps them."""
+    if "fragments_hits" not in f:
+        return ""
+    return f"; kept responses: {f['fragments_hits']:,} sent, {f['fragments_rendered']:,} rendered"
 
 
 def office_note(o, link_mbps):
