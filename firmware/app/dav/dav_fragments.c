@@ -24,7 +24,7 @@
 
 #include <string.h>
 
-#if DAV_FRAGMENT_BUCKETS
+#if DAV_FRAGMENT_CACHE
 
 struct fragment {
     uint32_t size;       /* the whole record, header included, a multiple of 8 */
@@ -47,7 +47,8 @@ static struct {
     uint32_t head, tail, wrap_at, records;
     bool wrapped;
     bool reserved;       /* a record is being written at head */
-    uint32_t bucket[DAV_FRAGMENT_BUCKETS];
+    uint32_t *bucket;    /* the index: at the start of the memory given, a power of 2 */
+    uint32_t bucket_mask;
 } ring;
 
 static struct dav_fragment_stats stats;
@@ -69,13 +70,21 @@ static uint32_t key_hash(uint32_t etag, uint32_t variant, const char *path, size
 
 void dav_fragments_init(void *mem, size_t size)
 {
+    uint8_t *start = (uint8_t *)ALIGN8((uintptr_t)mem);
+    uint32_t buckets = 256;
     memset(&ring, 0, sizeof(ring));
     memset(&stats, 0, sizeof(stats));
-    if (!mem || size < 4096)
-        return;
-    ring.mem = (uint8_t *)ALIGN8((uintptr_t)mem);
-    size -= (size_t)(ring.mem - (uint8_t *)mem);
-    ring.size = (uint32_t)(size & ~(size_t)7u);
+    if (!mem || size < DAV_FRAGMENT_CACHE_MIN || size > 0x80000000u)
+        return; /* too little to be worth an index: every response takes the copying path */
+    size -= (size_t)(start - (uint8_t *)mem);
+    /* the index first: a bucket per DAV_FRAGMENT_BYTES_PER_BUCKET of records */
+    while ((size_t)buckets * 2u * DAV_FRAGMENT_BYTES_PER_BUCKET <= size)
+        buckets *= 2;
+    ring.bucket = (uint32_t *)start;
+    ring.bucket_mask = buckets - 1;
+    memset(ring.bucket, 0, buckets * sizeof(uint32_t));
+    ring.mem = start + buckets * sizeof(uint32_t);
+    ring.size = (uint32_t)((size - buckets * sizeof(uint32_t)) & ~(size_t)7u);
     ring_empty();
     stats.capacity = ring.size;
 }
@@ -90,7 +99,7 @@ static void unlink_record(uint32_t off)
     uint32_t *link;
     if (!f->indexed)
         return;
-    for (link = &ring.bucket[f->hash & (DAV_FRAGMENT_BUCKETS - 1)]; *link; link = &at(*link - 1)->next)
+    for (link = &ring.bucket[f->hash & ring.bucket_mask]; *link; link = &at(*link - 1)->next)
         if (*link == off + 1) {
             *link = f->next;
             break;
@@ -172,7 +181,7 @@ const uint8_t *dav_fragment_find(uint32_t etag, uint32_t variant, const char *pa
     uint32_t h = key_hash(etag, variant, path, path_len), link;
     if (!ring.size)
         return NULL;
-    for (link = ring.bucket[h & (DAV_FRAGMENT_BUCKETS - 1)]; link; link = at(link - 1)->next) {
+    for (link = ring.bucket[h & ring.bucket_mask]; link; link = at(link - 1)->next) {
         const struct fragment *f = at(link - 1);
         if (f->hash == h && f->etag == etag && f->variant == variant && f->path_len == path_len &&
             memcmp(f + 1, path, path_len) == 0) {
@@ -214,7 +223,7 @@ const uint8_t *dav_fragment_commit(uint32_t etag, uint32_t variant, const char *
     f->next = 0;
     memcpy(f + 1, path, path_len);
     if (keep) {
-        uint32_t *bucket = &ring.bucket[f->hash & (DAV_FRAGMENT_BUCKETS - 1)];
+        uint32_t *bucket = &ring.bucket[f->hash & ring.bucket_mask];
         f->next = *bucket;
         *bucket = off + 1;
     }

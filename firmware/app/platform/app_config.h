@@ -25,9 +25,15 @@
 #ifndef DAV_XML_ARENA
 #define DAV_XML_ARENA 65536           /* their parsed trees, per context */
 #endif
-#ifndef DAV_FRAGMENT_BUCKETS
-#define DAV_FRAGMENT_BUCKETS 8192     /* kept responses' index (a power of 2; 0: no cache, every */
-#endif                                /* REPORT renders through the copying path) */
+#ifndef DAV_FRAGMENT_CACHE
+#define DAV_FRAGMENT_CACHE 1          /* responses kept rendered in the RAM a port gives */
+#endif                                /* (dav_fragments_init; 0: every response takes the copying path) */
+#ifndef DAV_FRAGMENT_CACHE_MIN
+#define DAV_FRAGMENT_CACHE_MIN (64u * 1024u)  /* less RAM than this: no cache */
+#endif
+#ifndef DAV_FRAGMENT_BYTES_PER_BUCKET
+#define DAV_FRAGMENT_BYTES_PER_BUCKET 2048u   /* the index's size: a bucket per this much of it */
+#endif
 #ifndef DAV_FRAGMENT_OBJECT_MAX
 #define DAV_FRAGMENT_OBJECT_MAX (16u * 1024u)  /* larger objects are streamed, not kept */
 #endif

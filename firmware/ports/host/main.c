@@ -77,11 +77,12 @@ static void usage(FILE *out, const char *prog)
             "                in ms (1-600000; default %u), then 503\n"
             "  --fragment-cache KIB  RAM for responses kept rendered and sent by\n"
             "                reference (dav_fragments.c), in KiB (0: none, every REPORT\n"
-            "                takes the copying path; 4 or more; default %u)\n"
+            "                takes the copying path; %u or more; default %u)\n"
             "  --drop-every N  a lossy link: drop every Nth frame of 1400 bytes or more,\n"
             "                each way (2 or more)\n"
             "  --help        this text\n",
-            prog, HTTP_PORT, (unsigned)DAV_CTX_WAIT_MS, (unsigned)FRAGMENT_CACHE_KIB_DEFAULT);
+            prog, HTTP_PORT, (unsigned)DAV_CTX_WAIT_MS, (unsigned)(DAV_FRAGMENT_CACHE_MIN / 1024u),
+            (unsigned)FRAGMENT_CACHE_KIB_DEFAULT);
 }
 
 static uint32_t flash_size = FLASH_SIZE_DEFAULT;
@@ -277,9 +278,10 @@ int main(int argc, char **argv)
         case 'f': {
             char *end;
             long v = strtol(optarg, &end, 10);
-            if (!*optarg || *end || v < 0 || (v > 0 && v < 4) || v > (long)FRAGMENT_CACHE_KIB_MAX) {
-                fprintf(stderr, "%s: --fragment-cache wants KiB, 0 or from 4 to %u, not \"%s\"\n",
-                        argv[0], FRAGMENT_CACHE_KIB_MAX, optarg);
+            if (!*optarg || *end || v < 0 || (v > 0 && v < (long)(DAV_FRAGMENT_CACHE_MIN / 1024u)) ||
+                v > (long)FRAGMENT_CACHE_KIB_MAX) {
+                fprintf(stderr, "%s: --fragment-cache wants KiB, 0 or from %u to %u, not \"%s\"\n",
+                        argv[0], (unsigned)(DAV_FRAGMENT_CACHE_MIN / 1024u), FRAGMENT_CACHE_KIB_MAX, optarg);
                 return 2;
             }
             fragment_cache_kib = (uint32_t)v;

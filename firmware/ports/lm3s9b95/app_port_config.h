@@ -9,7 +9,7 @@
 #define DAV_XML_MAX 1536
 #define DAV_XML_ARENA 4096
 #define DAV_OUT_MAX 1536
-#define DAV_FRAGMENT_BUCKETS 0        /* no RAM to keep responses in: the copying path */
+#define DAV_FRAGMENT_CACHE 0          /* no RAM to keep responses in: the copying path */
 #define DAV_MAX_RESOURCE_SIZE 2048    /* calendar objects up to 2 KiB */
 #define CALDAV_ICAL_ARENA 6144
 /* The store's RAM index (20 bytes a slot, 7/8 of them usable): the 128 KiB
