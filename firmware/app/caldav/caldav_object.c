@@ -32,7 +32,11 @@ static const struct dav_prop caldav_calendar_data = {XML_NS_CALDAV, "C", "calend
                                                       DAV_PROP_OF_CONTENT, NULL};
 
 /* Section 9.6: calendar-data is streamed from the store in pieces, so an
- * object needs no buffer of its own size here. */
+ * object needs no buffer of its own size here. An object whose escaped data
+ * and closing tags fit in what is left of c->out is written whole in one
+ * call: no other request runs between its ETag and its data, so a PUT or a
+ * DELETE cannot cut it (only a larger object, streamed over several calls,
+ * can be: what was sent of it stands and the rest is left out). */
 int caldav_render_object(struct dav_ctx *c, bool with_data)
 {
     struct xml_writer w;
@@ -40,50 +44,59 @@ int caldav_render_object(struct dav_ctx *c, bool with_data)
     char data[1024];
     uint32_t got = 0;
     struct store_object_info info;
+    bool whole = false;
 
-    switch (c->obj_phase) {
-    case 0:
-        dav_writer(c, &w);
-        xml_write_start(&w, "D", "response");
-        dav_write_href(&w, r->path, r->path_len);
-        if (!r->exists) {
-            dav_write_status(&w, 404);
-            xml_write_end(&w);
+    for (;;) {
+        switch (c->obj_phase) {
+        case 0:
+            dav_writer(c, &w);
+            xml_write_start(&w, "D", "response");
+            dav_write_href(&w, r->path, r->path_len);
+            if (!r->exists) {
+                dav_write_status(&w, 404);
+                xml_write_end(&w);
+                dav_writer_done(c, &w);
+                return 1;
+            }
+            dav_write_propstats(c, &w, r, &caldav_calendar_data);
             dav_writer_done(c, &w);
+            c->offset = 0;
+            c->obj_phase = 2;
+            if (with_data && r->type == &caldav_calendar) {
+                dav_out_raw(c, "<C:calendar-data>");
+                c->obj_phase = 1;
+            }
+            /* escaping makes a byte at most 5 ("&#13;"); the closing tags take the rest */
+            whole = (size_t)r->obj.size * 5u + 1024u <= sizeof(c->out) - c->out_len;
+            if (!whole)
+                return 0;
+            continue;
+        case 1:
+            if (store_get_object(c->store, r->coll, r->path + c->obj_name_off, r->path_len - c->obj_name_off,
+                                 c->offset, data, sizeof(data), &got, &info) != STORE_OK || got == 0 ||
+                info.etag != r->obj.etag) {
+                /* gone or replaced meanwhile: what was sent stands, the rest is cut */
+                c->obj_cut = true;
+                dav_out_raw(c, "</C:calendar-data>");
+                c->obj_phase = 2;
+                return 0;
+            }
+            c->offset += dav_out_escaped(c, data, got); /* the rest, if any, in the next piece */
+            if (c->offset >= info.size) {
+                dav_out_raw(c, "</C:calendar-data>");
+                c->obj_phase = 2;
+            }
+            if (!whole)
+                return 0;
+            continue;
+        default:
+            dav_writer(c, &w);
+            dav_write_propstats_tail(c, &w, r, &caldav_calendar_data);
+            xml_write_raw(&w, "</D:response>", 13);
+            dav_writer_done(c, &w);
+            c->obj_phase = 0;
             return 1;
         }
-        dav_write_propstats(c, &w, r, &caldav_calendar_data);
-        dav_writer_done(c, &w);
-        c->offset = 0;
-        c->obj_phase = 2;
-        if (with_data && r->type == &caldav_calendar) {
-            dav_out_raw(c, "<C:calendar-data>");
-            c->obj_phase = 1;
-        }
-        return 0;
-    case 1:
-        if (store_get_object(c->store, r->coll, r->path + c->obj_name_off, r->path_len - c->obj_name_off,
-                             c->offset, data, sizeof(data), &got, &info) != STORE_OK || got == 0 ||
-            info.etag != r->obj.etag) {
-            /* gone or replaced meanwhile: what was sent stands, the rest is cut */
-            c->obj_cut = true;
-            dav_out_raw(c, "</C:calendar-data>");
-            c->obj_phase = 2;
-            return 0;
-        }
-        c->offset += dav_out_escaped(c, data, got); /* the rest, if any, in the next piece */
-        if (c->offset >= info.size) {
-            dav_out_raw(c, "</C:calendar-data>");
-            c->obj_phase = 2;
-        }
-        return 0;
-    default:
-        dav_writer(c, &w);
-        dav_write_propstats_tail(c, &w, r, &caldav_calendar_data);
-        xml_write_raw(&w, "</D:response>", 13);
-        dav_writer_done(c, &w);
-        c->obj_phase = 0;
-        return 1;
     }
 }
 
