@@ -923,7 +923,9 @@ def markdown(results, soc=None):
                   "(HTTP in / out) | frames dropped (rx) | 503 retries |",
                   "|---|---|---|---|---|---|---|"]
 
-        def row(name, f, retries="-"):
+        def row(name, f, retries="-", measured=None):
+            if measured and measured != r.get("commit"):
+                name += f" (measured at commit {measured}, before the rest of this table)"
             lines.append(f"| {name} | {f['elapsed_ms']:.3f} ms ({f['elapsed_cycles']:,} cycles; client gaps "
                          f"≤ {f['client_gap_ms_max']:.3f} ms) | {f['cpu_busy_cycles']:,} | {f['requests']} | "
                          f"{f['wire_bytes_in']:,} / {f['wire_bytes_out']:,} ({f['http_bytes_in']:,} / "
@@ -931,20 +933,21 @@ def markdown(results, soc=None):
         boots = []
         if day:
             row(f"user's day from empty: connect, PROPFIND Depth 1 + calendar-multiget of "
-                f"{day['initial']['objects']} items", day["initial"])
+                f"{day['initial']['objects']} items", day["initial"], measured=day.get("commit"))
             row(f"incremental sync after {day['incremental']['changes']} changes: connect, sync-collection "
-                f"({day['incremental']['hrefs_reported']} hrefs) + calendar-multiget", day["incremental"])
+                f"({day['incremental']['hrefs_reported']} hrefs) + calendar-multiget", day["incremental"],
+                measured=day.get("commit"))
             if "second_device" in day:
                 row(f"the same user's second device from empty (the server's responses rendered once "
                     f"already{fragment_note(day['second_device'])}): PROPFIND Depth 1 + calendar-multiget of "
-                    f"{day['second_device']['objects']} items", day["second_device"])
+                    f"{day['second_device']['objects']} items", day["second_device"], measured=day.get("commit"))
             if "boot_cycles" in day:
                 boots.append(("the 1-user store", day["boot_cycles"]))
         if "office" in r:
             o = r["office"]
             row(f"office: {o['clients']} clients at once, {o['users']} users x {o['items_per_user']} items "
                 f"({o['objects_synced']:,} objects synced, {o['ical_bytes'] / 1e6:.1f} MB of iCalendar), connections "
-                f"open beforehand", o, o["retries_503"])
+                f"open beforehand", o, o["retries_503"], measured=o.get("commit"))
             lines.append("\n" + office_note(o, r["link_mbps"]))
             if "boot_cycles" in o:
                 boots.append((f"the {o['users']}-user store", o["boot_cycles"]))
@@ -1004,6 +1007,10 @@ def merge_reports(results, out):
             if old is None:
                 merged.append(dict(r))
             else:
+                # a scenario this run did not measure keeps the commit it was measured at
+                for scenario in ("users_day", "office"):
+                    if scenario in old and scenario not in r:
+                        old[scenario].setdefault("commit", old.get("commit") or "not recorded")
                 old.update(r)
         merge_section(out, section(soc), merged, markdown(merged, soc), *md_markers(soc))
         written += merged
