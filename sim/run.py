@@ -257,12 +257,14 @@ BUILD_COMMIT_FILE = ".git-commit"
 
 
 def source_commit():
-    """The source tree's short commit, with -dirty for uncommitted changes; None outside git."""
+    """The source tree's short commit, with -dirty for uncommitted changes; None outside git.
+    bench/results is not source: the benchmarks write it while they run."""
     try:
         src = os.path.dirname(os.path.realpath(__file__))
         commit = subprocess.run(["git", "-C", src, "rev-parse", "--short", "HEAD"], check=True,
                                 stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True).stdout.strip()
-        dirty = subprocess.run(["git", "-C", src, "status", "--porcelain", "--untracked-files=no"], check=True,
+        dirty = subprocess.run(["git", "-C", src, "status", "--porcelain", "--untracked-files=no", "--",
+                                ":(top)", ":(top,exclude)bench/results"], check=True,
                                stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True).stdout.strip()
     except (OSError, subprocess.CalledProcessError):
         return None
