@@ -85,7 +85,7 @@ MIB = 1024 * 1024
 SIM_FLASH_SIZE = DEFAULT_FLASH_SIZE        # 16 MiB
 BOARD_STORE_FLASH_SIZE = STORE_FLASH_SIZE  # 32 MiB
 STORE_DEVICES = {IDEAL_SOC: "the sim flash (16 MiB)"}
-BOARD_STORE_DEVICE = "the store flash (the Pmod's MT25QL256, 32 MiB, LiteSPI 1x)"
+BOARD_STORE_DEVICE = "the store flash (the Pmod's MT25QL256, 32 MiB, a 1x SPI master at sys_clk/4)"
 STATUS_TIMEOUT = 600  # wall seconds for one status read: the simulator is slow under load
 CLIENT_TIMEOUT = 14400  # wall seconds a client waits for a response (Dav)
 BOOT_TIMEOUT = 3600     # wall seconds for the boot of the office's store (~15-35 min seen)
@@ -925,7 +925,8 @@ def markdown(results, soc=None):
 
         def row(name, f, retries="-", measured=None):
             if measured and measured != r.get("commit"):
-                name += f" (measured at commit {measured}, before the rest of this table)"
+                at = "a commit not recorded" if measured == "not recorded" else f"commit {measured}"
+                name += f" (measured before the rest of this table, at {at})"
             lines.append(f"| {name} | {f['elapsed_ms']:.3f} ms ({f['elapsed_cycles']:,} cycles; client gaps "
                          f"≤ {f['client_gap_ms_max']:.3f} ms) | {f['cpu_busy_cycles']:,} | {f['requests']} | "
                          f"{f['wire_bytes_in']:,} / {f['wire_bytes_out']:,} ({f['http_bytes_in']:,} / "
