@@ -227,12 +227,36 @@ int store_get_object(struct store *s, uint32_t coll, const char *name, size_t na
     return STORE_OK;
 }
 
+/* The live object at index slot e of collection slot `slot` becomes a
+ * tombstone: a REC_DEL (a DELETE) or REC_MDEL (a MOVE's source) record at
+ * sync sequence `sync`, synced, then the index and the collection's counts. */
+static int write_tombstone(struct store *s, uint8_t type, uint32_t coll, int slot, int e,
+                           const char *name, size_t name_len, uint32_t sync)
+{
+    uint8_t p[OBJ_PREFIX];
+    int rc;
+    store_wr_begin(s, type, OBJ_PREFIX + (uint32_t)name_len);
+    put32(p, coll);
+    put32(p + 4, sync);
+    p[8] = (uint8_t)name_len;
+    if ((rc = store_wr_data(s, p, OBJ_PREFIX)) || (rc = store_wr_data(s, name, (uint32_t)name_len)) ||
+        (rc = store_wr_commit(s, 1)))
+        return rc;
+    store_supersede(s, s->mem.index[e].addr);
+    s->mem.index[e].addr = s->wr_start;
+    s->mem.index[e].sync_seq = sync;
+    s->mem.index[e].state = SLOT_TOMB;
+    s->mem.colls[slot].objects--;
+    s->mem.colls[slot].sync_seq = sync;
+    s->live_bytes += RHDR + s->wr_len;
+    return STORE_OK;
+}
+
 int store_delete_object(struct store *s, uint32_t coll, const char *name, size_t name_len,
                         const uint32_t *if_match)
 {
-    uint8_t p[OBJ_PREFIX];
     struct store_object_info info;
-    uint32_t nlen, sync;
+    uint32_t nlen;
     int slot, e, rc;
 
     if ((rc = writable(s)) != STORE_OK)
@@ -250,22 +274,7 @@ int store_delete_object(struct store *s, uint32_t coll, const char *name, size_t
         if (info.etag != *if_match)
             return STORE_ERR_PRECONDITION;
     }
-    sync = s->mem.colls[slot].sync_seq + 1;
-    store_wr_begin(s, REC_DEL, OBJ_PREFIX + (uint32_t)name_len);
-    put32(p, coll);
-    put32(p + 4, sync);
-    p[8] = (uint8_t)name_len;
-    if ((rc = store_wr_data(s, p, OBJ_PREFIX)) || (rc = store_wr_data(s, name, (uint32_t)name_len)) ||
-        (rc = store_wr_commit(s, 1)))
-        return rc;
-    store_supersede(s, s->mem.index[e].addr);
-    s->mem.index[e].addr = s->wr_start;
-    s->mem.index[e].sync_seq = sync;
-    s->mem.index[e].state = SLOT_TOMB;
-    s->mem.colls[slot].objects--;
-    s->mem.colls[slot].sync_seq = sync;
-    s->live_bytes += RHDR + s->wr_len;
-    return STORE_OK;
+    return write_tombstone(s, REC_DEL, coll, slot, e, name, name_len, s->mem.colls[slot].sync_seq + 1);
 }
 
 /* COPY and MOVE (RFC 4918 sections 9.8, 9.9) of one object: the source's
@@ -278,7 +287,7 @@ int store_copy_object(struct store *s, uint32_t src_coll, const char *src, size_
 {
     uint8_t p[OBJ_PREFIX], buf[IO_CHUNK];
     struct store_object_info info;
-    uint32_t nlen, a, left, need, put_addr, put_seq, put_len, sync;
+    uint32_t nlen, a, left, need, both, put_addr, put_seq, put_len, sync;
     int sslot, se, dslot, de, rc, dlive;
 
     if ((rc = writable(s)) != STORE_OK)
@@ -291,14 +300,15 @@ int store_copy_object(struct store *s, uint32_t src_coll, const char *src, size_
     if ((rc = store_get_object(s, src_coll, src, src_len, 0, NULL, 0, NULL, &info)) != STORE_OK)
         return rc;
     need = RHDR + OBJ_PREFIX + (uint32_t)dst_len + info.size;
-    if ((rc = store_ensure_space(s, need + (move ? RHDR + OBJ_PREFIX + (uint32_t)src_len : 0))) != STORE_OK)
+    both = need + (move ? RHDR + OBJ_PREFIX + (uint32_t)src_len : 0);
+    if ((rc = store_ensure_space(s, both)) != STORE_OK)
         return rc;
     /* compaction moves records and drops tombstones: look both up again */
     if ((rc = store_obj_lookup(s, dst_coll, dst, dst_len, &dslot, &de)) != STORE_OK)
         return rc;
     if (de < 0 && s->index_used >= index_limit(s) &&
         ((rc = store_evict_tombstones(s)) != STORE_OK ||
-         (rc = store_ensure_space(s, need + (move ? RHDR + OBJ_PREFIX + (uint32_t)src_len : 0))) != STORE_OK))
+         (rc = store_ensure_space(s, both)) != STORE_OK))
         return rc;
     dlive = de >= 0 && s->mem.index[de].state == SLOT_LIVE;
     if ((rc = store_obj_lookup(s, src_coll, src, src_len, &sslot, &se)) != STORE_OK)
@@ -330,21 +340,9 @@ int store_copy_object(struct store *s, uint32_t src_coll, const char *src, size_
     if (move) {
         /* the source's tombstone, in the sync after the put's when both are
          * in one collection */
-        uint32_t dsync = s->mem.colls[sslot].sync_seq + 1 + (sslot == dslot);
-        store_wr_begin(s, REC_MDEL, OBJ_PREFIX + (uint32_t)src_len);
-        put32(p, src_coll);
-        put32(p + 4, dsync);
-        p[8] = (uint8_t)src_len;
-        if ((rc = store_wr_data(s, p, OBJ_PREFIX)) || (rc = store_wr_data(s, src, (uint32_t)src_len)) ||
-            (rc = store_wr_commit(s, 1)))
+        if ((rc = write_tombstone(s, REC_MDEL, src_coll, sslot, se, src, src_len,
+                                  s->mem.colls[sslot].sync_seq + 1 + (sslot == dslot))) != STORE_OK)
             return rc;
-        store_supersede(s, s->mem.index[se].addr);
-        s->mem.index[se].addr = s->wr_start;
-        s->mem.index[se].sync_seq = dsync;
-        s->mem.index[se].state = SLOT_TOMB;
-        s->mem.colls[sslot].objects--;
-        s->mem.colls[sslot].sync_seq = dsync;
-        s->live_bytes += RHDR + s->wr_len;
     }
     if (de < 0) {
         if ((de = store_idx_insert(s, (uint32_t)dslot, fnv1a(dst, dst_len), index_limit(s))) < 0)
