@@ -107,10 +107,6 @@ bool caldav_send_object_ref(struct dav_ctx *c, bool with_data)
 {
     if (c->obj_phase != 0 || !dav_fragments_enabled())
         return false;
-    if (!c->fragment_variant_known) {
-        c->fragment_variant = dav_fragment_variant(c, &caldav_calendar_data);
-        c->fragment_variant_known = true;
-    }
     return dav_send_object_fragment(c, with_data ? render_with_data : render_without_data,
-                                    c->fragment_variant);
+                                    dav_request_variant(c, &caldav_calendar_data));
 }

@@ -351,6 +351,8 @@ const struct dav_fragment_stats *dav_fragments_stats(void);
  * they cannot be kept (see DAV_PROP_OF_CONTENT). streamed: the property the
  * layer above writes itself after the others. */
 uint32_t dav_fragment_variant(const struct dav_ctx *c, const struct dav_prop *streamed);
+/* The same, worked out once per request (c->fragment_variant). */
+uint32_t dav_request_variant(struct dav_ctx *c, const struct dav_prop *streamed);
 /* Renders the next piece of c->obj's DAV:response into c->out: 1 after the last. */
 typedef int (*dav_object_render_fn)(struct dav_ctx *c);
 /* c->obj's whole response as the next piece, by reference (c->ref): the kept

@@ -296,6 +296,15 @@ uint32_t dav_fragment_variant(const struct dav_ctx *c, const struct dav_prop *st
     return h ? h : 1;
 }
 
+uint32_t dav_request_variant(struct dav_ctx *c, const struct dav_prop *streamed)
+{
+    if (!c->fragment_variant_known) {
+        c->fragment_variant = dav_fragment_variant(c, streamed);
+        c->fragment_variant_known = true;
+    }
+    return c->fragment_variant;
+}
+
 /* Render c->obj whole with render (called until it returns 1, each call's
  * c->out appended) into the cache, and hand it out by reference: true.
  * False when the cache has no room for it now; then nothing was rendered. */

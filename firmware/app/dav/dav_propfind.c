@@ -21,6 +21,7 @@ static int propfind_render(struct dav_ctx *c)
 {
     char path[DAV_PATH_MAX + 2];
     struct dav_resource r;
+    uint32_t variant;
     int rc;
 
     switch (c->phase) {
@@ -72,14 +73,11 @@ static int propfind_render(struct dav_ctx *c)
             return 0;
         }
         dav_object_resource(c, &c->member, path, &r);
-        if (!c->fragment_variant_known) {
-            c->fragment_variant = dav_fragment_variant(c, NULL);
-            c->fragment_variant_known = true;
-        }
-        if (!dav_copy_kept_response(c, &r, c->fragment_variant)) {
+        variant = dav_request_variant(c, NULL);
+        if (!dav_copy_kept_response(c, &r, variant)) {
             size_t from = c->out_len;
             write_response(c, &r);
-            dav_keep_response(c, &r, c->fragment_variant, from);
+            dav_keep_response(c, &r, variant, from);
         }
         return 0;
     default:
