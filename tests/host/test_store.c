@@ -967,6 +967,92 @@ static void test_move_power_cut(void)
     }
 }
 
+/* store_object_is_current: with index_etags kept it answers from RAM, and
+ * gives what the flash says (store_get_object's ETag) through overwrites,
+ * deletes (index slots moved by backward-shift deletion), COPY, MOVE,
+ * compaction and a remount; an old ETag, another name's or a deleted
+ * object's is never current. Without index_etags, the same answers. */
+static void check_current(uint32_t cal, unsigned n, const uint32_t *old_etags, const char *when)
+{
+    unsigned i;
+    for (i = 0; i < n; i++) {
+        char name[16], other[16];
+        struct store_object_info info;
+        uint32_t got;
+        int rc;
+        snprintf(name, sizeof(name), "obj%u", i);
+        snprintf(other, sizeof(other), "obj%u", (i + 1) % n);
+        rc = store_get_object(&st, cal, name, strlen(name), 0, NULL, 0, &got, &info);
+        if (rc == STORE_ERR_NOT_FOUND) {
+            CHECKF(store_object_is_current(&st, cal, name, strlen(name), old_etags[i]) == 0,
+                   "%s: deleted %s current", when, name);
+            continue;
+        }
+        CHECK(rc == STORE_OK);
+        CHECKF(store_object_is_current(&st, cal, name, strlen(name), info.etag) == 1,
+               "%s: %s not current with its ETag", when, name);
+        CHECKF(store_object_is_current(&st, cal, other, strlen(other), info.etag) == 0,
+               "%s: %s current with %s's ETag", when, other, name);
+        if (old_etags[i] != info.etag)
+            CHECKF(store_object_is_current(&st, cal, name, strlen(name), old_etags[i]) == 0,
+                   "%s: %s current with an old ETag", when, name);
+    }
+}
+
+static void test_current_etags(void)
+{
+    static uint32_t etags[32];
+    STORE_MEMORY_DEFINE(small, 32, 4, 2);
+    struct store_config cfg = {4 * KIB, 100};
+    uint32_t cal, other, old[24], e, reclaimed;
+    unsigned i, round, pass;
+    char name[16], body[64];
+
+    for (pass = 0; pass < 2; pass++) {
+        small.index_etags = pass == 0 ? etags : NULL;
+        cur_cfg = &cfg;
+        cur_mem = &small;
+        CHECK(fresh_flash(&ff, "current.flash", 64 * KIB, 4 * KIB) == FLASH_OK);
+        CHECK(store_mount(&st, &ff.flash, &cfg, &small, NULL) == STORE_OK);
+        CHECK(store_coll_create(&st, "alice", "/c/", &cal) == STORE_OK);
+        CHECK(store_coll_create(&st, "alice", "/d/", &other) == STORE_OK);
+        for (i = 0; i < 24; i++) {
+            snprintf(name, sizeof(name), "obj%u", i);
+            CHECK(store_put_object(&st, cal, name, strlen(name), "v0", 2, NULL, 0, &old[i]) == STORE_OK);
+        }
+        check_current(cal, 24, old, "after puts");
+        /* deletes move other slots back; overwrites and the log's wrap compact it */
+        for (round = 0; round < 30; round++) {
+            i = (round * 7) % 24;
+            snprintf(name, sizeof(name), "obj%u", i);
+            if (round % 3 == 0) {
+                int rc = store_delete_object(&st, cal, name, strlen(name), NULL);
+                CHECK(rc == STORE_OK || rc == STORE_ERR_NOT_FOUND);
+            } else {
+                snprintf(body, sizeof(body), "round %u", round);
+                CHECK(store_put_object(&st, cal, name, strlen(name), body, (uint32_t)strlen(body), NULL, 0, &e) ==
+                      STORE_OK);
+            }
+            check_current(cal, 24, old, "while rewriting");
+        }
+        CHECK(store_compact(&st, 0, &reclaimed) == STORE_OK);
+        check_current(cal, 24, old, "after compaction");
+        /* COPY into the other collection, then MOVE back over a live object */
+        CHECK(store_copy_object(&st, cal, "obj1", 4, other, "obj1", 4, 0, &e) == STORE_OK);
+        CHECK(store_object_is_current(&st, other, "obj1", 4, e) == 1);
+        CHECK(store_object_is_current(&st, cal, "obj1", 4, e) == 0);
+        CHECK(store_copy_object(&st, other, "obj1", 4, cal, "obj2", 4, 1, &e) == STORE_OK);
+        CHECK(store_object_is_current(&st, cal, "obj2", 4, e) == 1);
+        CHECK(store_object_is_current(&st, other, "obj1", 4, e) == 0);
+        check_current(cal, 24, old, "after COPY and MOVE");
+        check_remount_same("with ETags in the index");
+        check_current(cal, 24, old, "after a remount");
+        flash_file_close(&ff);
+    }
+    cur_mem = &mem;
+    cur_cfg = &default_cfg;
+}
+
 int main(int argc, char **argv)
 {
     if (argc > 1)
@@ -985,5 +1071,6 @@ int main(int argc, char **argv)
     test_check_finds_damage();
     test_copy_move();
     test_move_power_cut();
+    test_current_etags();
     return check_summary();
 }

@@ -194,6 +194,13 @@ static inline uint32_t index_home(const struct store *s, uint32_t coll, uint32_t
     return h % s->mem.index_slots;
 }
 
+/* Index slot e now holds the record whose ETag (sequence) is etag. */
+static inline void slot_etag_set(struct store *s, uint32_t e, uint32_t etag)
+{
+    if (s->mem.index_etags)
+        s->mem.index_etags[e] = etag;
+}
+
 /* STORE_OK when a write may start: not failed, no streamed put open */
 static inline int writable(const struct store *s)
 {

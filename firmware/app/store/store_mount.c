@@ -148,6 +148,7 @@ static int replay_pass2(struct store *s, uint32_t a, const struct rhdr *h)
     s->mem.index[e].addr = a;
     s->mem.index[e].sync_seq = sync;
     s->mem.index[e].state = del ? SLOT_TOMB : SLOT_LIVE;
+    slot_etag_set(s, (uint32_t)e, h->seq);
     if (sync > s->mem.colls[slot].sync_seq)
         s->mem.colls[slot].sync_seq = sync;
     return STORE_OK;
