@@ -67,6 +67,12 @@ def test_chunked_unit(host_build):
     assert passed >= 500
 
 
+def test_litex_string_functions(host_build):
+    """The LiteX port's word-at-a-time memchr, memcmp and strlen against the C library's."""
+    passed = check_program([os.path.join(host_build, "test_port_string")], timeout=60)
+    assert passed >= 30000
+
+
 def test_conditional_unit(host_build):
     passed = check_program([os.path.join(host_build, "test_http_cond")], timeout=60)
     assert passed >= 80

@@ -29,5 +29,8 @@ bool caldav_send_object_ref(struct dav_ctx *c, bool with_data);
  * from the store: a response kept for it that is current (then its ETag is
  * in c->obj and caldav_send_object_ref sends it). */
 bool caldav_find_kept_object(struct dav_ctx *c, size_t name_off);
+/* A response kept for this request's properties whose path is href exactly,
+ * and so its own decoding (no '%', '?' or '#'). */
+bool caldav_find_kept_href(struct dav_ctx *c, struct xml_str href, struct dav_kept *k);
 
 #endif

@@ -116,3 +116,12 @@ bool caldav_find_kept_object(struct dav_ctx *c, size_t name_off)
     return dav_fragments_enabled() &&
            dav_find_current_kept(c, c->obj.coll, name_off, dav_request_variant(c, &caldav_calendar_data));
 }
+
+bool caldav_find_kept_href(struct dav_ctx *c, struct xml_str href, struct dav_kept *k)
+{
+    uint32_t variant;
+    if (!dav_fragments_enabled() || href.len >= sizeof(c->obj_path) ||
+        !(variant = dav_request_variant(c, &caldav_calendar_data)))
+        return false;
+    return dav_fragment_find(variant, href.ptr, href.len, k) && k->plain;
+}

@@ -77,10 +77,15 @@ static int query_render(struct dav_ctx *c)
     }
 }
 
-/* The object a multiget href names: it must be the user's (section 7.9). */
+/* The object a multiget href names: it must be the user's (section 7.9).
+ * An href that is exactly the path of a response kept for this request's
+ * properties is its own decoding: it is taken as it is, and the response is
+ * used if it is still the object's. */
 static void multiget_target(struct dav_ctx *c, struct xml_str href)
 {
     struct dav_resource *r = &c->obj;
+    struct dav_kept kept;
+    bool by_href;
     char own[AUTH_USER_MAX + 8];
     size_t len = 0, own_len, name_off;
     uint32_t got;
@@ -89,7 +94,13 @@ static void multiget_target(struct dav_ctx *c, struct xml_str href)
     memset(r, 0, sizeof(*r));
     r->kind = DAV_RES_OBJECT;
     r->path = c->obj_path;
-    if (dav_decode_path(href.ptr, href.len, c->obj_path, sizeof(c->obj_path) - 1, &len) != 0) {
+    c->obj_kept_current = false;
+    by_href = caldav_find_kept_href(c, href, &kept);
+    if (by_href) {
+        memcpy(c->obj_path, href.ptr, href.len);
+        c->obj_path[href.len] = '\0';
+        len = href.len;
+    } else if (dav_decode_path(href.ptr, href.len, c->obj_path, sizeof(c->obj_path) - 1, &len) != 0) {
         len = href.len < DAV_PATH_MAX ? href.len : DAV_PATH_MAX;
         memcpy(c->obj_path, href.ptr, len);
         r->path_len = len;
@@ -120,7 +131,8 @@ static void multiget_target(struct dav_ctx *c, struct xml_str href)
     } else if (dav_find_collection(c, c->obj_path, name_off, &r->coll, &r->type) != STORE_OK) {
         return;
     }
-    if (r->type == &caldav_calendar && caldav_find_kept_object(c, name_off)) {
+    if (r->type == &caldav_calendar &&
+        (by_href ? dav_use_kept_if_current(c, r->coll, name_off, &kept) : caldav_find_kept_object(c, name_off))) {
         r->exists = true;
         return;
     }

@@ -89,6 +89,7 @@ struct dav_kept {
     uint32_t chunk_len;
     uint32_t etag;              /* the object's when it was rendered */
     uint8_t head_len;
+    bool plain;                 /* its path is its own href: no '%', '?' or '#' to decode */
 };
 static inline const uint8_t *dav_kept_element(const struct dav_kept *k) { return k->chunk + k->head_len; }
 static inline uint32_t dav_kept_element_len(const struct dav_kept *k) { return k->chunk_len - k->head_len - 2u; }
@@ -380,6 +381,8 @@ bool dav_send_object_fragment(struct dav_ctx *c, dav_object_render_fn render, ui
  * its name at name_off): is a response kept for it current? Then true, with
  * c->obj's ETag, and dav_send_object_fragment sends that response. */
 bool dav_find_current_kept(struct dav_ctx *c, uint32_t coll, size_t name_off, uint32_t variant);
+/* The same with a response already found (by its path, k): true when it is current. */
+bool dav_use_kept_if_current(struct dav_ctx *c, uint32_t coll, size_t name_off, const struct dav_kept *k);
 /* An object's small response (a listing's member) kept rendered: copied into
  * c->out (true), or false when it is not kept (the caller renders it, then
  * dav_keep_response keeps what it wrote to c->out from offset `from`). */

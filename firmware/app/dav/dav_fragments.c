@@ -41,6 +41,7 @@ struct fragment {
     uint8_t head_len;    /* the chunk's size line */
     uint8_t indexed;     /* in a bucket's list (records kept for one response only are not) */
     uint16_t path_len;
+    uint8_t plain;       /* the path is its own percent-encoding: no '%', '?' or '#' */
     /* path[path_len] */
 };
 
@@ -266,6 +267,7 @@ bool dav_fragment_find(uint32_t variant, const char *path, size_t path_len, stru
             k->chunk_len = f->chunk_len;
             k->head_len = f->head_len;
             k->etag = f->etag;
+            k->plain = f->plain;
             return true;
         }
     }
@@ -322,6 +324,7 @@ void dav_fragment_commit(uint32_t etag, uint32_t variant, const char *path, size
     f->chunk_off = ring.data.head;
     f->chunk_len = frame_chunk(chunk, data_len, &f->head_len);
     f->indexed = keep;
+    f->plain = !memchr(path, '%', path_len) && !memchr(path, '?', path_len) && !memchr(path, '#', path_len);
     f->next = 0;
     memcpy(f + 1, path, path_len);
     if (keep) {
@@ -347,6 +350,7 @@ void dav_fragment_commit(uint32_t etag, uint32_t variant, const char *path, size
     k->chunk_len = f->chunk_len;
     k->head_len = f->head_len;
     k->etag = etag;
+    k->plain = f->plain;
 }
 
 #else /* no fragment cache in this build: every response takes the copying path */
@@ -464,17 +468,24 @@ static bool render_into_cache(struct dav_ctx *c, dav_object_render_fn render, ui
     return true;
 }
 
-bool dav_find_current_kept(struct dav_ctx *c, uint32_t coll, size_t name_off, uint32_t variant)
+bool dav_use_kept_if_current(struct dav_ctx *c, uint32_t coll, size_t name_off, const struct dav_kept *k)
 {
     struct dav_resource *r = &c->obj;
     c->obj_kept_current = false;
-    if (!variant || !dav_fragment_find(variant, r->path, r->path_len, &c->obj_kept) ||
-        store_object_is_current(c->store, coll, r->path + name_off, r->path_len - name_off,
-                                c->obj_kept.etag) != 1)
+    if (store_object_is_current(c->store, coll, r->path + name_off, r->path_len - name_off, k->etag) != 1)
         return false;
-    r->obj.etag = c->obj_kept.etag;
+    c->obj_kept = *k;
+    r->obj.etag = k->etag;
     c->obj_kept_current = true;
     return true;
+}
+
+bool dav_find_current_kept(struct dav_ctx *c, uint32_t coll, size_t name_off, uint32_t variant)
+{
+    struct dav_kept k;
+    c->obj_kept_current = false;
+    return variant && dav_fragment_find(variant, c->obj.path, c->obj.path_len, &k) &&
+           dav_use_kept_if_current(c, coll, name_off, &k);
 }
 
 bool dav_send_object_fragment(struct dav_ctx *c, dav_object_render_fn render, uint32_t variant)

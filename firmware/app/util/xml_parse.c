@@ -100,7 +100,20 @@ static size_t check_chars(const unsigned char *s, size_t n)
 {
     size_t i = 0;
     while (i < n) {
-        unsigned char c = s[i];
+        unsigned char c;
+        /* printable ASCII a word at a time (a word with a byte of 0x80 or
+         * more, or below 0x20, goes byte by byte) */
+        if (!((uintptr_t)(s + i) & 3)) {
+            for (; n - i >= 4; i += 4) {
+                uint32_t w;
+                memcpy(&w, s + i, 4);
+                if ((w & 0x80808080u) || ((w - 0x20202020u) & ~w & 0x80808080u))
+                    break;
+            }
+            if (i >= n)
+                break;
+        }
+        c = s[i];
         if (c < 0x80) {
             if (c < 0x20 && c != '\t' && c != '\n' && c != '\r')
                 return i;
@@ -306,6 +319,8 @@ static size_t decode(struct parser *p, const char *raw, size_t n, size_t base,
 
 static bool needs_decoding(const char *raw, size_t n, bool attribute)
 {
+    if (!attribute)
+        return memchr(raw, '&', n) || memchr(raw, '\r', n);
     for (size_t i = 0; i < n; i++) {
         char c = raw[i];
         if (c == '&' || c == '\r' || (attribute && (c == '\t' || c == '\n')))
@@ -735,9 +750,9 @@ static bool parse_content(struct parser *p)
             size_t start = p->pos;
             const char *lt = memchr(p->buf + start, '<', p->len - start);
             size_t end = lt ? (size_t)(lt - p->buf) : p->len;
-            for (size_t i = start; i + 2 < end; i++)
-                if (p->buf[i] == ']' && p->buf[i + 1] == ']' && p->buf[i + 2] == '>')
-                    return fail(p, XML_ERR_SYNTAX, i, "']]>' in character data (XML 1.0 2.4)");
+            for (const char *q = p->buf + start; (q = memchr(q, ']', (size_t)(p->buf + end - q))) != NULL; q++)
+                if (q + 2 < p->buf + end && q[1] == ']' && q[2] == '>')
+                    return fail(p, XML_ERR_SYNTAX, (size_t)(q - p->buf), "']]>' in character data (XML 1.0 2.4)");
             if (!add_text(p, p->buf + start, end - start, start, false))
                 return false;
             p->pos = end;
