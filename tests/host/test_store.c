@@ -1007,6 +1007,9 @@ static void test_dead_props(void)
     struct store_collection ci;
     size_t len = dead_list(list, two, 2), len1 = dead_list(list1, one, 1), vlen;
 
+    static uint32_t etags[256];
+
+    mem.index_etags = etags;  /* store_object_is_current from RAM: a PPUT's ETag field */
     CHECK(fresh_flash(&ff, "deadprops.flash", 256 * KIB, 4 * KIB) == FLASH_OK);
     CHECK(mount(&default_cfg, NULL) == STORE_OK);
     CHECK(store_coll_create(&st, "alice", "/cal/alice/a/", &cal) == STORE_OK);
@@ -1023,8 +1026,10 @@ static void test_dead_props(void)
     CHECK(props_are(cal, "x.ics", list, len));
     CHECK(get(cal, "x.ics", body, sizeof(body), &info) == STORE_OK && strcmp(body, "the body") == 0);
     CHECK(info.etag == etag && info.props_len == len && info.size == 8 && info.sync_seq == sync_before + 1);
+    CHECK(store_object_is_current(&st, cal, "x.ics", 5, etag) == 1);
     check_remount_same("object properties");
     CHECK(props_are(cal, "x.ics", list, len));
+    CHECK(store_object_is_current(&st, cal, "x.ics", 5, etag) == 1);
     /* If-Match still takes the kept ETag */
     CHECK(store_put_object(&st, cal, "x.ics", 5, "new body", 8, &etag, 0, &etag2) == STORE_OK);
     CHECK(etag2 != etag && props_are(cal, "x.ics", list, len));  /* a PUT keeps them */
@@ -1080,6 +1085,7 @@ static void test_dead_props(void)
     CHECK(store_coll_set_props(&st, cal, big, STORE_PROPS_MAX) == STORE_ERR_TOO_LARGE);  /* + owner, path */
     CHECK(props_are(cal, NULL, big, 0) == 0);
     check_remount_same("properties at the limit");
+    mem.index_etags = NULL;
     flash_file_close(&ff);
 }
 
@@ -1114,6 +1120,92 @@ static void test_dead_props_share_the_record(void)
     flash_file_close(&ff);
 }
 
+/* store_object_is_current: with index_etags kept it answers from RAM, and
+ * gives what the flash says (store_get_object's ETag) through overwrites,
+ * deletes (index slots moved by backward-shift deletion), COPY, MOVE,
+ * compaction and a remount; an old ETag, another name's or a deleted
+ * object's is never current. Without index_etags, the same answers. */
+static void check_current(uint32_t cal, unsigned n, const uint32_t *old_etags, const char *when)
+{
+    unsigned i;
+    for (i = 0; i < n; i++) {
+        char name[16], other[16];
+        struct store_object_info info;
+        uint32_t got;
+        int rc;
+        snprintf(name, sizeof(name), "obj%u", i);
+        snprintf(other, sizeof(other), "obj%u", (i + 1) % n);
+        rc = store_get_object(&st, cal, name, strlen(name), 0, NULL, 0, &got, &info);
+        if (rc == STORE_ERR_NOT_FOUND) {
+            CHECKF(store_object_is_current(&st, cal, name, strlen(name), old_etags[i]) == 0,
+                   "%s: deleted %s current", when, name);
+            continue;
+        }
+        CHECK(rc == STORE_OK);
+        CHECKF(store_object_is_current(&st, cal, name, strlen(name), info.etag) == 1,
+               "%s: %s not current with its ETag", when, name);
+        CHECKF(store_object_is_current(&st, cal, other, strlen(other), info.etag) == 0,
+               "%s: %s current with %s's ETag", when, other, name);
+        if (old_etags[i] != info.etag)
+            CHECKF(store_object_is_current(&st, cal, name, strlen(name), old_etags[i]) == 0,
+                   "%s: %s current with an old ETag", when, name);
+    }
+}
+
+static void test_current_etags(void)
+{
+    static uint32_t etags[32];
+    STORE_MEMORY_DEFINE(small, 32, 4, 2);
+    struct store_config cfg = {4 * KIB, 100};
+    uint32_t cal, other, old[24], e, reclaimed;
+    unsigned i, round, pass;
+    char name[16], body[64];
+
+    for (pass = 0; pass < 2; pass++) {
+        small.index_etags = pass == 0 ? etags : NULL;
+        cur_cfg = &cfg;
+        cur_mem = &small;
+        CHECK(fresh_flash(&ff, "current.flash", 64 * KIB, 4 * KIB) == FLASH_OK);
+        CHECK(store_mount(&st, &ff.flash, &cfg, &small, NULL) == STORE_OK);
+        CHECK(store_coll_create(&st, "alice", "/c/", &cal) == STORE_OK);
+        CHECK(store_coll_create(&st, "alice", "/d/", &other) == STORE_OK);
+        for (i = 0; i < 24; i++) {
+            snprintf(name, sizeof(name), "obj%u", i);
+            CHECK(store_put_object(&st, cal, name, strlen(name), "v0", 2, NULL, 0, &old[i]) == STORE_OK);
+        }
+        check_current(cal, 24, old, "after puts");
+        /* deletes move other slots back; overwrites and the log's wrap compact it */
+        for (round = 0; round < 30; round++) {
+            i = (round * 7) % 24;
+            snprintf(name, sizeof(name), "obj%u", i);
+            if (round % 3 == 0) {
+                int rc = store_delete_object(&st, cal, name, strlen(name), NULL);
+                CHECK(rc == STORE_OK || rc == STORE_ERR_NOT_FOUND);
+            } else {
+                snprintf(body, sizeof(body), "round %u", round);
+                CHECK(store_put_object(&st, cal, name, strlen(name), body, (uint32_t)strlen(body), NULL, 0, &e) ==
+                      STORE_OK);
+            }
+            check_current(cal, 24, old, "while rewriting");
+        }
+        CHECK(store_compact(&st, 0, &reclaimed) == STORE_OK);
+        check_current(cal, 24, old, "after compaction");
+        /* COPY into the other collection, then MOVE back over a live object */
+        CHECK(store_copy_object(&st, cal, "obj1", 4, other, "obj1", 4, 0, &e) == STORE_OK);
+        CHECK(store_object_is_current(&st, other, "obj1", 4, e) == 1);
+        CHECK(store_object_is_current(&st, cal, "obj1", 4, e) == 0);
+        CHECK(store_copy_object(&st, other, "obj1", 4, cal, "obj2", 4, 1, &e) == STORE_OK);
+        CHECK(store_object_is_current(&st, cal, "obj2", 4, e) == 1);
+        CHECK(store_object_is_current(&st, other, "obj1", 4, e) == 0);
+        check_current(cal, 24, old, "after COPY and MOVE");
+        check_remount_same("with ETags in the index");
+        check_current(cal, 24, old, "after a remount");
+        flash_file_close(&ff);
+    }
+    cur_mem = &mem;
+    cur_cfg = &default_cfg;
+}
+
 int main(int argc, char **argv)
 {
     if (argc > 1)
@@ -1134,5 +1226,6 @@ int main(int argc, char **argv)
     test_move_power_cut();
     test_dead_props();
     test_dead_props_share_the_record();
+    test_current_etags();
     return check_summary();
 }

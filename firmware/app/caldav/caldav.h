@@ -25,5 +25,9 @@ int caldav_render_object(struct dav_ctx *c, bool with_data);
  * true, or false when the request's responses are not kept or there is no
  * room now (then caldav_render_object renders it, the copying path). */
 bool caldav_send_object_ref(struct dav_ctx *c, bool with_data);
+/* Before c->obj (in collection c->obj.coll, its name at name_off) is read
+ * from the store: a response kept for it that is current (then its ETag is
+ * in c->obj and caldav_send_object_ref sends it). */
+bool caldav_find_kept_object(struct dav_ctx *c, size_t name_off);
 
 #endif

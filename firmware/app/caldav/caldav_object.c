@@ -110,3 +110,9 @@ bool caldav_send_object_ref(struct dav_ctx *c, bool with_data)
     return dav_send_object_fragment(c, with_data ? render_with_data : render_without_data,
                                     dav_request_variant(c, &caldav_calendar_data));
 }
+
+bool caldav_find_kept_object(struct dav_ctx *c, size_t name_off)
+{
+    return dav_fragments_enabled() &&
+           dav_find_current_kept(c, c->obj.coll, name_off, dav_request_variant(c, &caldav_calendar_data));
+}

@@ -111,9 +111,19 @@ static void multiget_target(struct dav_ctx *c, struct xml_str href)
         name_off--;
     c->obj_name_off = name_off;
     if (len < own_len || memcmp(c->obj_path, own, own_len) != 0 || name_off == len ||
-        name_off <= own_len ||
-        dav_find_collection(c, c->obj_path, name_off, &r->coll, &r->type) != STORE_OK)
+        name_off <= own_len)
         return;
+    /* a client names the REPORT's own calendar's members: no collection lookup for them */
+    if (name_off == c->target.path_len && memcmp(c->obj_path, c->target.path, name_off) == 0) {
+        r->coll = c->target.coll;
+        r->type = c->target.type;
+    } else if (dav_find_collection(c, c->obj_path, name_off, &r->coll, &r->type) != STORE_OK) {
+        return;
+    }
+    if (r->type == &caldav_calendar && caldav_find_kept_object(c, name_off)) {
+        r->exists = true;
+        return;
+    }
     r->exists = store_get_object(c->store, r->coll, c->obj_path + name_off, len - name_off, 0,
                                  &dummy, 0, &got, &r->obj) == STORE_OK;
 }

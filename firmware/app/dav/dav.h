@@ -82,6 +82,17 @@ struct dav_ctx;
  * the last. Returns 0, or -1 to abort the connection. */
 typedef int (*dav_render_fn)(struct dav_ctx *c);
 
+/* A kept response: one HTTP chunk (RFC 9112 section 7.1), its size line
+ * (head_len bytes), the DAV:response element, CRLF. */
+struct dav_kept {
+    const uint8_t *chunk;
+    uint32_t chunk_len;
+    uint32_t etag;              /* the object's when it was rendered */
+    uint8_t head_len;
+};
+static inline const uint8_t *dav_kept_element(const struct dav_kept *k) { return k->chunk + k->head_len; }
+static inline uint32_t dav_kept_element_len(const struct dav_kept *k) { return k->chunk_len - k->head_len - 2u; }
+
 struct dav_ctx {
     bool in_use;
     struct http_exchange *x;
@@ -144,9 +155,15 @@ struct dav_ctx {
     int obj_phase;
     bool obj_cut;                       /* the store could not give obj whole (sent as far as read) */
 
-    /* the next piece by reference: a kept response (dav_fragments.c) */
+    /* the next piece by reference: a kept response (dav_fragments.c), as a
+     * whole chunk (ref_framed) when the response is chunked */
     const uint8_t *ref;
     uint32_t ref_len;
+    bool ref_framed;
+    bool render_failed;                 /* after the pieces already produced, abort */
+    /* obj's kept response, found current before the store was read */
+    struct dav_kept obj_kept;
+    bool obj_kept_current;
     uint32_t fragment_variant;          /* dav_fragment_variant() of the request, once known */
     bool fragment_variant_known;
 };
@@ -359,18 +376,25 @@ typedef int (*dav_object_render_fn)(struct dav_ctx *c);
  * one, or rendered now with render and kept. False: nothing was done (the
  * caller renders it piece by piece, the copying path). */
 bool dav_send_object_fragment(struct dav_ctx *c, dav_object_render_fn render, uint32_t variant);
+/* Before the store is read for c->obj (its path set, in collection coll,
+ * its name at name_off): is a response kept for it current? Then true, with
+ * c->obj's ETag, and dav_send_object_fragment sends that response. */
+bool dav_find_current_kept(struct dav_ctx *c, uint32_t coll, size_t name_off, uint32_t variant);
 /* An object's small response (a listing's member) kept rendered: copied into
  * c->out (true), or false when it is not kept (the caller renders it, then
  * dav_keep_response keeps what it wrote to c->out from offset `from`). */
 bool dav_copy_kept_response(struct dav_ctx *c, const struct dav_resource *r, uint32_t variant);
 void dav_keep_response(struct dav_ctx *c, const struct dav_resource *r, uint32_t variant, size_t from);
-/* The cache's own: a lookup, and a record written in place. */
-const uint8_t *dav_fragment_find(uint32_t etag, uint32_t variant, const char *path, size_t path_len,
-                                 uint32_t *len);
+/* The cache's own: the newest response kept for a path and property list,
+ * and a record written in place (reserve: where the element goes). */
+bool dav_fragment_find(uint32_t variant, const char *path, size_t path_len, struct dav_kept *k);
 uint8_t *dav_fragment_reserve(size_t path_len, size_t max_data);
 void dav_fragment_cancel(void);
-const uint8_t *dav_fragment_commit(uint32_t etag, uint32_t variant, const char *path, size_t path_len,
-                                   uint32_t data_len, bool keep);
+void dav_fragment_commit(uint32_t etag, uint32_t variant, const char *path, size_t path_len,
+                         uint32_t data_len, bool keep, struct dav_kept *k);
+/* Chunks a reference being put together holds: not reclaimed until unpinned. */
+void dav_fragments_pin(const void *start, uint32_t len);
+void dav_fragments_unpin(void);
 
 /* Stable-order enumeration of a collection's members in batches. */
 enum dav_source { DAV_SRC_OBJECTS, DAV_SRC_CHANGES, DAV_SRC_COLLECTIONS };

@@ -48,6 +48,15 @@ const struct dav_stats *dav_get_stats(void) { return &dav_stats; }
 
 static struct store_check mount_check;
 
+size_t dav_keep_index_etags(void *mem, size_t size)
+{
+    size_t need = sizeof(uint32_t) * DAV_STORE_INDEX_SLOTS;
+    if (mounted || size < need)
+        return 0; /* the mount fills them: they come before it or not at all */
+    dav_memory.index_etags = mem;
+    return need;
+}
+
 int dav_mount(const struct flash *f, struct store_mount_stats *stats)
 {
     struct store_config cfg = {DAV_MAX_RESOURCE_SIZE, DAV_OBJECTS_PER_COLLECTION};

@@ -10,13 +10,19 @@
  * copy by the CPU, and the next client asking the same gets them without
  * reading the store or escaping again.
  *
- * Memory is one ring, filled in order and reclaimed oldest first. A record
- * is never changed once written: an object that is replaced, deleted or
- * moved by compaction gets a new ETag or none, so its old record is simply
- * never found again. A record's memory is reused only once TCP can no longer
- * send bytes from it (httpd_bytes_in_flight: queued, unacknowledged, or held
- * by the NIC); when the oldest record is still in flight, the new one is not
- * kept and the response is rendered through the copying path instead.
+ * Each response is kept as a whole HTTP chunk (RFC 9112 section 7.1: its size
+ * line, the element, CRLF), and the chunks lie one after the other in a data
+ * ring of their own, so the responses of objects rendered in a row go out as
+ * one reference. What finds them (the path, the ETag, the property list's
+ * number) is in a second ring of records, one per chunk, in the same order.
+ * Both rings fill in order and are reclaimed oldest first. A record is never
+ * changed once written; a new rendering of the same path and property list
+ * takes the old one's place in the index, and one whose ETag is no longer
+ * the object's (replaced, deleted) is not used. A chunk's memory is reused
+ * only once TCP can no longer send bytes from it (httpd_bytes_in_flight:
+ * queued, unacknowledged, or held by the NIC) and no reference being put
+ * together holds it (dav_fragments_pin); when the oldest is still in flight,
+ * the new response is not kept and goes through the copying path instead.
  *
  * Nothing here is CalDAV's: the layer above renders the element (its render
  * function) and names the property that it streams itself. */
@@ -27,71 +33,135 @@
 #if DAV_FRAGMENT_CACHE
 
 struct fragment {
-    uint32_t size;       /* the whole record, header included, a multiple of 8 */
+    uint32_t size;       /* the record, header and path, a multiple of 8 */
     uint32_t next;       /* offset + 1 of the next record in its bucket, 0: none */
     uint32_t etag, variant, hash;
-    uint32_t data_len;
-    uint16_t path_len;
+    uint32_t chunk_off;  /* its chunk in the data ring */
+    uint32_t chunk_len;
+    uint8_t head_len;    /* the chunk's size line */
     uint8_t indexed;     /* in a bucket's list (records kept for one response only are not) */
-    uint8_t pad;
-    /* path[path_len], then the data at the next multiple of 8 */
+    uint16_t path_len;
+    /* path[path_len] */
 };
 
 #define ALIGN8(n) (((n) + 7u) & ~(size_t)7u)
+/* a chunk's size line at most: 8 hex digits and CRLF; the CRLF after its data */
+#define CHUNK_HEAD_MAX 10u
+#define CHUNK_TAIL 2u
+
+/* A ring of variable-sized pieces: they lie in [tail, head), or, once head
+ * has wrapped, in [tail, wrap_at) and then [0, head). */
+struct span_ring {
+    uint8_t *mem;
+    uint32_t size, head, tail, wrap_at;
+    bool wrapped;
+};
 
 static struct {
-    uint8_t *mem;
-    uint32_t size;
-    /* records lie in [tail, head), or, once head has wrapped, in
-     * [tail, wrap_at) and then [0, head) */
-    uint32_t head, tail, wrap_at, records;
-    bool wrapped;
-    bool reserved;       /* a record is being written at head */
+    struct span_ring meta, data;
+    uint32_t records;
+    bool reserved;       /* a record is being written at the heads */
+    uint32_t reserved_path_len;
     uint32_t *bucket;    /* the index: at the start of the memory given, a power of 2 */
     uint32_t bucket_mask;
 } ring;
 
+/* bytes a reference being put together holds (dav_fragments_pin) */
+static const uint8_t *pin_start, *pin_end;
+
 static struct dav_fragment_stats stats;
 
-static void ring_empty(void);
+static inline struct fragment *at(uint32_t off) { return (struct fragment *)(ring.meta.mem + off); }
 
-static inline struct fragment *at(uint32_t off) { return (struct fragment *)(ring.mem + off); }
-
-static inline size_t data_offset(size_t path_len) { return ALIGN8(sizeof(struct fragment) + path_len); }
-
-static uint32_t key_hash(uint32_t etag, uint32_t variant, const char *path, size_t len)
+static uint32_t key_hash(uint32_t variant, const char *path, size_t len)
 {
-    uint32_t h = 2166136261u ^ etag;
+    uint32_t h = 2166136261u ^ variant;
     size_t i;
     for (i = 0; i < len; i++)
         h = (h ^ (uint8_t)path[i]) * 16777619u;
-    return (h ^ variant) * 16777619u;
+    return h;
+}
+
+static void span_empty(struct span_ring *r)
+{
+    r->head = r->tail = 0;
+    r->wrap_at = r->size;
+    r->wrapped = false;
+}
+
+static void ring_empty(void)
+{
+    span_empty(&ring.meta);
+    span_empty(&ring.data);
+    ring.records = 0;
+}
+
+/* Room for n bytes at r->head, going on from 0 when the end is too short. */
+static bool span_fits(struct span_ring *r, uint32_t n)
+{
+    if (!r->wrapped) {
+        if (r->size - r->head >= n)
+            return true;
+        r->wrap_at = r->head;
+        r->head = 0;
+        r->wrapped = true;
+    }
+    return r->tail - r->head >= n;
+}
+
+/* The record after the one at off, in ring order. */
+static uint32_t meta_after(uint32_t off)
+{
+    off += at(off)->size;
+    return ring.meta.wrapped && off >= ring.meta.wrap_at ? 0 : off;
 }
 
 void dav_fragments_init(void *mem, size_t size)
 {
     uint8_t *start = (uint8_t *)ALIGN8((uintptr_t)mem);
-    uint32_t buckets = 256;
+    uint32_t buckets = 256, meta_size;
     memset(&ring, 0, sizeof(ring));
     memset(&stats, 0, sizeof(stats));
+    pin_start = pin_end = NULL;
     if (!mem || size < DAV_FRAGMENT_CACHE_MIN || size > 0x80000000u)
         return; /* too little to be worth an index: every response takes the copying path */
     size -= (size_t)(start - (uint8_t *)mem);
-    /* the index first: a bucket per DAV_FRAGMENT_BYTES_PER_BUCKET of records */
+    /* the store's index ETags, when there is room for them too: a kept
+     * response is then checked against its object without a flash read */
+    if (size >= 2u * DAV_FRAGMENT_CACHE_MIN + sizeof(uint32_t) * DAV_STORE_INDEX_SLOTS) {
+        size_t used = ALIGN8(dav_keep_index_etags(start, size));
+        start += used;
+        size -= used;
+    }
+    /* the index first: a bucket per DAV_FRAGMENT_BYTES_PER_BUCKET of chunks */
     while ((size_t)buckets * 2u * DAV_FRAGMENT_BYTES_PER_BUCKET <= size)
         buckets *= 2;
     ring.bucket = (uint32_t *)start;
     ring.bucket_mask = buckets - 1;
     memset(ring.bucket, 0, buckets * sizeof(uint32_t));
-    ring.mem = start + buckets * sizeof(uint32_t);
-    ring.size = (uint32_t)((size - buckets * sizeof(uint32_t)) & ~(size_t)7u);
+    size -= buckets * sizeof(uint32_t);
+    /* a record is its header and path, about a tenth of a REPORT's response
+     * and a third of a listing member's */
+    meta_size = (uint32_t)(size / DAV_FRAGMENT_META_SHARE) & ~7u;
+    ring.meta.mem = start + buckets * sizeof(uint32_t);
+    ring.meta.size = meta_size;
+    ring.data.mem = ring.meta.mem + meta_size;
+    ring.data.size = (uint32_t)(size - meta_size) & ~7u;
     ring_empty();
-    stats.capacity = ring.size;
+    stats.capacity = ring.data.size;
 }
 
-bool dav_fragments_enabled(void) { return ring.size != 0; }
+bool dav_fragments_enabled(void) { return ring.data.size != 0; }
 
 const struct dav_fragment_stats *dav_fragments_stats(void) { return &stats; }
+
+void dav_fragments_pin(const void *start, uint32_t len)
+{
+    pin_start = start;
+    pin_end = (const uint8_t *)start + len;
+}
+
+void dav_fragments_unpin(void) { pin_start = pin_end = NULL; }
 
 static void unlink_record(uint32_t off)
 {
@@ -107,131 +177,176 @@ static void unlink_record(uint32_t off)
     f->indexed = 0;
 }
 
-static void ring_empty(void)
+static bool span_held(const uint8_t *start, const uint8_t *end)
 {
-    ring.head = ring.tail = ring.records = 0;
-    ring.wrap_at = ring.size;
-    ring.wrapped = false;
+    if (pin_start && pin_start < end && pin_end > start)
+        return true;
+    return httpd_bytes_in_flight(start, end);
 }
 
-/* Drop the oldest records, at least `want` bytes of them (as far as the
- * wrap point), unless TCP may still send from them. One check covers the
- * span: it walks every connection's queued segments, so the ring reclaims
- * in large steps (a sixteenth of it) rather than a record at a time. */
+/* Drop the oldest records and their chunks, at least `want` bytes of
+ * chunks (as far as the data ring's wrap point), unless TCP may still send
+ * from them. One check covers the span: it walks every connection's queued
+ * segments, so the rings reclaim in large steps (a sixteenth of the data)
+ * rather than a record at a time. */
 static bool evict_oldest(uint32_t want)
 {
-    uint32_t limit = ring.wrapped ? ring.wrap_at : ring.head;
-    uint32_t step = ring.size / 16 > want ? ring.size / 16 : want;
-    uint32_t end, count;
+    uint32_t step = ring.data.size / 16 > want ? ring.data.size / 16 : want;
     for (int attempt = 0; attempt < 2; attempt++, step = want) {
-        for (end = ring.tail, count = 0; end < limit && end - ring.tail < step; count++)
-            end += at(end)->size;
-        if (!httpd_bytes_in_flight(ring.mem + ring.tail, ring.mem + end))
-            break;
-        stats.refused_in_flight++;
-        if (attempt == 1 || step == want)
-            return false;
+        uint32_t off = ring.meta.tail, end = at(off)->chunk_off, count = 0;
+        uint32_t first = end;
+        /* whole records whose chunks follow each other from the data tail */
+        while (count < ring.records && at(off)->chunk_off == end && end - first < step) {
+            end += at(off)->chunk_len;
+            off = meta_after(off);
+            count++;
+        }
+        if (span_held(ring.data.mem + first, ring.data.mem + end)) {
+            stats.refused_in_flight++;
+            if (attempt == 1 || step == want)
+                return false;
+            continue;
+        }
+        while (count--) {
+            struct fragment *f = at(ring.meta.tail);
+            uint32_t next = meta_after(ring.meta.tail);
+            unlink_record(ring.meta.tail);
+            stats.bytes -= f->chunk_len;
+            stats.evicted++;
+            ring.records--;
+            if (next < ring.meta.tail) { /* past the wrap point: one span again */
+                ring.meta.wrapped = false;
+                ring.meta.wrap_at = ring.meta.size;
+            }
+            ring.meta.tail = next;
+        }
+        if (ring.records == 0) {
+            ring_empty();
+            return true;
+        }
+        /* the data tail is the oldest record's chunk; below the old tail, it wrapped */
+        if (at(ring.meta.tail)->chunk_off < first) {
+            ring.data.wrapped = false;
+            ring.data.wrap_at = ring.data.size;
+        }
+        ring.data.tail = at(ring.meta.tail)->chunk_off;
+        return true;
     }
-    for (; count; count--) {
-        struct fragment *f = at(ring.tail);
-        unlink_record(ring.tail);
-        stats.bytes -= f->size;
-        stats.evicted++;
-        ring.tail += f->size;
-        ring.records--;
-    }
-    if (ring.records == 0) {
-        ring_empty();
-    } else if (ring.wrapped && ring.tail >= ring.wrap_at) {
-        ring.tail = 0;
-        ring.wrap_at = ring.size;
-        ring.wrapped = false;
-    }
-    return true;
+    return false;
 }
 
-/* Room for n bytes at ring.head, reclaiming the oldest records as needed. */
-static bool make_room(uint32_t n)
+/* Room for a record of meta_n bytes and a chunk of data_n. */
+static bool make_room(uint32_t meta_n, uint32_t data_n)
 {
-    if (n > ring.size)
+    if (meta_n > ring.meta.size / 2 || data_n > ring.data.size / 2)
         return false;
     for (;;) {
         if (ring.records == 0) {
             ring_empty();
             return true;
         }
-        if (!ring.wrapped) {
-            if (ring.size - ring.head >= n)
-                return true;
-            ring.wrap_at = ring.head; /* the end is too short: go on from 0 */
-            ring.head = 0;
-            ring.wrapped = true;
-            continue;
-        }
-        if (ring.tail - ring.head >= n)
+        if (span_fits(&ring.meta, meta_n) && span_fits(&ring.data, data_n))
             return true;
-        if (!evict_oldest(n - (ring.tail - ring.head)))
+        if (!evict_oldest(data_n))
             return false;
     }
 }
 
-const uint8_t *dav_fragment_find(uint32_t etag, uint32_t variant, const char *path, size_t path_len,
-                                 uint32_t *len)
+bool dav_fragment_find(uint32_t variant, const char *path, size_t path_len, struct dav_kept *k)
 {
-    uint32_t h = key_hash(etag, variant, path, path_len), link;
-    if (!ring.size)
-        return NULL;
+    uint32_t h = key_hash(variant, path, path_len), link;
+    if (!ring.data.size)
+        return false;
     for (link = ring.bucket[h & ring.bucket_mask]; link; link = at(link - 1)->next) {
         const struct fragment *f = at(link - 1);
-        if (f->hash == h && f->etag == etag && f->variant == variant && f->path_len == path_len &&
+        if (f->hash == h && f->variant == variant && f->path_len == path_len &&
             memcmp(f + 1, path, path_len) == 0) {
             stats.hits++;
-            *len = f->data_len;
-            return (const uint8_t *)f + data_offset(path_len);
+            k->chunk = ring.data.mem + f->chunk_off;
+            k->chunk_len = f->chunk_len;
+            k->head_len = f->head_len;
+            k->etag = f->etag;
+            return true;
         }
     }
     stats.misses++;
-    return NULL;
+    return false;
 }
 
 uint8_t *dav_fragment_reserve(size_t path_len, size_t max_data)
 {
-    size_t n = data_offset(path_len) + ALIGN8(max_data);
-    if (!ring.size || ring.reserved || path_len > 0xffff || n > ring.size / 2 || !make_room((uint32_t)n)) {
+    uint32_t meta_n = (uint32_t)ALIGN8(sizeof(struct fragment) + path_len);
+    if (!ring.data.size || ring.reserved || path_len > 0xffff || max_data > ring.data.size ||
+        !make_room(meta_n, (uint32_t)max_data + CHUNK_HEAD_MAX + CHUNK_TAIL)) {
         stats.not_kept++;
         return NULL;
     }
     ring.reserved = true;
-    return ring.mem + ring.head + data_offset(path_len);
+    ring.reserved_path_len = (uint32_t)path_len;
+    return ring.data.mem + ring.data.head + CHUNK_HEAD_MAX;
 }
 
 void dav_fragment_cancel(void) { ring.reserved = false; }
 
-const uint8_t *dav_fragment_commit(uint32_t etag, uint32_t variant, const char *path, size_t path_len,
-                                   uint32_t data_len, bool keep)
+/* Write the chunk's size line before its data (moved up to it) and the CRLF after. */
+static uint32_t frame_chunk(uint8_t *chunk, uint32_t data_len, uint8_t *head_len)
 {
-    struct fragment *f = at(ring.head);
-    uint32_t off = ring.head;
+    static const char hex[] = "0123456789abcdef";
+    uint32_t digits = 1, v;
+    for (v = data_len; v >= 16; v >>= 4)
+        digits++;
+    *head_len = (uint8_t)(digits + 2);
+    if (digits + 2 != CHUNK_HEAD_MAX)
+        memmove(chunk + digits + 2, chunk + CHUNK_HEAD_MAX, data_len);
+    for (v = data_len; digits; v >>= 4)
+        chunk[--digits] = (uint8_t)hex[v & 15];
+    chunk[*head_len - 2] = '\r';
+    chunk[*head_len - 1] = '\n';
+    chunk[*head_len + data_len] = '\r';
+    chunk[*head_len + data_len + 1] = '\n';
+    return *head_len + data_len + CHUNK_TAIL;
+}
+
+void dav_fragment_commit(uint32_t etag, uint32_t variant, const char *path, size_t path_len,
+                         uint32_t data_len, bool keep, struct dav_kept *k)
+{
+    uint32_t off = ring.meta.head, link;
+    struct fragment *f = at(off);
+    uint8_t *chunk = ring.data.mem + ring.data.head;
     ring.reserved = false;
-    f->size = (uint32_t)(data_offset(path_len) + ALIGN8(data_len));
+    f->size = (uint32_t)ALIGN8(sizeof(struct fragment) + path_len);
     f->etag = etag;
     f->variant = variant;
-    f->data_len = data_len;
     f->path_len = (uint16_t)path_len;
-    f->hash = key_hash(etag, variant, path, path_len);
+    f->hash = key_hash(variant, path, path_len);
+    f->chunk_off = ring.data.head;
+    f->chunk_len = frame_chunk(chunk, data_len, &f->head_len);
     f->indexed = keep;
     f->next = 0;
     memcpy(f + 1, path, path_len);
     if (keep) {
+        /* one record per path and property list: the newest */
         uint32_t *bucket = &ring.bucket[f->hash & ring.bucket_mask];
+        for (link = *bucket; link; link = at(link - 1)->next) {
+            const struct fragment *o = at(link - 1);
+            if (o->hash == f->hash && o->variant == variant && o->path_len == path_len &&
+                memcmp(o + 1, path, path_len) == 0) {
+                unlink_record(link - 1);
+                break;
+            }
+        }
         f->next = *bucket;
         *bucket = off + 1;
     }
-    ring.head += f->size;
+    ring.meta.head += f->size;
+    ring.data.head += f->chunk_len;
     ring.records++;
-    stats.bytes += f->size;
+    stats.bytes += f->chunk_len;
     stats.rendered++;
-    return (const uint8_t *)f + data_offset(path_len);
+    k->chunk = chunk;
+    k->chunk_len = f->chunk_len;
+    k->head_len = f->head_len;
+    k->etag = etag;
 }
 
 #else /* no fragment cache in this build: every response takes the copying path */
@@ -243,11 +358,12 @@ const struct dav_fragment_stats *dav_fragments_stats(void)
     static const struct dav_fragment_stats none;
     return &none;
 }
-const uint8_t *dav_fragment_find(uint32_t etag, uint32_t variant, const char *path, size_t path_len,
-                                 uint32_t *len)
+void dav_fragments_pin(const void *start, uint32_t len) { (void)start, (void)len; }
+void dav_fragments_unpin(void) {}
+bool dav_fragment_find(uint32_t variant, const char *path, size_t path_len, struct dav_kept *k)
 {
-    (void)etag, (void)variant, (void)path, (void)path_len, (void)len;
-    return NULL;
+    (void)variant, (void)path, (void)path_len, (void)k;
+    return false;
 }
 uint8_t *dav_fragment_reserve(size_t path_len, size_t max_data)
 {
@@ -255,11 +371,10 @@ uint8_t *dav_fragment_reserve(size_t path_len, size_t max_data)
     return NULL;
 }
 void dav_fragment_cancel(void) {}
-const uint8_t *dav_fragment_commit(uint32_t etag, uint32_t variant, const char *path, size_t path_len,
-                                   uint32_t data_len, bool keep)
+void dav_fragment_commit(uint32_t etag, uint32_t variant, const char *path, size_t path_len,
+                         uint32_t data_len, bool keep, struct dav_kept *k)
 {
-    (void)etag, (void)variant, (void)path, (void)path_len, (void)data_len, (void)keep;
-    return NULL;
+    (void)etag, (void)variant, (void)path, (void)path_len, (void)data_len, (void)keep, (void)k;
 }
 
 #endif
@@ -305,15 +420,27 @@ uint32_t dav_request_variant(struct dav_ctx *c, const struct dav_prop *streamed)
     return c->fragment_variant;
 }
 
+/* The kept response k as the next piece by reference: the whole chunk when
+ * the response is chunked (then the responses of objects rendered in a row
+ * go out as one piece: dav_response.c), else the element alone. */
+static void send_kept(struct dav_ctx *c, const struct dav_kept *k)
+{
+    c->ref_framed = httpd_response_chunked(c->x);
+    c->ref = c->ref_framed ? k->chunk : dav_kept_element(k);
+    c->ref_len = c->ref_framed ? k->chunk_len : dav_kept_element_len(k);
+}
+
 /* Render c->obj whole with render (called until it returns 1, each call's
  * c->out appended) into the cache, and hand it out by reference: true.
  * False when the cache has no room for it now; then nothing was rendered. */
 static bool render_into_cache(struct dav_ctx *c, dav_object_render_fn render, uint32_t variant)
 {
     const struct dav_resource *r = &c->obj;
-    /* escaping makes a byte at most 5 ("&#13;"); the head and tail are pieces of c->out */
-    size_t max = 5u * (size_t)r->obj.size + 3u * sizeof(c->out), n = 0;
+    /* escaping makes a byte at most 5 ("&#13;"), in pieces of c->out with
+     * their tags; the head and the tail are a piece of c->out each */
+    size_t max = 5u * (size_t)r->obj.size + 2u * sizeof(c->out) + 64u, n = 0;
     uint8_t *dst = dav_fragment_reserve(r->path_len, max);
+    struct dav_kept k;
     int rc;
     if (!dst)
         return false;
@@ -332,22 +459,39 @@ static bool render_into_cache(struct dav_ctx *c, dav_object_render_fn render, ui
     c->out_len = 0;
     /* an object the store could not read whole is sent as far as it was read,
      * as the copying path does, and not kept */
-    c->ref = dav_fragment_commit(r->obj.etag, variant, r->path, r->path_len, (uint32_t)n, !c->obj_cut);
-    c->ref_len = (uint32_t)n;
+    dav_fragment_commit(r->obj.etag, variant, r->path, r->path_len, (uint32_t)n, !c->obj_cut, &k);
+    send_kept(c, &k);
+    return true;
+}
+
+bool dav_find_current_kept(struct dav_ctx *c, uint32_t coll, size_t name_off, uint32_t variant)
+{
+    struct dav_resource *r = &c->obj;
+    c->obj_kept_current = false;
+    if (!variant || !dav_fragment_find(variant, r->path, r->path_len, &c->obj_kept) ||
+        store_object_is_current(c->store, coll, r->path + name_off, r->path_len - name_off,
+                                c->obj_kept.etag) != 1)
+        return false;
+    r->obj.etag = c->obj_kept.etag;
+    c->obj_kept_current = true;
     return true;
 }
 
 bool dav_send_object_fragment(struct dav_ctx *c, dav_object_render_fn render, uint32_t variant)
 {
     const struct dav_resource *r = &c->obj;
-    uint32_t len;
-    const uint8_t *data;
-    if (!variant || !r->exists || r->obj.size > DAV_FRAGMENT_OBJECT_MAX || c->out_len)
+    struct dav_kept k;
+    if (!variant || !r->exists || c->out_len)
         return false;
-    data = dav_fragment_find(r->obj.etag, variant, r->path, r->path_len, &len);
-    if (data) {
-        c->ref = data;
-        c->ref_len = len;
+    if (c->obj_kept_current) {
+        c->obj_kept_current = false;
+        send_kept(c, &c->obj_kept);
+        return true;
+    }
+    if (r->obj.size > DAV_FRAGMENT_OBJECT_MAX)
+        return false;
+    if (dav_fragment_find(variant, r->path, r->path_len, &k) && k.etag == r->obj.etag) {
+        send_kept(c, &k);
         return true;
     }
     return render_into_cache(c, render, variant);
@@ -361,14 +505,15 @@ bool dav_send_object_fragment(struct dav_ctx *c, dav_object_render_fn render, ui
  * writer, the property tables), and that is done once. */
 bool dav_copy_kept_response(struct dav_ctx *c, const struct dav_resource *r, uint32_t variant)
 {
-    const uint8_t *data;
+    struct dav_kept k;
     uint32_t len;
-    if (!variant || !r->exists || r->kind != DAV_RES_OBJECT)
+    if (!variant || !r->exists || r->kind != DAV_RES_OBJECT ||
+        !dav_fragment_find(variant, r->path, r->path_len, &k) || k.etag != r->obj.etag)
         return false;
-    data = dav_fragment_find(r->obj.etag, variant, r->path, r->path_len, &len);
-    if (!data || len > sizeof(c->out) - c->out_len)
+    len = dav_kept_element_len(&k);
+    if (len > sizeof(c->out) - c->out_len)
         return false;
-    memcpy(c->out + c->out_len, data, len);
+    memcpy(c->out + c->out_len, dav_kept_element(&k), len);
     c->out_len += len;
     return true;
 }
@@ -376,11 +521,12 @@ bool dav_copy_kept_response(struct dav_ctx *c, const struct dav_resource *r, uin
 void dav_keep_response(struct dav_ctx *c, const struct dav_resource *r, uint32_t variant, size_t from)
 {
     size_t n = c->out_len - from;
+    struct dav_kept k;
     uint8_t *dst;
     if (!variant || !r->exists || r->kind != DAV_RES_OBJECT || c->out_len <= from)
         return;
     if ((dst = dav_fragment_reserve(r->path_len, n)) == NULL)
         return;
     memcpy(dst, c->out + from, n);
-    dav_fragment_commit(r->obj.etag, variant, r->path, r->path_len, (uint32_t)n, true);
+    dav_fragment_commit(r->obj.etag, variant, r->path, r->path_len, (uint32_t)n, true, &k);
 }

@@ -21,6 +21,9 @@ void dav_lock_wait(struct dav_ctx *c, enum dav_wait why);
 int dav_parse_body(struct dav_ctx *c);
 /* The work buffer, one for every context: for use inside one callback. */
 char *dav_work_buffer(size_t *size);
+/* Give the store's index the RAM for its slots' ETags (store_memory's
+ * index_etags), before the mount: the bytes used, 0 if too few or too late. */
+size_t dav_keep_index_etags(void *mem, size_t size);
 
 /* ---- dav_extensions.c: what the layers above registered ----------------- */
 

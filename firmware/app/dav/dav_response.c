@@ -163,12 +163,46 @@ void dav_multistatus_open(struct dav_ctx *c)
 
 void dav_multistatus_close(struct dav_ctx *c) { dav_out_raw(c, "</D:multistatus>\n"); }
 
+/* c->ref as the next piece, with the chunks that follow it in memory: kept
+ * responses rendered in a row lie one after the other, so a multiget of a
+ * calendar in the order it was first asked goes out in a few pieces, not
+ * one per object. Rendering the next object may reclaim cache memory: the
+ * piece is pinned until httpd has it. */
+static void produce_refs(struct dav_ctx *c)
+{
+    const uint8_t *start = c->ref;
+    uint32_t n = c->ref_len;
+    bool framed = c->ref_framed;
+    c->ref_len = 0;
+    if (framed) {
+        dav_fragments_pin(start, n);
+        while (!c->done && !c->render_failed && n < DAV_REF_JOIN_MAX) {
+            if (c->render(c) < 0) {
+                c->render_failed = true; /* what came before goes out; then the connection ends */
+                break;
+            }
+            if (c->out_len || !c->ref_len || !c->ref_framed || c->ref != start + n ||
+                n + c->ref_len > DAV_REF_JOIN_MAX)
+                break; /* kept for the next piece */
+            n += c->ref_len;
+            c->ref_len = 0;
+            dav_fragments_pin(start, n);
+        }
+        dav_fragments_unpin();
+    }
+    httpd_produce_ref(c->x, start, n, framed);
+}
+
 static int dav_produce(struct http_exchange *x, char *buf, size_t room, size_t *len)
 {
     struct dav_ctx *c = x->state;
     *len = 0;
     if (!c)
         return -1;
+    if (c->render_failed) {
+        dav_ctx_free(c);
+        return -1;
+    }
     while (*len < room) {
         if (c->out_off < c->out_len) {
             size_t n = c->out_len - c->out_off;
@@ -183,8 +217,7 @@ static int dav_produce(struct http_exchange *x, char *buf, size_t room, size_t *
         if (c->ref_len) {
             if (*len)
                 break; /* the copied bytes before it go first */
-            httpd_produce_ref(x, c->ref, c->ref_len);
-            c->ref_len = 0;
+            produce_refs(c);
             return 0; /* a piece by reference is a piece of its own */
         }
         if (c->done)

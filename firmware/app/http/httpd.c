@@ -60,6 +60,7 @@ static void handler_abort(struct conn *c)
  * clients' copies would soon find no hole big enough. Otherwise from the
  * heap, as many as it holds. */
 static enum conn_fate process(struct conn *c);
+static err_t on_recv(void *arg, struct tcp_pcb *pcb, struct pbuf *p, err_t err);
 
 #if HTTPD_CONNS_MAX
 static struct conn conn_pool[HTTPD_CONNS_MAX];
@@ -468,23 +469,34 @@ static int segments_hold(const struct tcp_seg *seg, const uint8_t *start, const 
     return 0;
 }
 
+/* Bytes by reference that a connection has not handed to TCP yet. */
+static int pending_body_holds(const struct tcp_pcb *pcb, const uint8_t *start, const uint8_t *end)
+{
+    const struct conn *c = pcb->recv == on_recv ? pcb->callback_arg : NULL;
+    return c && c->body_tx_left && !c->body_copy && c->body < end && c->body + c->body_tx_left > start;
+}
+
 int httpd_bytes_in_flight(const void *start, const void *end)
 {
     const struct tcp_pcb *pcb;
     /* every connection that can still send is on the active list (TIME-WAIT
      * holds no data); segments freed on acknowledgement may live on in the NIC */
     for (pcb = tcp_active_pcbs; pcb; pcb = pcb->next)
-        if (segments_hold(pcb->unsent, start, end) || segments_hold(pcb->unacked, start, end))
+        if (segments_hold(pcb->unsent, start, end) || segments_hold(pcb->unacked, start, end) ||
+            pending_body_holds(pcb, start, end))
             return 1;
     return port_tx_holds(start, end);
 }
 
-void httpd_produce_ref(struct http_exchange *x, const void *data, uint32_t len)
+void httpd_produce_ref(struct http_exchange *x, const void *data, uint32_t len, int framed)
 {
     struct conn *c = conn_of(x);
     c->ref = data;
     c->ref_len = len;
+    c->ref_framed = (uint8_t)framed;
 }
+
+int httpd_response_chunked(const struct http_exchange *x) { return conn_of((struct http_exchange *)x)->tx_chunked; }
 
 /* Ask the producer for the next piece, framed as a chunk if need be. A piece
  * by reference goes out from where it lies (c->body, not copied), its chunk
@@ -494,15 +506,16 @@ static int produce_piece(struct conn *c)
     size_t room = STAGE_MAX - CHUNK_FRAMING, len = 0;
     char *buf = c->stage + (c->tx_chunked ? CHUNK_FRAMING - 2 : 0);
     int rc, counted = !c->tx_chunked && c->tx_length_left != HTTPD_LENGTH_UNKNOWN;
-    int by_ref;
+    int by_ref, framed;
 
     if (counted && c->tx_length_left < room)
         room = c->tx_length_left;
     c->ref_len = 0;
     rc = c->produce(&c->x, buf, room, &len);
     by_ref = c->ref_len != 0;
+    framed = by_ref && c->ref_framed;
     if (by_ref) {
-        if (len || (counted && c->ref_len > c->tx_length_left))
+        if (len || (counted && c->ref_len > c->tx_length_left) || (framed && !c->tx_chunked))
             return -1;
         len = c->ref_len;
         c->body = c->ref;
@@ -523,7 +536,7 @@ static int produce_piece(struct conn *c)
     }
     if (rc == 1)
         c->tx_producing = 0;
-    if (len && c->tx_chunked) {
+    if (len && c->tx_chunked && !framed) {
         /* RFC 9112 section 7.1: chunk-size in hex, right-aligned before the
          * data; by hand, as snprintf costs more than the rest of a piece's framing */
         static const char hex[] = "0123456789abcdef";

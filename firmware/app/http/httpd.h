@@ -82,8 +82,12 @@ struct http_handler {
  * must not change while httpd_bytes_in_flight() says they may be sent. */
 typedef int (*httpd_produce_fn)(struct http_exchange *x, char *buf, size_t room, size_t *len);
 
-/* Inside a producer: the next piece is len bytes at data, by reference. */
-void httpd_produce_ref(struct http_exchange *x, const void *data, uint32_t len);
+/* Inside a producer: the next piece is len bytes at data, by reference.
+ * framed: they are whole chunks already (RFC 9112 section 7.1), for a
+ * chunked response only; httpd adds no framing. */
+void httpd_produce_ref(struct http_exchange *x, const void *data, uint32_t len, int framed);
+/* Is the response being produced sent in chunked coding? */
+int httpd_response_chunked(const struct http_exchange *x);
 
 /* May TCP still send bytes from [start, end) (queued, unacknowledged, or held
  * by the NIC)? What hands out pieces by reference asks before it reuses

@@ -65,6 +65,7 @@ struct conn {
     httpd_produce_fn produce;
     const void *ref;            /* a producer's piece by reference (httpd_produce_ref) */
     uint32_t ref_len;
+    uint8_t ref_framed;
 
     char stage[STAGE_MAX];
     char head[HEAD_MAX];

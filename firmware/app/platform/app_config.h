@@ -34,6 +34,12 @@
 #ifndef DAV_FRAGMENT_BYTES_PER_BUCKET
 #define DAV_FRAGMENT_BYTES_PER_BUCKET 2048u   /* the index's size: a bucket per this much of it */
 #endif
+#ifndef DAV_FRAGMENT_META_SHARE
+#define DAV_FRAGMENT_META_SHARE 5u     /* 1/this of it for the records that find the responses */
+#endif
+#ifndef DAV_REF_JOIN_MAX
+#define DAV_REF_JOIN_MAX (16u * 1024u) /* kept responses in a row joined into one piece, at most */
+#endif
 #ifndef DAV_FRAGMENT_OBJECT_MAX
 #define DAV_FRAGMENT_OBJECT_MAX (16u * 1024u)  /* larger objects are streamed, not kept */
 #endif

@@ -86,6 +86,9 @@ struct store_memory {
     uint32_t coll_slots;
     struct store_user_slot *users;
     uint32_t user_slots;
+    /* Optional (NULL: not kept): index_slots ETags, each live slot's, so that
+     * store_object_is_current answers from RAM without reading the flash. */
+    uint32_t *index_etags;
 };
 
 /* Static RAM for a store: STORE_MEMORY_DEFINE(mem, 4096, 16, 8) defines
@@ -99,7 +102,7 @@ struct store_memory {
     static struct store_coll_slot name##_colls[ncoll] LITEDAV_NOINIT;                \
     static struct store_user_slot name##_users[nusers] LITEDAV_NOINIT;               \
     static struct store_memory name = {name##_index, nindex, name##_colls, ncoll,   \
-                                       name##_users, nusers}
+                                       name##_users, nusers, NULL}
 
 struct store_mount_stats {
     uint32_t records;        /* valid records replayed */
@@ -218,6 +221,11 @@ int store_put_abort(struct store *s);
 int store_get_object(struct store *s, uint32_t coll, const char *name, size_t name_len,
                      uint32_t offset, void *buf, uint32_t cap, uint32_t *got,
                      struct store_object_info *info);
+/* 1 when the live object (coll, name) is the version with this ETag, else 0
+ * (or a store status < 0). An ETag is unique forever, so with index_etags
+ * kept this is a RAM lookup: no flash read, not even of the name. */
+int store_object_is_current(struct store *s, uint32_t coll, const char *name, size_t name_len,
+                            uint32_t etag);
 int store_delete_object(struct store *s, uint32_t coll, const char *name, size_t name_len,
                         const uint32_t *if_match);
 /* The live object's property list (*len 0: none), as store_coll_props. */

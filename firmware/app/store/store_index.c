@@ -250,6 +250,8 @@ void store_idx_remove(struct store *s, uint32_t i)
             if (s->chains)
                 *link_to(s, s->mem.index[j].coll, j) = (uint16_t)i;
             s->mem.index[i] = s->mem.index[j];
+            if (s->mem.index_etags)
+                s->mem.index_etags[i] = s->mem.index_etags[j];
             i = j;
             break;
         }

@@ -221,6 +221,14 @@ static inline uint32_t obj_record_max(const struct store *s)
     return RHDR + OBJ_PREFIX + STORE_NAME_MAX + s->cfg.max_object_size;
 }
 
+/* Index slot e now holds the object version whose ETag is etag (its record's
+ * sequence, or a PPUT's ETag field). */
+static inline void slot_etag_set(struct store *s, uint32_t e, uint32_t etag)
+{
+    if (s->mem.index_etags)
+        s->mem.index_etags[e] = etag;
+}
+
 /* STORE_OK when a write may start: not failed, no streamed put open */
 static inline int writable(const struct store *s)
 {

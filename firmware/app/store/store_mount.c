@@ -150,6 +150,13 @@ static int replay_pass2(struct store *s, uint32_t a, const struct rhdr *h)
     s->mem.index[e].addr = a;
     s->mem.index[e].sync_seq = sync;
     s->mem.index[e].state = del ? SLOT_TOMB : SLOT_LIVE;
+    slot_etag_set(s, (uint32_t)e, h->seq);
+    if (rec_has_props(h->type) && s->mem.index_etags) {
+        uint8_t etag[4];  /* a PPUT keeps the ETag of the body it carries */
+        if ((rc = store_lread(s, store_adv(s, a, RHDR + OBJ_PREFIX + len), etag, 4)) != STORE_OK)
+            return rc;
+        slot_etag_set(s, (uint32_t)e, get32(etag));
+    }
     if (sync > s->mem.colls[slot].sync_seq)
         s->mem.colls[slot].sync_seq = sync;
     return STORE_OK;

@@ -232,6 +232,7 @@ int store_put_commit(struct store *s, uint32_t *etag)
     s->mem.index[e].addr = s->wr_start;
     s->mem.index[e].sync_seq = s->put_sync;
     s->mem.index[e].state = SLOT_LIVE;
+    slot_etag_set(s, (uint32_t)e, s->wr_seq);
     s->mem.index[e].flags &= (uint8_t)~SLOT_TAG_KNOWN;  /* new content */
     c->sync_seq = s->put_sync;
     s->live_bytes += RHDR + s->wr_len;
@@ -321,6 +322,36 @@ int store_get_object(struct store *s, uint32_t coll, const char *name, size_t na
     if (got)
         *got = n;
     return STORE_OK;
+}
+
+int store_object_is_current(struct store *s, uint32_t coll, const char *name, size_t name_len,
+                            uint32_t etag)
+{
+    struct store_object_info info;
+    uint32_t hash, i, n;
+    int slot, rc;
+    if (!s->mem.index_etags) {
+        rc = store_get_object(s, coll, name, name_len, 0, NULL, 0, NULL, &info);
+        if (rc == STORE_ERR_NOT_FOUND)
+            return 0;
+        return rc == STORE_OK ? info.etag == etag : rc;
+    }
+    if (s->failed)
+        return STORE_ERR_IO;
+    if (!name_len || name_len > STORE_NAME_MAX || (slot = store_coll_slot_by_id(s, coll)) < 0)
+        return 0;
+    /* the slot holding this ETag holds the one record with it, of this name */
+    hash = fnv1a(name, name_len);
+    for (i = index_home(s, (uint32_t)slot, hash), n = 0; n < s->mem.index_slots;
+         n++, i = i + 1 < s->mem.index_slots ? i + 1 : 0) {
+        const struct store_index_slot *e = &s->mem.index[i];
+        if (e->state == SLOT_EMPTY)
+            return 0;
+        if (e->coll == slot && e->name_hash == hash && e->state == SLOT_LIVE &&
+            s->mem.index_etags[i] == etag)
+            return 1;
+    }
+    return 0;
 }
 
 /* The live object at index slot e of collection slot `slot` becomes a
@@ -439,6 +470,7 @@ int store_copy_object(struct store *s, uint32_t src_coll, const char *src, size_
     s->mem.index[de].addr = put_addr;
     s->mem.index[de].sync_seq = sync;
     s->mem.index[de].state = SLOT_LIVE;
+    slot_etag_set(s, (uint32_t)de, put_seq);
     s->mem.index[de].flags &= (uint8_t)~SLOT_TAG_KNOWN;
     if (sync > s->mem.colls[dslot].sync_seq)
         s->mem.colls[dslot].sync_seq = sync;
@@ -504,8 +536,9 @@ int store_obj_set_props(struct store *s, uint32_t coll, const char *name, size_t
         (rc = wr_copy(s, store_adv(s, s->mem.index[e].addr, body_off), info.size)) != STORE_OK ||
         (rc = store_wr_commit(s, 1)) != STORE_OK)
         return rc;
-    /* the same body: the slot's tag (of its content) stays true */
+    /* the same body: the slot's tag (of its content) and ETag stay true */
     store_supersede(s, s->mem.index[e].addr);
+    slot_etag_set(s, (uint32_t)e, info.etag);
     s->mem.index[e].addr = s->wr_start;
     s->mem.index[e].sync_seq = sync;
     s->mem.colls[slot].sync_seq = sync;
