@@ -418,13 +418,16 @@ def test_dav_proppatch_is_atomic(target):
         assert p[tag("D", "displayname")][1].text == "Team"
         assert p[tag("C", "calendar-description")][1].text == "Shared & busy"
         assert p[tag("A", "calendar-color")][1].text == "#FF0000FF"
-        # one property that cannot be set: nothing changes (RFC 4918 section 9.2)
+        # one property that cannot be set (a protected one, section 16): nothing changes,
+        # the dead property beside it included (RFC 4918 section 9.2)
         body = ('<D:propertyupdate xmlns:D="DAV:" xmlns:X="urn:x-test"><D:set><D:prop>'
-                '<D:displayname>Other</D:displayname><X:dead>1</X:dead></D:prop></D:set>'
-                '</D:propertyupdate>')
+                '<D:displayname>Other</D:displayname><X:dead>1</X:dead><D:getetag>1</D:getetag>'
+                '</D:prop></D:set></D:propertyupdate>')
         r = responses(multistatus(dav("PROPPATCH", cal, body)))[cal]
         assert r["props"][tag("D", "displayname")][0] == 424
-        assert r["props"]["{urn:x-test}dead"][0] == 403
+        assert r["props"]["{urn:x-test}dead"][0] == 424
+        assert r["props"][tag("D", "getetag")][0] == 403
+        assert propfind(dav, cal, ["X:dead"])[cal]["props"]["{urn:x-test}dead"][0] == 404
         p = propfind(dav, cal, ["D:displayname"])[cal]["props"]
         assert p[tag("D", "displayname")][1].text == "Team"
         body = ('<D:propertyupdate xmlns:D="DAV:"><D:remove><D:prop><D:displayname/></D:prop>'

@@ -1,9 +1,8 @@
 """litmus (the WebDAV conformance suite, Debian package) against litedav-host.
 
 Suites basic, copymove and props run; locks does not (no class 2). The pass
-counts are pinned: a change in either direction is news. The props failures are dead properties: the
-store keeps only the CalDAV properties (displayname, calendar-description,
-calendar-color, calendar-timezone), so arbitrary PROPPATCH values get 403.
+counts are pinned: a change in either direction is news. props runs 30 tests
+now that dead properties are kept (while its PROPPATCH failed, 16 were skipped).
 """
 import os
 import re
@@ -19,7 +18,7 @@ LITMUS = shutil.which("litmus")
 EXPECTED = {
     "basic": (16, 16),   # tests run, passed
     "copymove": (13, 13),
-    "props": (14, 11),   # propset/propmanyns/propget: dead properties
+    "props": (30, 30),
 }
 
 

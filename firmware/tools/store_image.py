@@ -24,9 +24,11 @@ FIRST_NONE = 0xFFFFFFFF
 RECORD_MAGIC = 0x4C52
 RECORD_VERSION = 1
 RECORD_HEADER = 16
-PAD, USER, COLL, COLL_DEL, FLOOR, PUT, DEL, MOVE_PUT, MOVE_DEL = range(1, 10)
+PAD, USER, COLL, COLL_DEL, FLOOR, PUT, DEL, MOVE_PUT, MOVE_DEL, PROPS_PUT, PROPS_MOVE_PUT = range(1, 12)
 TYPE_NAMES = {PAD: "pad", USER: "user", COLL: "collection", COLL_DEL: "collection-delete",
-              FLOOR: "floor", PUT: "put", DEL: "delete", MOVE_PUT: "move-put", MOVE_DEL: "move-delete"}
+              FLOOR: "floor", PUT: "put", DEL: "delete", MOVE_PUT: "move-put", MOVE_DEL: "move-delete",
+              PROPS_PUT: "put-with-properties", PROPS_MOVE_PUT: "move-put-with-properties"}
+DEAD_PROP = 0x80  # a property list's key of a dead property
 
 
 class ImageError(Exception):
@@ -82,7 +84,7 @@ def records(image, chain, block_size):
         else:
             magic, kind, version, length, seq, crc = struct.unpack("<HBBIII", head)
             end = pos + RECORD_HEADER + length
-            valid = (magic == RECORD_MAGIC and version == RECORD_VERSION and PAD <= kind <= MOVE_DEL
+            valid = (magic == RECORD_MAGIC and version == RECORD_VERSION and PAD <= kind <= PROPS_MOVE_PUT
                      and end <= len(stream)
                      and zlib.crc32(stream[pos + RECORD_HEADER:end], zlib.crc32(head[:12])) == crc)
         if valid:
@@ -102,6 +104,23 @@ def records(image, chain, block_size):
     return found, torn, found[-1][0] + RECORD_HEADER + len(found[-1][3]) if found else 0, torn_at
 
 
+def parse_props(payload, at, end):
+    """A property list (key u8, length u16, value, repeated) in payload[at:end]: the live
+    properties by key and the dead ones' values in their order."""
+    props, dead = {}, []
+    while at < end:
+        prop, length = struct.unpack_from("<BH", payload, at)
+        value = payload[at + 3:at + 3 + length]
+        if at + 3 + length > end:
+            raise ValueError("property list length")
+        if prop == DEAD_PROP:
+            dead.append(value)
+        else:
+            props[prop] = value
+        at += 3 + length
+    return props, dead
+
+
 def parse_collection(payload):
     coll_id, owner_len = struct.unpack_from("<IB", payload)
     at = 5
@@ -111,15 +130,10 @@ def parse_collection(payload):
     path = payload[at + 1:at + 1 + path_len]
     at += 1 + path_len
     nprops = payload[at]
-    at += 1
-    props = {}
-    for _ in range(nprops):
-        prop, length = struct.unpack_from("<BH", payload, at)
-        props[prop] = payload[at + 3:at + 3 + length]
-        at += 3 + length
-    if at != len(payload) or len(owner) != owner_len or len(path) != path_len:
+    props, dead = parse_props(payload, at + 1, len(payload))
+    if len(props) + len(dead) != nprops or len(owner) != owner_len or len(path) != path_len:
         raise ValueError("collection record length")
-    return coll_id, owner.decode(errors="replace"), path.decode(errors="replace"), props
+    return coll_id, owner.decode(errors="replace"), path.decode(errors="replace"), props, dead
 
 
 def read_image(image, block_size=4096):
@@ -151,9 +165,10 @@ def read_image(image, block_size=4096):
                 name = payload[1:1 + name_len].decode(errors="replace")
                 users[name] = max(users.get(name, 0), seq)
             elif kind == COLL:
-                coll_id, owner, path, props = parse_collection(payload)
+                coll_id, owner, path, props, dead = parse_collection(payload)
                 if coll_id not in deleted and seq >= collections.get(coll_id, {}).get("seq", 0):
-                    collections[coll_id] = {"seq": seq, "owner": owner, "path": path, "props": props}
+                    collections[coll_id] = {"seq": seq, "owner": owner, "path": path, "props": props,
+                                            "dead_props": dead}
             elif kind == COLL_DEL:
                 (coll_id,) = struct.unpack("<I", payload)
                 collections.pop(coll_id, None)
@@ -164,14 +179,14 @@ def read_image(image, block_size=4096):
         except (struct.error, ValueError, IndexError):
             problems.append(f"malformed {TYPE_NAMES[kind]} record (seq {seq}) at log byte {pos}")
     for i, (pos, kind, seq, payload) in enumerate(found):  # pass 2: objects, the higher sync wins
-        if kind == MOVE_PUT:  # a MOVE's put counts only when its MOVE_DEL is the next record
+        if kind in (MOVE_PUT, PROPS_MOVE_PUT):  # a MOVE's put counts only when its MOVE_DEL is next
             nxt = found[i + 1] if i + 1 < len(found) else None
             if not nxt or nxt[1] != MOVE_DEL or nxt[0] != pos + RECORD_HEADER + len(payload):
                 continue
-            kind = PUT
+            kind = PUT if kind == MOVE_PUT else PROPS_PUT
         elif kind == MOVE_DEL:
             kind = DEL
-        if kind not in (PUT, DEL):
+        if kind not in (PUT, DEL, PROPS_PUT):
             continue
         try:
             coll_id, sync, name_len = struct.unpack_from("<IIB", payload)
@@ -187,7 +202,19 @@ def read_image(image, block_size=4096):
         key = (coll_id, name)
         if key in objects and sync < objects[key]["sync"]:
             continue
-        objects[key] = {"sync": sync, "etag": seq, "deleted": kind == DEL, "body": payload[9 + name_len:]}
+        etag, body_at, dead = seq, 9 + name_len, []
+        if kind == PROPS_PUT:  # the ETag kept across PROPPATCHes, the property list, the body
+            try:
+                etag, props_len = struct.unpack_from("<IH", payload, body_at)
+                props, dead = parse_props(payload, body_at + 6, body_at + 6 + props_len)
+                if props or body_at + 6 + props_len > len(payload):
+                    raise ValueError("object property list")
+            except (struct.error, ValueError):
+                problems.append(f"malformed {TYPE_NAMES[kind]} record (seq {seq}) at log byte {pos}")
+                continue
+            body_at += 6 + props_len
+        objects[key] = {"sync": sync, "etag": etag, "deleted": kind == DEL, "body": payload[body_at:],
+                        "dead_props": dead}
 
     paths = {}
     for coll_id, c in sorted(collections.items()):
@@ -201,6 +228,9 @@ def read_image(image, block_size=4096):
             "objects": {name: o["body"] for name, o in sorted(members.items()) if not o["deleted"]},
             "etags": {name: o["etag"] for name, o in sorted(members.items()) if not o["deleted"]},
             "tombstones": sorted(name for name, o in members.items() if o["deleted"] and o["sync"] > floor),
+            "dead_props": c["dead_props"],
+            "object_dead_props": {name: o["dead_props"] for name, o in sorted(members.items())
+                                  if not o["deleted"] and o["dead_props"]},
         }
     return {
         "collections": paths, "users": sorted(users),
@@ -230,6 +260,8 @@ def main(argv=None):
     if args.json:
         for c in store["collections"].values():
             c["objects"] = {name: len(body) for name, body in c["objects"].items()}
+            c["dead_props"] = len(c["dead_props"])
+            c["object_dead_props"] = {name: len(d) for name, d in c["object_dead_props"].items()}
         print(json.dumps(store, indent=1, sort_keys=True))
     else:
         log = store["log"]
@@ -238,7 +270,8 @@ def main(argv=None):
         print(f"users: {', '.join(store['users']) or '-'}")
         for path, c in store["collections"].items():
             print(f"{path} (owner {c['owner']}, sync {c['sync']}, floor {c['history_floor']}): "
-                  f"{len(c['objects'])} objects, {len(c['tombstones'])} tombstones")
+                  f"{len(c['objects'])} objects, {len(c['tombstones'])} tombstones, "
+                  f"{len(c['dead_props']) + sum(map(len, c['object_dead_props'].values()))} dead properties")
         for problem in store["problems"]:
             print(f"problem: {problem}")
         print("store image: " + ("ok" if not store["problems"] else f"{len(store['problems'])} problems"))

@@ -7,7 +7,8 @@
  * collection properties, users, sync changes and token limits, If-Match /
  * If-None-Match, every explicit limit, streamed puts and aborts, compaction,
  * torn tails, member lists and tags, COPY/MOVE (a MOVE cut by a power
- * loss at every byte it programs: all or nothing), "remount equals the state before" (and store_check finds
+ * loss at every byte it programs: all or nothing), dead properties (property lists of objects and
+ * collections), "remount equals the state before" (and store_check finds
  * nothing wrong), store_check on a damaged flash. Last line:
  * "N passed, M failed". */
 #include <stdint.h>
@@ -967,6 +968,158 @@ static void test_move_power_cut(void)
     }
 }
 
+/* Property lists: 'D' entries as dead properties, one entry per value. */
+static size_t dead_list(uint8_t *out, const char *const *values, unsigned n)
+{
+    size_t len = 0, v;
+    unsigned i;
+    for (i = 0; i < n; i++) {
+        v = strlen(values[i]);
+        out[len++] = STORE_PROP_DEAD;
+        out[len++] = (uint8_t)v;
+        out[len++] = (uint8_t)(v >> 8);
+        memcpy(out + len, values[i], v);
+        len += v;
+    }
+    return len;
+}
+
+/* Is the object's (or, name NULL, the collection's) property list list[0..len)? */
+static int props_are(uint32_t coll, const char *name, const uint8_t *want, size_t want_len)
+{
+    const uint8_t *list;
+    size_t len;
+    int rc = name ? store_obj_props(&st, coll, name, strlen(name), &list, &len)
+                  : store_coll_props(&st, coll, &list, &len);
+    return rc == STORE_OK && len == want_len && (!len || memcmp(list, want, len) == 0);
+}
+
+/* Dead properties (RFC 4918 section 4) of objects and collections: a list
+ * replaced in one record, the object's body and ETag kept, carried by a PUT,
+ * a COPY and a MOVE, gone with a DELETE, the limits, and a remount. */
+static void test_dead_props(void)
+{
+    static const char *const two[] = {"first", "second value"}, *const one[] = {"only"};
+    uint8_t list[STORE_PROPS_MAX + 64], list1[64], big[STORE_PROPS_MAX + 64];
+    char body[64];
+    uint32_t cal, other, etag, etag2, sync_before;
+    struct store_object_info info;
+    struct store_collection ci;
+    size_t len = dead_list(list, two, 2), len1 = dead_list(list1, one, 1), vlen;
+
+    static uint32_t etags[256];
+
+    mem.index_etags = etags;  /* store_object_is_current from RAM: a PPUT's ETag field */
+    CHECK(fresh_flash(&ff, "deadprops.flash", 256 * KIB, 4 * KIB) == FLASH_OK);
+    CHECK(mount(&default_cfg, NULL) == STORE_OK);
+    CHECK(store_coll_create(&st, "alice", "/cal/alice/a/", &cal) == STORE_OK);
+    CHECK(store_coll_create(&st, "alice", "/cal/alice/b/", &other) == STORE_OK);
+    CHECK(put(cal, "x.ics", "the body", &etag) == STORE_OK);
+    CHECK(props_are(cal, "x.ics", NULL, 0));
+    CHECK(store_obj_props(&st, cal, "none.ics", 8, (const uint8_t **)&body, &vlen) == STORE_ERR_NOT_FOUND);
+    CHECK(store_obj_set_props(&st, cal, "none.ics", 8, list, len) == STORE_ERR_NOT_FOUND);
+
+    /* an object's list: same body and ETag, the next sync */
+    CHECK(store_coll_info(&st, cal, &ci) == STORE_OK);
+    sync_before = ci.sync_seq;
+    CHECK(store_obj_set_props(&st, cal, "x.ics", 5, list, len) == STORE_OK);
+    CHECK(props_are(cal, "x.ics", list, len));
+    CHECK(get(cal, "x.ics", body, sizeof(body), &info) == STORE_OK && strcmp(body, "the body") == 0);
+    CHECK(info.etag == etag && info.props_len == len && info.size == 8 && info.sync_seq == sync_before + 1);
+    CHECK(store_object_is_current(&st, cal, "x.ics", 5, etag) == 1);
+    check_remount_same("object properties");
+    CHECK(props_are(cal, "x.ics", list, len));
+    CHECK(store_object_is_current(&st, cal, "x.ics", 5, etag) == 1);
+    /* If-Match still takes the kept ETag */
+    CHECK(store_put_object(&st, cal, "x.ics", 5, "new body", 8, &etag, 0, &etag2) == STORE_OK);
+    CHECK(etag2 != etag && props_are(cal, "x.ics", list, len));  /* a PUT keeps them */
+    CHECK(get(cal, "x.ics", body, sizeof(body), &info) == STORE_OK && strcmp(body, "new body") == 0);
+    CHECK(info.etag == etag2);
+    /* replace, then empty */
+    CHECK(store_obj_set_props(&st, cal, "x.ics", 5, list1, len1) == STORE_OK && props_are(cal, "x.ics", list1, len1));
+    CHECK(store_obj_set_props(&st, cal, "x.ics", 5, NULL, 0) == STORE_OK && props_are(cal, "x.ics", NULL, 0));
+    CHECK(get(cal, "x.ics", body, sizeof(body), &info) == STORE_OK && info.etag == etag2 && info.size == 8);
+    CHECK(store_obj_set_props(&st, cal, "x.ics", 5, list, len) == STORE_OK);
+
+    /* COPY and MOVE carry the list; DELETE ends it */
+    CHECK(store_copy_object(&st, cal, "x.ics", 5, other, "copy.ics", 8, 0, &etag) == STORE_OK);
+    CHECK(props_are(other, "copy.ics", list, len) && props_are(cal, "x.ics", list, len));
+    CHECK(store_copy_object(&st, cal, "x.ics", 5, other, "moved.ics", 9, 1, &etag) == STORE_OK);
+    CHECK(props_are(other, "moved.ics", list, len));
+    CHECK(get(other, "moved.ics", body, sizeof(body), &info) == STORE_OK && info.etag == etag &&
+          strcmp(body, "new body") == 0);
+    CHECK(store_delete_object(&st, other, "moved.ics", 9, NULL) == STORE_OK);
+    CHECK(put(other, "moved.ics", "again", NULL) == STORE_OK && props_are(other, "moved.ics", NULL, 0));
+    check_remount_same("copied and moved properties");
+    CHECK(props_are(other, "copy.ics", list, len));
+    CHECK(store_compact(&st, 0, NULL) == STORE_OK);
+    check_remount_same("compacted properties");
+    CHECK(props_are(other, "copy.ics", list, len));
+
+    /* a collection's list: live and dead properties in one record */
+    CHECK(store_coll_set_prop(&st, cal, STORE_PROP_DISPLAYNAME, "Cal", 3) == STORE_OK);
+    CHECK(props_are(cal, NULL, (const uint8_t *)"\x01\x03\x00" "Cal", 6));
+    memcpy(big, "\x01\x03\x00" "Cal", 6);
+    memcpy(big + 6, list, len);
+    CHECK(store_coll_set_props(&st, cal, big, 6 + len) == STORE_OK && props_are(cal, NULL, big, 6 + len));
+    CHECK(store_coll_set_prop(&st, cal, STORE_PROP_COLOR, "#fff", 4) == STORE_OK);
+    CHECK(store_coll_get_prop(&st, cal, STORE_PROP_DISPLAYNAME, body, sizeof(body), &vlen) == STORE_OK && vlen == 3);
+    CHECK(store_coll_copy(&st, cal, "/cal/alice/c/", 0, &etag) == STORE_OK);  /* a COPY carries them */
+    memcpy(big + 6 + len, "\x03\x04\x00#fff", 7);
+    CHECK(props_are(etag, NULL, big, 6 + len + 7));
+    check_remount_same("collection properties");
+    CHECK(props_are(cal, NULL, big, 6 + len + 7));
+
+    /* limits and malformed lists, nothing written */
+    memset(big, 'v', sizeof(big));
+    big[0] = STORE_PROP_DEAD;
+    big[1] = (uint8_t)(STORE_PROPS_MAX - 2);
+    big[2] = (uint8_t)((STORE_PROPS_MAX - 2) >> 8);
+    CHECK(store_obj_set_props(&st, other, "copy.ics", 8, big, STORE_PROPS_MAX + 1) == STORE_ERR_TOO_LARGE);
+    CHECK(store_obj_set_props(&st, other, "copy.ics", 8, big, STORE_PROPS_MAX - 1) == STORE_ERR_INVALID);
+    CHECK(store_coll_set_props(&st, cal, big, STORE_PROPS_MAX + 1) == STORE_ERR_TOO_LARGE);
+    big[1] = (uint8_t)(STORE_PROPS_MAX - 3);
+    big[2] = (uint8_t)((STORE_PROPS_MAX - 3) >> 8);
+    CHECK(store_obj_set_props(&st, other, "copy.ics", 8, big, STORE_PROPS_MAX) == STORE_OK);
+    CHECK(props_are(other, "copy.ics", big, STORE_PROPS_MAX));
+    CHECK(store_coll_set_props(&st, cal, big, STORE_PROPS_MAX) == STORE_ERR_TOO_LARGE);  /* + owner, path */
+    CHECK(props_are(cal, NULL, big, 0) == 0);
+    check_remount_same("properties at the limit");
+    mem.index_etags = NULL;
+    flash_file_close(&ff);
+}
+
+/* An object's body and property list share the largest record. */
+static void test_dead_props_share_the_record(void)
+{
+    static const struct store_config small = {2 * KIB, 50};
+    static char body[2 * KIB];
+    uint8_t list[STORE_PROPS_MAX];
+    uint32_t cal;
+    size_t room = STORE_NAME_MAX - 5 - 6 - STORE_PROP_HEAD;  /* the name's slack, a PPUT's head */
+
+    cur_cfg = &small;
+    CHECK(fresh_flash(&ff, "deadprops-record.flash", 256 * KIB, 4 * KIB) == FLASH_OK);
+    CHECK(mount(&small, NULL) == STORE_OK);
+    CHECK(store_coll_create(&st, "alice", "/cal/alice/a/", &cal) == STORE_OK);
+    memset(body, 'b', sizeof(body));
+    CHECK(store_put_object(&st, cal, "x.ics", 5, body, sizeof(body), NULL, 0, NULL) == STORE_OK);
+    memset(list, 'p', sizeof(list));
+    list[0] = STORE_PROP_DEAD;
+    list[1] = (uint8_t)(room + 1);
+    list[2] = 0;
+    CHECK(store_obj_set_props(&st, cal, "x.ics", 5, list, STORE_PROP_HEAD + room + 1) == STORE_ERR_TOO_LARGE);
+    list[1] = (uint8_t)room;
+    CHECK(store_obj_set_props(&st, cal, "x.ics", 5, list, STORE_PROP_HEAD + room) == STORE_OK);
+    /* a longer destination name leaves no room for the pair */
+    CHECK(store_copy_object(&st, cal, "x.ics", 5, cal, "y.icsx", 6, 0, NULL) == STORE_ERR_TOO_LARGE);
+    CHECK(store_put_object(&st, cal, "x.ics", 5, body, sizeof(body) - 1, NULL, 0, NULL) == STORE_OK);
+    CHECK(store_copy_object(&st, cal, "x.ics", 5, cal, "y.icsx", 6, 0, NULL) == STORE_OK);
+    check_remount_same("a full record");
+    cur_cfg = &default_cfg;
+    flash_file_close(&ff);
+}
+
 /* store_object_is_current: with index_etags kept it answers from RAM, and
  * gives what the flash says (store_get_object's ETag) through overwrites,
  * deletes (index slots moved by backward-shift deletion), COPY, MOVE,
@@ -1071,6 +1224,8 @@ int main(int argc, char **argv)
     test_check_finds_damage();
     test_copy_move();
     test_move_power_cut();
+    test_dead_props();
+    test_dead_props_share_the_record();
     test_current_etags();
     return check_summary();
 }

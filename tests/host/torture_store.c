@@ -7,13 +7,15 @@
  * headers, bodies, block openings, compaction copies, obsolete marks and
  * erases), run random operations (puts of 0 B to 6 KiB spanning blocks,
  * conditional puts, deletes, streamed puts with aborts, COPY and MOVE of
- * objects, properties, users, collection create/delete, explicit
- * compaction) until the power goes,
+ * objects, properties (a collection's displayname alone, or with its dead
+ * properties in one write; an object's dead properties), users, collection
+ * create/delete, explicit compaction) until the power goes,
  * then remount and check against the model:
  *   - every acknowledged operation is there, byte for byte (bodies, ETags,
  *     properties, secrets, collection ids);
  *   - the operation cut short is atomic: entirely old or entirely new (a
- *     MOVE across collections too: the object at one of its two names);
+ *     MOVE across collections too: the object at one of its two names; a
+ *     collection's displayname and dead properties written together);
  *   - sync: changes_since(t) lists exactly the members changed after t, or
  *     refuses t when it is older than the collection's history floor;
  *   - replay is deterministic (a second mount gives the same digest) and
@@ -47,6 +49,7 @@ static struct store st;
 struct obj_model {
     int present;
     uint32_t body_seed, body_len, etag;
+    uint32_t props_seed;     /* its dead properties: make_props(props_seed); 0: none */
     uint32_t changed_at;     /* collection sync seq of the last change (0: never) */
 };
 
@@ -56,6 +59,7 @@ struct coll_model {
     struct obj_model obj[NNAMES];
     uint32_t sync, floor;
     char displayname[40];    /* "" = unset */
+    uint32_t props_seed;     /* its dead properties, as an object's */
     uint32_t tokens[8];      /* sync tokens handed out, for changes_since */
     unsigned ntokens;
 };
@@ -76,6 +80,7 @@ static unsigned pm_c, pm_n, pm_c2, pm_n2;
 static const char *const user_names[NUSERS] = {"alice", "bob"};
 static uint8_t body_buf[MAX_BODY], read_buf[MAX_BODY];
 static unsigned long ops_done, cuts, cuts_compacting, no_space, index_full, streamed_aborts, moves, copies;
+static unsigned long prop_writes;  /* dead property lists written */
 
 static void name_of(unsigned i, char *buf) { sprintf(buf, "event-%02u.ics", i); }
 
@@ -93,6 +98,40 @@ static void make_body(uint32_t seed, uint32_t len, uint8_t *out)
         x ^= x << 5;
         out[i] = (uint8_t)x;
     }
+}
+
+/* A property list (store.h) of 1 to 4 dead properties of up to 40 bytes
+ * each from seed, or none for seed 0: at most 172 bytes, so that a body of
+ * MAX_BODY and its properties always fit an object record. */
+static size_t make_props(uint32_t seed, uint8_t *out)
+{
+    uint32_t x = seed, i, j, n = seed ? 1 + seed % 4 : 0, vlen;
+    size_t len = 0;
+    for (i = 0; i < n; i++) {
+        x = x * 1103515245u + 12345u;
+        vlen = (x >> 16) % 41;
+        out[len++] = STORE_PROP_DEAD;
+        out[len++] = (uint8_t)vlen;
+        out[len++] = 0;
+        for (j = 0; j < vlen; j++)
+            out[len++] = (uint8_t)(x >> (j % 24));
+    }
+    return len;
+}
+
+/* The dead properties of a property list, in their order. */
+static size_t dead_part(const uint8_t *list, size_t len, uint8_t *out)
+{
+    size_t at = 0, n = 0, e;
+    while (at + STORE_PROP_HEAD <= len) {
+        e = STORE_PROP_HEAD + (list[at + 1] | (size_t)list[at + 2] << 8);
+        if (list[at] == STORE_PROP_DEAD) {
+            memcpy(out + n, list + at, e);
+            n += e;
+        }
+        at += e;
+    }
+    return n;
 }
 
 static uint32_t random_len(void)
@@ -180,6 +219,8 @@ static int do_op(void)
         }
         make_body(seed, len, body_buf);
         pending_new = next;
+        if (!o->present)
+            pending_new.coll[c].obj[n].props_seed = 0;
         pending_new.coll[c].obj[n].present = 1;
         pending_new.coll[c].obj[n].body_seed = seed;
         pending_new.coll[c].obj[n].body_len = len;
@@ -248,6 +289,7 @@ static int do_op(void)
         }
         pending_new = next;
         pending_new.coll[c].obj[n].present = 0;
+        pending_new.coll[c].obj[n].props_seed = 0;
         rc = store_delete_object(&st, cm->id, name, strlen(name), if_match);
         if (rc == STORE_ERR_NO_SPACE) {
             no_space++;
@@ -281,8 +323,10 @@ static int do_op(void)
         pending_new = next;
         pending_new.coll[c2].obj[n2] = *o;
         pending_new.coll[c2].obj[n2].etag = 0;  /* learnt after the remount */
-        if (move)
+        if (move) {
             pending_new.coll[c].obj[n].present = 0;
+            pending_new.coll[c].obj[n].props_seed = 0;
+        }
         pending_move = move && o->present;
         pm_c = c, pm_n = n, pm_c2 = c2, pm_n2 = n2;
         rc = store_copy_object(&st, cm->id, name, strlen(name), next.coll[c2].id, name2, strlen(name2),
@@ -310,6 +354,30 @@ static int do_op(void)
         }
         return STORE_OK;
     }
+    if (r < 76) {                          /* an object's dead properties (PROPPATCH) */
+        struct obj_model *o = &cm->obj[n];
+        uint8_t list[256];
+        uint32_t pseed = chance(15) ? 0 : (uint32_t)rng_next() | 1;
+        size_t len = make_props(pseed, list);
+        pending_new = next;
+        pending_new.coll[c].obj[n].props_seed = pseed;  /* the same body and ETag */
+        rc = store_obj_set_props(&st, cm->id, name, strlen(name), list, len);
+        if (rc == STORE_ERR_NO_SPACE) {
+            no_space++;
+            return STORE_OK;
+        }
+        if (rc == STORE_ERR_IO)
+            return rc;
+        CHECKF(rc == (o->present ? STORE_OK : STORE_ERR_NOT_FOUND), "object props %s coll %u: %d", name, c,
+               rc);
+        if (rc == STORE_OK) {
+            model = pending_new;
+            refresh_sync(&model, c);
+            model.coll[c].obj[n].changed_at = model.coll[c].sync;
+            prop_writes++;
+        }
+        return STORE_OK;
+    }
     if (r < 80) {                          /* read back, no change */
         struct obj_model *o = &cm->obj[n];
         uint32_t got;
@@ -327,12 +395,28 @@ static int do_op(void)
         }
         return STORE_OK;
     }
-    if (r < 87) {                          /* property */
+    if (r < 87) {                          /* property: displayname, or with dead ones in one write */
         char value[40];
+        uint8_t list[256];
+        size_t len = 0;
         sprintf(value, chance(20) ? "" : "Calendar %u", (unsigned)rnd(100000));
         pending_new = next;
         strcpy(pending_new.coll[c].displayname, value);
-        rc = store_coll_set_prop(&st, cm->id, STORE_PROP_DISPLAYNAME, value, strlen(value));
+        if (chance(50)) {
+            rc = store_coll_set_prop(&st, cm->id, STORE_PROP_DISPLAYNAME, value, strlen(value));
+        } else {
+            pending_new.coll[c].props_seed = chance(15) ? 0 : (uint32_t)rng_next() | 1;
+            if (*value) {
+                list[0] = STORE_PROP_DISPLAYNAME;
+                list[1] = (uint8_t)strlen(value);
+                list[2] = 0;
+                memcpy(list + STORE_PROP_HEAD, value, strlen(value));
+                len = STORE_PROP_HEAD + strlen(value);
+            }
+            len += make_props(pending_new.coll[c].props_seed, list + len);
+            rc = store_coll_set_props(&st, cm->id, list, len);
+            prop_writes += rc == STORE_OK;
+        }
         if (rc == STORE_ERR_NO_SPACE) {
             no_space++;
             return STORE_OK;
@@ -408,6 +492,18 @@ static int note_entry(void *ctx, const struct store_entry *e)
     return 0;
 }
 
+/* Are the dead properties of a property list (store_obj_props or
+ * store_coll_props: rc, list, len) those of seed? */
+static int props_match(uint32_t seed, int rc, const uint8_t *list, size_t len)
+{
+    uint8_t want[256], got[STORE_PROPS_MAX];
+    size_t wlen = make_props(seed, want), glen;
+    if (rc != STORE_OK)
+        return 0;
+    glen = dead_part(list, len, got);
+    return glen == wlen && memcmp(got, want, wlen) == 0;
+}
+
 /* Is object n of collection c as in m? */
 static int object_matches(unsigned c, unsigned n, const struct obj_model *o, uint32_t id,
                           uint32_t *etag_out)
@@ -415,6 +511,8 @@ static int object_matches(unsigned c, unsigned n, const struct obj_model *o, uin
     char name[32];
     uint32_t got;
     struct store_object_info info;
+    const uint8_t *list;
+    size_t len;
     int rc;
     name_of(n, name);
     rc = store_get_object(&st, id, name, strlen(name), 0, read_buf, sizeof(read_buf), &got, &info);
@@ -428,6 +526,9 @@ static int object_matches(unsigned c, unsigned n, const struct obj_model *o, uin
         return 0;
     if (o->etag && info.etag != o->etag)
         return 0;
+    rc = store_obj_props(&st, id, name, strlen(name), &list, &len);
+    if (!props_match(o->props_seed, rc, list, len))
+        return 0;
     if (etag_out)
         *etag_out = info.etag;
     return 1;
@@ -439,7 +540,8 @@ static void check_collection(unsigned c, struct coll_model *cm, const struct col
     struct seen sn;
     unsigned n, i;
     uint8_t val[64];
-    size_t vlen;
+    size_t vlen, len;
+    const uint8_t *list;
     int rc;
 
     CHECKF(store_coll_info(&st, cm->id, &ci) == STORE_OK, "collection %u (id %u) lost", c, (unsigned)cm->id);
@@ -455,14 +557,20 @@ static void check_collection(unsigned c, struct coll_model *cm, const struct col
         }
         CHECKF(0, "collection %u object %u: neither acknowledged nor pending state", c, n);
     }
+    /* the displayname and the dead properties: both as acknowledged, or both as the cut write
+     * would have left them */
     rc = store_coll_get_prop(&st, cm->id, STORE_PROP_DISPLAYNAME, val, sizeof(val), &vlen);
     if (rc == STORE_ERR_NOT_FOUND)
         vlen = 0;
-    if (!(vlen == strlen(cm->displayname) && memcmp(val, cm->displayname, vlen) == 0)) {
-        CHECKF(alt && vlen == strlen(alt->displayname) && memcmp(val, alt->displayname, vlen) == 0,
-               "collection %u displayname", c);
-        if (alt)
+    rc = store_coll_props(&st, cm->id, &list, &len);
+    if (!(vlen == strlen(cm->displayname) && memcmp(val, cm->displayname, vlen) == 0 &&
+          props_match(cm->props_seed, rc, list, len))) {
+        CHECKF(alt && vlen == strlen(alt->displayname) && memcmp(val, alt->displayname, vlen) == 0 &&
+               props_match(alt->props_seed, rc, list, len), "collection %u displayname and dead properties", c);
+        if (alt) {
             strcpy(cm->displayname, alt->displayname);
+            cm->props_seed = alt->props_seed;
+        }
     }
     CHECKF(ci.sync_seq >= cm->sync, "collection %u sync went back: %u < %u", c,
            (unsigned)ci.sync_seq, (unsigned)cm->sync);
@@ -642,7 +750,9 @@ int main(int argc, char **argv)
            "flash-full: %lu, index-full: %lu, blocks erased: %llu\n",
            cuts, cuts_compacting, ops_done, streamed_aborts, no_space, index_full,
            (unsigned long long)ff.erases);
-    printf("store checks passed: %lu, copies: %lu, moves: %lu\n", checks_passed, copies, moves);
+    printf("store checks passed: %lu, copies: %lu, moves: %lu, dead property writes: %lu\n", checks_passed,
+           copies, moves, prop_writes);
+    CHECK(prop_writes > 0);
     CHECK(cuts > 0);
     flash_file_close(&ff);
     return check_summary();

@@ -69,6 +69,32 @@ const char *dav_content_type(const struct dav_resource *r);
 const struct dav_prop *dav_prop_find(const struct xml_node *n);
 /* An empty element named like the requested property n, in its namespace. */
 void dav_write_prop_name(struct xml_writer *w, const struct xml_node *n);
+/* Raw markup: s as the characters of an attribute value in double quotes
+ * (dav_deadprops.c). */
+void dav_write_attr_value(struct xml_writer *w, const char *s, size_t n);
+
+/* ---- dav_deadprops.c: dead properties (RFC 4918 section 4) ---------------- */
+
+/* The resource's property list (store.h): a collection's live and dead
+ * properties, an object's dead ones; the root and homes have none. It is in
+ * the store's memory until the next store call. */
+int dav_props_load(struct dav_ctx *c, const struct dav_resource *r, const uint8_t **list, size_t *len);
+/* The dead property of r named like n into w (w NULL: does r have it?). */
+bool dav_dead_prop_get(struct dav_ctx *c, const struct dav_resource *r, const struct xml_node *n,
+                       struct xml_writer *w);
+/* Every dead property of r into w, names_only for PROPFIND propname: how many. */
+unsigned dav_dead_props_write_all(struct dav_ctx *c, const struct dav_resource *r, struct xml_writer *w,
+                                  bool names_only);
+/* Editing a property list of room cap: remove the entry of n (live: its
+ * store key when it is a live property kept there, 0 for a dead one);
+ * append a dead property with n's content, or a live one's value (false:
+ * no room). */
+void dav_props_remove(uint8_t *list, size_t *len, const struct xml_node *n, uint8_t live);
+bool dav_props_add_dead(uint8_t *list, size_t *len, size_t cap, const struct xml_node *n);
+bool dav_props_add_live(uint8_t *list, size_t *len, size_t cap, uint8_t key, struct xml_str v);
+/* Can a property named like n be dead here: not a live property WebDAV
+ * protects (every DAV: name this server does not keep is one). */
+bool dav_prop_may_be_dead(const struct xml_node *n);
 
 /* ---- the methods (dav_propfind.c, dav_proppatch.c, dav_collections.c,
  * dav_content.c): each answers the request ---------------------------------- */

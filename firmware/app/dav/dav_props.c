@@ -1,6 +1,6 @@
 /* Live properties (RFC 4918 section 15, RFC 5397, RFC 3744, RFC 3253) and
  * those the layers above register, and their propstat elements in a
- * multistatus. */
+ * multistatus, dead properties (section 4, dav_deadprops.c) with them. */
 #include "dav/dav_private.h"
 
 #include <inttypes.h>
@@ -257,32 +257,11 @@ bool dav_prop_requested(const struct dav_ctx *c, const char *ns, const char *nam
 /* An element named like a requested one, empty, in its own namespace. */
 void dav_write_prop_name(struct xml_writer *w, const struct xml_node *n)
 {
-    char buf[512];
-    size_t len = 0, i;
-    if (n->name.len > 200)
-        return;
-    buf[len++] = '<';
-    if (n->ns.len) {
-        memcpy(buf + len, "X:", 2);
-        len += 2;
-    }
-    memcpy(buf + len, n->name.ptr, n->name.len);
-    len += n->name.len;
-    memcpy(buf + len, n->ns.len ? " xmlns:X=\"" : " xmlns=\"", n->ns.len ? 10 : 8);
-    len += n->ns.len ? 10 : 8;
-    for (i = 0; i < n->ns.len && len + 8 < sizeof(buf); i++) {
-        char ch = n->ns.ptr[i];
-        const char *ref = ch == '&' ? "&amp;" : ch == '<' ? "&lt;" : ch == '"' ? "&quot;" : NULL;
-        if (ref) {
-            memcpy(buf + len, ref, strlen(ref));
-            len += strlen(ref);
-        } else {
-            buf[len++] = ch;
-        }
-    }
-    memcpy(buf + len, "\"/>", 3);
-    len += 3;
-    xml_write_raw(w, buf, len);
+    xml_write_raw(w, n->ns.len ? "<X:" : "<", n->ns.len ? 3 : 1);
+    xml_write_raw(w, n->name.ptr, n->name.len);
+    xml_write_raw(w, n->ns.len ? " xmlns:X=\"" : " xmlns=\"", n->ns.len ? 10 : 8);
+    dav_write_attr_value(w, n->ns.ptr, n->ns.len);
+    xml_write_raw(w, "\"/>", 3);
 }
 
 /* allprop or propname: each of the table's properties that r has. */
@@ -311,12 +290,21 @@ static bool is_streamed(const struct xml_node *n, const struct dav_prop *streame
     return streamed && xml_is(n, streamed->ns, streamed->name);
 }
 
+/* Requested property n of r, live or dead, into w (w NULL: does r have it?). */
+static bool requested_get(struct dav_ctx *c, const struct dav_resource *r, const struct xml_node *n,
+                          struct xml_writer *w)
+{
+    const struct dav_prop *d = dav_prop_find(n);
+    if (d && prop_get(d, c, r, w))
+        return true;
+    return dav_prop_may_be_dead(n) && dav_dead_prop_get(c, r, n, w);
+}
+
 /* A requested property r does not have (the streamed one it has). */
 static bool missing_from(struct dav_ctx *c, const struct dav_resource *r, const struct xml_node *n,
                          const struct dav_prop *streamed)
 {
-    const struct dav_prop *d = dav_prop_find(n);
-    return !is_streamed(n, streamed) && !(d && prop_get(d, c, r, NULL));
+    return !is_streamed(n, streamed) && !requested_get(c, r, n, NULL);
 }
 
 /* RFC 4918 section 9.1: 404 for each property that does not exist */
@@ -344,21 +332,17 @@ unsigned dav_write_propstats(struct dav_ctx *c, struct xml_writer *w, const stru
     xml_write_start(w, "D", "prop");
     if (c->mode == DAV_PROP && c->props) {
         XML_FOR_EACH_CHILD(n, c->props) {
-            const struct dav_prop *d;
-            if (is_streamed(n, streamed)) {
-                found++;
-                continue;
-            }
-            d = dav_prop_find(n);
-            if (d && prop_get(d, c, r, w))
+            if (is_streamed(n, streamed) || requested_get(c, r, n, w))
                 found++;
             else
                 missing++;
         }
     } else {
+        /* sections 9.1, 14.2: allprop and propname include the dead properties */
         found = write_all(c, w, r, props, PROPS_COUNT);
         for (e = 0; (ext = dav_extensions[e]) != NULL; e++)
             found += write_all(c, w, r, ext->props, ext->n_props);
+        found += dav_dead_props_write_all(c, r, w, c->mode == DAV_PROPNAME);
     }
     if (streamed)
         return found; /* the caller closes prop and propstat after its property */

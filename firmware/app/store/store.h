@@ -46,7 +46,17 @@ enum store_prop {
     STORE_PROP_DESCRIPTION = 2,   /* CALDAV:calendar-description */
     STORE_PROP_COLOR = 3,         /* Apple calendar-color */
     STORE_PROP_TIMEZONE = 4,      /* CALDAV:calendar-timezone */
+    STORE_PROP_DEAD = 0x80,       /* a dead property (RFC 4918 section 4), any number of them:
+                                     its name and value as the WebDAV layer encodes them */
 };
+
+/* A resource's property list, as the store keeps it with the resource: per
+ * property its key (enum store_prop, u8), value length (u16, little-endian)
+ * and value, one after the other. A collection's list holds its live
+ * properties and its dead ones, an object's its dead ones only. */
+#define STORE_PROPS_MAX 1024        /* an object's list, bytes; a collection's shares
+                                       STORE_COLL_RECORD_MAX with its owner and path */
+#define STORE_PROP_HEAD 3           /* key, value length */
 
 struct store_config {
     uint32_t max_object_size;            /* body bytes, e.g. 65536 */
@@ -112,9 +122,11 @@ struct store_space {
 };
 
 struct store_object_info {
-    uint32_t etag;           /* strong ETag: the record's sequence, unique forever */
+    uint32_t etag;           /* strong ETag: the sequence of the record that stored the body,
+                                unique forever */
     uint32_t size;           /* body bytes */
     uint32_t sync_seq;       /* collection sync sequence of the last change */
+    uint32_t props_len;      /* bytes of its property list (dead properties) */
 };
 
 struct store_entry {
@@ -184,6 +196,13 @@ int store_coll_list(struct store *s, store_coll_cb cb, void *ctx);
 /* len 0 removes the property. */
 int store_coll_set_prop(struct store *s, uint32_t id, enum store_prop prop, const void *value, size_t len);
 int store_coll_get_prop(struct store *s, uint32_t id, enum store_prop prop, void *buf, size_t cap, size_t *len);
+/* The collection's whole property list: *list points into the store's
+ * memory, valid until the next store call. */
+int store_coll_props(struct store *s, uint32_t id, const uint8_t **list, size_t *len);
+/* Replace the collection's property list by list (not the store's memory):
+ * one record, so every property changes or none, across a power cut too.
+ * STORE_ERR_TOO_LARGE when the record would pass STORE_COLL_RECORD_MAX. */
+int store_coll_set_props(struct store *s, uint32_t id, const uint8_t *list, size_t len);
 
 /* Objects. if_match: NULL or the ETag the client sent (RFC 9110 13.1.1);
  * if_none_match: 1 for "If-None-Match: *" (13.1.2). */
@@ -209,11 +228,21 @@ int store_object_is_current(struct store *s, uint32_t coll, const char *name, si
                             uint32_t etag);
 int store_delete_object(struct store *s, uint32_t coll, const char *name, size_t name_len,
                         const uint32_t *if_match);
+/* The live object's property list (*len 0: none), as store_coll_props. */
+int store_obj_props(struct store *s, uint32_t coll, const char *name, size_t name_len,
+                    const uint8_t **list, size_t *len);
+/* Replace it: a new version of the object with the same body and ETag and
+ * the next sync sequence, one record. STORE_ERR_TOO_LARGE past
+ * STORE_PROPS_MAX, or when list and body together would pass the largest
+ * object record (max_object_size plus a 255-byte name). A PUT of a new body
+ * keeps the list. */
+int store_obj_set_props(struct store *s, uint32_t coll, const char *name, size_t name_len,
+                        const uint8_t *list, size_t len);
 /* COPY (move 0) or MOVE (move 1) of the live object src of src_coll to dst
- * of dst_coll, replacing a live dst (its new ETag in *etag). A MOVE is
- * atomic across a power cut: after a remount the object is at one of the
- * two names, never both or neither. STORE_ERR_INVALID when src and dst are
- * the same object. */
+ * of dst_coll with its property list, replacing a live dst (its new ETag in
+ * *etag). A MOVE is atomic across a power cut: after a remount the object
+ * is at one of the two names, never both or neither. STORE_ERR_INVALID when
+ * src and dst are the same object. */
 int store_copy_object(struct store *s, uint32_t src_coll, const char *src, size_t src_len,
                       uint32_t dst_coll, const char *dst, size_t dst_len, int move, uint32_t *etag);
 /* Live members in the store's order: ascending name_hash (members of equal

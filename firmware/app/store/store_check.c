@@ -70,8 +70,7 @@ static int check(struct store *s, struct store_check *r, int with_crc)
         if ((rc = store_rec_check_crc(s, e->addr, &h, with_crc)) < 0)
             return rc;
         r->records++;
-        if (rc != REC_VALID || (e->state == SLOT_LIVE ? h.type != REC_PUT && h.type != REC_MPUT
-                                                       : h.type != REC_DEL && h.type != REC_MDEL)) {
+        if (rc != REC_VALID || (e->state == SLOT_LIVE ? !rec_is_put(h.type) : !rec_is_del(h.type))) {
             check_fail(r, "object record invalid or of the wrong type", e->addr);
             continue;
         }

@@ -1,7 +1,8 @@
 /*
  * Calendar collections: create, find, delete (a COLL_DEL record), their
- * information and properties. A collection's owner, path and properties are
- * one COLL record; a change writes it again whole.
+ * information and properties (live and dead: one property list). A
+ * collection's owner, path and properties are one COLL record; a change
+ * writes it again whole.
  */
 #include "store/store_internal.h"
 
@@ -298,4 +299,56 @@ int store_coll_get_prop(struct store *s, uint32_t id, enum store_prop prop, void
     memcpy(buf, s->scratch + at + 3, vlen);
     *len = vlen;
     return STORE_OK;
+}
+
+int store_props_count(const uint8_t *list, size_t len)
+{
+    size_t at = 0;
+    int n = 0;
+    while (at < len) {
+        if (len - at < STORE_PROP_HEAD || n == 255)
+            return -1;
+        at += STORE_PROP_HEAD + ((size_t)list[at + 1] | (size_t)list[at + 2] << 8);
+        n++;
+    }
+    return at == len ? n : -1;
+}
+
+int store_coll_props(struct store *s, uint32_t id, const uint8_t **list, size_t *len)
+{
+    uint32_t plen;
+    struct coll_view v;
+    int slot, rc;
+    *list = s->scratch;
+    *len = 0;
+    if ((rc = coll_load_id(s, id, &slot, &plen, &v)) != STORE_OK)
+        return rc;
+    *list = v.props;
+    *len = v.props_len;
+    return STORE_OK;
+}
+
+/* RFC 4918 section 9.2: a PROPPATCH of a collection is this one record. */
+int store_coll_set_props(struct store *s, uint32_t id, const uint8_t *list, size_t len)
+{
+    uint32_t plen, at;
+    struct coll_view v;
+    int slot, count, rc;
+
+    if ((rc = writable(s)) != STORE_OK)
+        return rc;
+    if ((count = store_props_count(list, len)) < 0)
+        return STORE_ERR_INVALID;
+    if ((slot = store_coll_slot_by_id(s, id)) < 0)
+        return STORE_ERR_NOT_FOUND;
+    if ((rc = store_ensure_space(s, RHDR + STORE_COLL_RECORD_MAX)) != STORE_OK ||
+        (rc = store_coll_load(s, s->mem.colls[slot].rec_addr, &plen, &v)) != STORE_OK)
+        return rc;
+    at = (uint32_t)(v.props - s->scratch);
+    if (at + len > STORE_COLL_RECORD_MAX)
+        return STORE_ERR_TOO_LARGE;
+    s->scratch[at - 1] = (uint8_t)count;
+    if (len)
+        memcpy(s->scratch + at, list, len);
+    return coll_write(s, (uint32_t)slot, at + (uint32_t)len);
 }

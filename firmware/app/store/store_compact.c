@@ -35,8 +35,8 @@ static int write_floor(struct store *s, uint32_t slot)
 }
 
 /* Copy a valid record to the head, byte for byte (same seq, same CRC) but
- * for a MOVE's put, which is copied as a plain PUT: its MDEL does not follow
- * the copy (store_internal.h). Returns its new address. */
+ * for a MOVE's put, which is copied as a PUT (PMPUT as PPUT): its MDEL does
+ * not follow the copy (store_internal.h). Returns its new address. */
 static int copy_record(struct store *s, uint32_t a, const struct rhdr *h, uint32_t *to)
 {
     uint8_t buf[IO_CHUNK], raw[RHDR];
@@ -44,7 +44,8 @@ static int copy_record(struct store *s, uint32_t a, const struct rhdr *h, uint32
     int rc;
     if (store_blocks_needed(s, RHDR + h->len) > free_blocks(s))
         return STORE_ERR_NO_SPACE;
-    store_make_rhdr(raw, h->type == REC_MPUT ? REC_PUT : h->type, h->len, h->seq);
+    store_make_rhdr(raw, rec_is_move_put(h->type) ? rec_put_type(0, rec_has_props(h->type)) : h->type,
+                    h->len, h->seq);
     crc = crc32_update(0, raw, 12);
     s->wr_start = s->write_addr;
     s->wr_end = store_adv(s, s->wr_start, RHDR + h->len);
@@ -75,8 +76,10 @@ static int compact_record(struct store *s, uint32_t a, const struct rhdr *h)
 
     switch (h->type) {
     case REC_PUT:
+    case REC_PPUT:
     case REC_DEL:
     case REC_MPUT:  /* not live if its MOVE was cut: no slot holds it */
+    case REC_PMPUT:
     case REC_MDEL:
         if ((rc = store_read_obj_prefix(s, a, &id, &sync, &len)) != STORE_OK)
             return rc;
@@ -85,7 +88,7 @@ static int compact_record(struct store *s, uint32_t a, const struct rhdr *h)
         e = store_idx_find_addr(s, (uint32_t)slot, fnv1a(s->name_buf, len), a);
         if (e < 0)
             return STORE_OK;
-        if (h->type == REC_DEL || h->type == REC_MDEL) {
+        if (rec_is_del(h->type)) {
             /* RFC 6578 3.2: history before this change is forgotten */
             struct store_coll_slot *c = &s->mem.colls[slot];
             if (c->floor < s->mem.index[e].sync_seq)

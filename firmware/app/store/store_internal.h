@@ -27,7 +27,8 @@
  *    block: after a torn tail, mount starts writing in a fresh block)
  *    (store_mount.c).
  *  - Each change is one record (a MOVE: two, the first counting only with
- *    the second: REC_MPUT); later records store_supersede earlier ones.
+ *    the second: REC_MPUT; a PROPPATCH: one, with all of its properties);
+ *    later records store_supersede earlier ones.
  *    Compaction copies the live records of the tail block byte for byte to
  *    the head (same seq, same CRC), syncs, marks the tail obsolete, syncs,
  *    then erases it. Up to the obsolete mark the originals are intact; after
@@ -83,9 +84,28 @@ enum rec_type {
      * so no later record can complete a MOVE that was cut. */
     REC_MPUT = 8,      /* as PUT */
     REC_MDEL = 9,      /* as DEL */
+    /* An object with dead properties (RFC 4918 section 4): its property list
+     * sits between the name and the body, and its ETag is kept in the record
+     * (a PROPPATCH writes a new version with the same body and ETag). Objects
+     * without dead properties keep the PUT and MPUT records above. */
+    REC_PPUT = 10,     /* coll id u32, sync u32, name_len u8, name, etag u32,
+                          props_len u16, props (store.h), body */
+    REC_PMPUT = 11,    /* as PPUT: the destination of a MOVE, as MPUT */
 };
-#define REC_TYPE_MAX REC_MDEL
+#define REC_TYPE_MAX REC_PMPUT
 #define OBJ_PREFIX 9   /* coll id, sync, name_len */
+#define PROPS_PREFIX 6 /* etag, props_len: after the name of a PPUT or PMPUT */
+
+/* the kinds of object record */
+static inline int rec_is_put(uint8_t t) { return t == REC_PUT || t == REC_MPUT || t == REC_PPUT || t == REC_PMPUT; }
+static inline int rec_is_del(uint8_t t) { return t == REC_DEL || t == REC_MDEL; }
+static inline int rec_is_move_put(uint8_t t) { return t == REC_MPUT || t == REC_PMPUT; }
+static inline int rec_has_props(uint8_t t) { return t == REC_PPUT || t == REC_PMPUT; }
+/* the put record of an object: a MOVE's or not, with a property list or not */
+static inline uint8_t rec_put_type(int move, int props)
+{
+    return props ? (move ? REC_PMPUT : REC_PPUT) : (move ? REC_MPUT : REC_PUT);
+}
 #define FLOOR_RECORD (RHDR + 8)
 /* what store_rec_check_crc finds at an address */
 enum rec_check { REC_VALID, REC_BLANK, REC_BAD };
@@ -194,7 +214,15 @@ static inline uint32_t index_home(const struct store *s, uint32_t coll, uint32_t
     return h % s->mem.index_slots;
 }
 
-/* Index slot e now holds the record whose ETag (sequence) is etag. */
+/* The largest object record: a body of max_object_size under the longest
+ * name. An object's property list shares that bound with its body. */
+static inline uint32_t obj_record_max(const struct store *s)
+{
+    return RHDR + OBJ_PREFIX + STORE_NAME_MAX + s->cfg.max_object_size;
+}
+
+/* Index slot e now holds the object version whose ETag is etag (its record's
+ * sequence, or a PPUT's ETag field). */
 static inline void slot_etag_set(struct store *s, uint32_t e, uint32_t etag)
 {
     if (s->mem.index_etags)
@@ -271,6 +299,12 @@ void store_supersede(struct store *s, uint32_t old_addr);
 int store_ensure_space(struct store *s, uint32_t bytes);
 /* the index is full: compact until tombstones drop out of it */
 int store_evict_tombstones(struct store *s);
+
+/* ---- store_collections.c ----------------------------------------------- */
+
+/* the number of properties in a property list (store.h), or -1 when it is
+ * malformed or holds more than 255 */
+int store_props_count(const uint8_t *list, size_t len);
 
 /* ---- store_objects.c --------------------------------------------------- */
 

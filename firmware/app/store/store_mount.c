@@ -114,20 +114,22 @@ static int move_committed(struct store *s, uint32_t a, const struct rhdr *h)
     return rc < 0 ? rc : rc == REC_VALID && n.type == REC_MDEL;
 }
 
+/* Objects: PUT, DEL and their MOVE and property-list kinds. */
 static int replay_pass2(struct store *s, uint32_t a, const struct rhdr *h)
 {
-    uint32_t id, sync, len, hash;
-    int slot, e, rc, del = h->type == REC_DEL || h->type == REC_MDEL;
+    uint32_t id, sync, len, hash, head;
+    int slot, e, rc, del = rec_is_del(h->type);
 
-    if (h->type != REC_PUT && h->type != REC_MPUT && !del)
+    if (!rec_is_put(h->type) && !del)
         return STORE_OK;
     if (h->len < OBJ_PREFIX + 1)
         return STORE_OK;
-    if (h->type == REC_MPUT && (rc = move_committed(s, a, h)) != 1)
+    if (rec_is_move_put(h->type) && (rc = move_committed(s, a, h)) != 1)
         return rc;  /* 0: the MOVE was cut, it never happened */
     if ((rc = store_read_obj_prefix(s, a, &id, &sync, &len)) != STORE_OK)
         return rc;
-    if (len == 0 || OBJ_PREFIX + len > h->len || (del && OBJ_PREFIX + len != h->len))
+    head = OBJ_PREFIX + len + (rec_has_props(h->type) ? PROPS_PREFIX : 0);
+    if (len == 0 || head > h->len || (del && head != h->len))
         return STORE_OK;
     if ((slot = store_coll_slot_by_id(s, id)) < 0)
         return STORE_OK;  /* collection deleted */
@@ -149,6 +151,12 @@ static int replay_pass2(struct store *s, uint32_t a, const struct rhdr *h)
     s->mem.index[e].sync_seq = sync;
     s->mem.index[e].state = del ? SLOT_TOMB : SLOT_LIVE;
     slot_etag_set(s, (uint32_t)e, h->seq);
+    if (rec_has_props(h->type) && s->mem.index_etags) {
+        uint8_t etag[4];  /* a PPUT keeps the ETag of the body it carries */
+        if ((rc = store_lread(s, store_adv(s, a, RHDR + OBJ_PREFIX + len), etag, 4)) != STORE_OK)
+            return rc;
+        slot_etag_set(s, (uint32_t)e, get32(etag));
+    }
     if (sync > s->mem.colls[slot].sync_seq)
         s->mem.colls[slot].sync_seq = sync;
     return STORE_OK;

@@ -1,6 +1,7 @@
 /*
  * Calendar objects: puts (streamed or whole, with the RFC 9110 preconditions),
- * reads, deletes (tombstones that keep the sync history) and the listings of
+ * reads, deletes (tombstones that keep the sync history), their dead
+ * properties (a property list in the object's record) and the listings of
  * a collection's members (store_list, RFC 6578 changes).
  */
 #include "store/store_internal.h"
@@ -23,11 +24,116 @@ int store_obj_lookup(struct store *s, uint32_t coll_id, const char *name, size_t
                       fnv1a(name, len), entry);
 }
 
+/* The object record at addr: its info, its name (into name_buf) and, if
+ * body_off is not NULL, where its body starts in the record (its property
+ * list, info->props_len bytes, ends there). */
+static int obj_info(struct store *s, uint32_t addr, uint32_t *name_len, struct store_object_info *info,
+                    uint32_t *body_off)
+{
+    uint8_t raw[RHDR], ext[PROPS_PREFIX];
+    uint32_t id, off;
+    int rc;
+    if ((rc = store_lread(s, addr, raw, RHDR)) ||
+        (rc = store_read_obj_prefix(s, addr, &id, &info->sync_seq, name_len)))
+        return rc;
+    off = OBJ_PREFIX + *name_len;
+    info->etag = get32(raw + 8);
+    info->props_len = 0;
+    if (rec_has_props(raw[2])) {
+        if ((rc = store_lread(s, store_adv(s, addr, RHDR + off), ext, PROPS_PREFIX)) != STORE_OK)
+            return rc;
+        info->etag = get32(ext);
+        info->props_len = (uint32_t)ext[4] | (uint32_t)ext[5] << 8;
+        off += PROPS_PREFIX + info->props_len;
+        if (off > get32(raw + 4))
+            return io_fail(s);  /* a record its CRC vouches for cannot say this */
+    }
+    info->size = rec_is_put(raw[2]) ? get32(raw + 4) - off : 0;
+    if (body_off)
+        *body_off = RHDR + off;
+    return STORE_OK;
+}
+
+/* The head of an object record: its prefix and name. */
+static int wr_object_head(struct store *s, uint8_t type, uint32_t payload, uint32_t coll, uint32_t sync,
+                          const char *name, size_t name_len)
+{
+    uint8_t p[OBJ_PREFIX];
+    int rc;
+    store_wr_begin(s, type, payload);
+    put32(p, coll);
+    put32(p + 4, sync);
+    p[8] = (uint8_t)name_len;
+    if ((rc = store_wr_data(s, p, OBJ_PREFIX)) != STORE_OK)
+        return rc;
+    return store_wr_data(s, name, (uint32_t)name_len);
+}
+
+/* A PPUT's ETag and property list length, after the name. */
+static int wr_props_head(struct store *s, uint32_t etag, uint32_t props_len)
+{
+    uint8_t p[PROPS_PREFIX];
+    put32(p, etag);
+    p[4] = (uint8_t)props_len;
+    p[5] = (uint8_t)(props_len >> 8);
+    return store_wr_data(s, p, PROPS_PREFIX);
+}
+
+/* n bytes of the log from a, into the record being written. */
+static int wr_copy(struct store *s, uint32_t a, uint32_t n)
+{
+    uint8_t buf[IO_CHUNK];
+    int rc;
+    while (n) {
+        uint32_t k = n < IO_CHUNK ? n : IO_CHUNK;
+        if ((rc = store_lread(s, a, buf, k)) || (rc = store_wr_data(s, buf, k)))
+            return rc;
+        a = store_adv(s, a, k);
+        n -= k;
+    }
+    return STORE_OK;
+}
+
+/* Bytes a record gives to a property list of props_len bytes. */
+static uint32_t props_part(uint32_t props_len)
+{
+    return props_len ? PROPS_PREFIX + props_len : 0;
+}
+
+/* The property list of the live object at index slot e (none: 0): its
+ * length, so that a new version can carry it. */
+static int live_props_len(struct store *s, int e, uint32_t *props_len)
+{
+    struct store_object_info info;
+    uint32_t nlen;
+    int rc;
+    *props_len = 0;
+    if (e < 0 || s->mem.index[e].state != SLOT_LIVE)
+        return STORE_OK;
+    if ((rc = obj_info(s, s->mem.index[e].addr, &nlen, &info, NULL)) != STORE_OK)
+        return rc;
+    *props_len = info.props_len;
+    return STORE_OK;
+}
+
+/* After a new version's head: the old version's property list (at index
+ * slot e), under the new record's own ETag. */
+static int wr_carried_props(struct store *s, int e)
+{
+    struct store_object_info info;
+    uint32_t nlen, body_off;
+    int rc;
+    if ((rc = obj_info(s, s->mem.index[e].addr, &nlen, &info, &body_off)) ||
+        (rc = wr_props_head(s, s->wr_seq, info.props_len)))
+        return rc;
+    return wr_copy(s, store_adv(s, s->mem.index[e].addr, body_off - info.props_len), info.props_len);
+}
+
 int store_put_begin(struct store *s, uint32_t coll, const char *name, size_t name_len,
                     uint32_t body_len, const uint32_t *if_match, int if_none_match)
 {
-    uint8_t p[OBJ_PREFIX];
-    uint32_t rec;
+    struct store_object_info info;
+    uint32_t rec, props_len, nlen;
     int slot, e, live, rc;
 
     if ((rc = writable(s)) != STORE_OK)
@@ -38,7 +144,13 @@ int store_put_begin(struct store *s, uint32_t coll, const char *name, size_t nam
         return STORE_ERR_NOT_FOUND;
     if (body_len > s->cfg.max_object_size)
         return STORE_ERR_TOO_LARGE;
-    rec = RHDR + OBJ_PREFIX + (uint32_t)name_len + body_len;
+    /* a new body keeps the dead properties of the version it replaces */
+    if ((rc = store_obj_lookup(s, coll, name, name_len, &slot, &e)) != STORE_OK ||
+        (rc = live_props_len(s, e, &props_len)) != STORE_OK)
+        return rc;
+    rec = RHDR + OBJ_PREFIX + (uint32_t)name_len + props_part(props_len) + body_len;
+    if (rec > obj_record_max(s))
+        return STORE_ERR_TOO_LARGE;
     if ((rc = store_ensure_space(s, rec)) != STORE_OK)
         return rc;
     if ((rc = store_obj_lookup(s, coll, name, name_len, &slot, &e)) != STORE_OK)
@@ -50,12 +162,11 @@ int store_put_begin(struct store *s, uint32_t coll, const char *name, size_t nam
     /* RFC 9110 13.1.1: If-Match fails without a current representation or on
      * a different strong ETag */
     if (if_match) {
-        uint8_t raw[RHDR];
         if (!live)
             return STORE_ERR_PRECONDITION;
-        if ((rc = store_lread(s, s->mem.index[e].addr, raw, RHDR)) != STORE_OK)
+        if ((rc = obj_info(s, s->mem.index[e].addr, &nlen, &info, NULL)) != STORE_OK)
             return rc;
-        if (get32(raw + 8) != *if_match)
+        if (info.etag != *if_match)
             return STORE_ERR_PRECONDITION;
     }
     if (!live && s->mem.colls[slot].objects >= s->cfg.max_objects_per_collection)
@@ -68,11 +179,9 @@ int store_put_begin(struct store *s, uint32_t coll, const char *name, size_t nam
     s->put_left = body_len;
     s->put_name_hash = fnv1a(name, name_len);
     s->put_name_len = (uint8_t)name_len;
-    store_wr_begin(s, REC_PUT, rec - RHDR);
-    put32(p, coll);
-    put32(p + 4, s->put_sync);
-    p[8] = (uint8_t)name_len;
-    if ((rc = store_wr_data(s, p, OBJ_PREFIX)) || (rc = store_wr_data(s, name, (uint32_t)name_len)))
+    if ((rc = wr_object_head(s, rec_put_type(0, props_len != 0), rec - RHDR, coll, s->put_sync, name,
+                             name_len)) != STORE_OK ||
+        (props_len && (rc = wr_carried_props(s, e)) != STORE_OK))
         return rc;
     s->put_active = 1;
     return STORE_OK;
@@ -186,25 +295,12 @@ int store_put_object(struct store *s, uint32_t coll, const char *name, size_t na
     return store_put_commit(s, etag);
 }
 
-static int obj_info(struct store *s, uint32_t addr, uint32_t *name_len, struct store_object_info *info)
-{
-    uint8_t raw[RHDR];
-    uint32_t id;
-    int rc;
-    if ((rc = store_lread(s, addr, raw, RHDR)) ||
-        (rc = store_read_obj_prefix(s, addr, &id, &info->sync_seq, name_len)))
-        return rc;
-    info->etag = get32(raw + 8);
-    info->size = raw[2] == REC_PUT || raw[2] == REC_MPUT ? get32(raw + 4) - OBJ_PREFIX - *name_len : 0;
-    return STORE_OK;
-}
-
 int store_get_object(struct store *s, uint32_t coll, const char *name, size_t name_len,
                      uint32_t offset, void *buf, uint32_t cap, uint32_t *got,
                      struct store_object_info *info)
 {
     struct store_object_info local;
-    uint32_t nlen, n = 0;
+    uint32_t nlen, body_off, n = 0;
     int slot, e, rc;
 
     if (!info)
@@ -215,11 +311,11 @@ int store_get_object(struct store *s, uint32_t coll, const char *name, size_t na
         return rc;
     if (e < 0 || s->mem.index[e].state != SLOT_LIVE)
         return STORE_ERR_NOT_FOUND;
-    if ((rc = obj_info(s, s->mem.index[e].addr, &nlen, info)) != STORE_OK)
+    if ((rc = obj_info(s, s->mem.index[e].addr, &nlen, info, &body_off)) != STORE_OK)
         return rc;
     if (offset < info->size && cap) {
         n = info->size - offset < cap ? info->size - offset : cap;
-        rc = store_lread(s, store_adv(s, s->mem.index[e].addr, RHDR + OBJ_PREFIX + nlen + offset), buf, n);
+        rc = store_lread(s, store_adv(s, s->mem.index[e].addr, body_off + offset), buf, n);
         if (rc)
             return rc;
     }
@@ -264,13 +360,8 @@ int store_object_is_current(struct store *s, uint32_t coll, const char *name, si
 static int write_tombstone(struct store *s, uint8_t type, uint32_t coll, int slot, int e,
                            const char *name, size_t name_len, uint32_t sync)
 {
-    uint8_t p[OBJ_PREFIX];
     int rc;
-    store_wr_begin(s, type, OBJ_PREFIX + (uint32_t)name_len);
-    put32(p, coll);
-    put32(p + 4, sync);
-    p[8] = (uint8_t)name_len;
-    if ((rc = store_wr_data(s, p, OBJ_PREFIX)) || (rc = store_wr_data(s, name, (uint32_t)name_len)) ||
+    if ((rc = wr_object_head(s, type, OBJ_PREFIX + (uint32_t)name_len, coll, sync, name, name_len)) ||
         (rc = store_wr_commit(s, 1)))
         return rc;
     store_supersede(s, s->mem.index[e].addr);
@@ -300,7 +391,7 @@ int store_delete_object(struct store *s, uint32_t coll, const char *name, size_t
     if (e < 0 || s->mem.index[e].state != SLOT_LIVE)
         return STORE_ERR_NOT_FOUND;
     if (if_match) {
-        if ((rc = obj_info(s, s->mem.index[e].addr, &nlen, &info)) != STORE_OK)
+        if ((rc = obj_info(s, s->mem.index[e].addr, &nlen, &info, NULL)) != STORE_OK)
             return rc;
         if (info.etag != *if_match)
             return STORE_ERR_PRECONDITION;
@@ -309,16 +400,16 @@ int store_delete_object(struct store *s, uint32_t coll, const char *name, size_t
 }
 
 /* COPY and MOVE (RFC 4918 sections 9.8, 9.9) of one object: the source's
- * body as a new version of dst. A copy is one PUT record; a move is an MPUT
- * and an MDEL written back to back, which a replay takes both or neither of
- * (store_internal.h). The MPUT is synced before the MDEL is written: an MDEL
- * must never be durable without it. Space for both is made first. */
+ * body and property list as a new version of dst. A copy is one PUT record;
+ * a move is an MPUT and an MDEL written back to back, which a replay takes
+ * both or neither of (store_internal.h). The MPUT is synced before the MDEL
+ * is written: an MDEL must never be durable without it. Space for both is
+ * made first. */
 int store_copy_object(struct store *s, uint32_t src_coll, const char *src, size_t src_len,
                       uint32_t dst_coll, const char *dst, size_t dst_len, int move, uint32_t *etag)
 {
-    uint8_t p[OBJ_PREFIX], buf[IO_CHUNK];
     struct store_object_info info;
-    uint32_t nlen, a, left, need, both, put_addr, put_seq, put_len, sync;
+    uint32_t nlen, need, both, put_addr, put_seq, put_len, sync, body_off;
     int sslot, se, dslot, de, rc, dlive;
 
     if ((rc = writable(s)) != STORE_OK)
@@ -330,7 +421,9 @@ int store_copy_object(struct store *s, uint32_t src_coll, const char *src, size_
         return rc;
     if ((rc = store_get_object(s, src_coll, src, src_len, 0, NULL, 0, NULL, &info)) != STORE_OK)
         return rc;
-    need = RHDR + OBJ_PREFIX + (uint32_t)dst_len + info.size;
+    need = RHDR + OBJ_PREFIX + (uint32_t)dst_len + props_part(info.props_len) + info.size;
+    if (need > obj_record_max(s))
+        return STORE_ERR_TOO_LARGE;
     both = need + (move ? RHDR + OBJ_PREFIX + (uint32_t)src_len : 0);
     if ((rc = store_ensure_space(s, both)) != STORE_OK)
         return rc;
@@ -346,24 +439,15 @@ int store_copy_object(struct store *s, uint32_t src_coll, const char *src, size_
         return rc;
     if (!dlive && !(move && sslot == dslot) && s->mem.colls[dslot].objects >= s->cfg.max_objects_per_collection)
         return STORE_ERR_COLL_FULL;
-    if ((rc = obj_info(s, s->mem.index[se].addr, &nlen, &info)) != STORE_OK)
+    if ((rc = obj_info(s, s->mem.index[se].addr, &nlen, &info, &body_off)) != STORE_OK)
         return rc;
     sync = s->mem.colls[dslot].sync_seq + 1;
-    store_wr_begin(s, move ? REC_MPUT : REC_PUT, need - RHDR);
-    put32(p, dst_coll);
-    put32(p + 4, sync);
-    p[8] = (uint8_t)dst_len;
-    if ((rc = store_wr_data(s, p, OBJ_PREFIX)) || (rc = store_wr_data(s, dst, (uint32_t)dst_len)))
-        return rc;
-    a = store_adv(s, s->mem.index[se].addr, RHDR + OBJ_PREFIX + nlen);
-    for (left = info.size; left;) {
-        uint32_t n = left < IO_CHUNK ? left : IO_CHUNK;
-        if ((rc = store_lread(s, a, buf, n)) || (rc = store_wr_data(s, buf, n)))
-            return rc;
-        a = store_adv(s, a, n);
-        left -= n;
-    }
-    if ((rc = store_wr_commit(s, 1)) != STORE_OK)
+    if ((rc = wr_object_head(s, rec_put_type(move, info.props_len != 0), need - RHDR, dst_coll, sync, dst,
+                             dst_len)) != STORE_OK ||
+        (info.props_len && (rc = wr_props_head(s, s->wr_seq, info.props_len)) != STORE_OK) ||
+        (rc = wr_copy(s, store_adv(s, s->mem.index[se].addr, body_off - info.props_len),
+                      info.props_len + info.size)) != STORE_OK ||
+        (rc = store_wr_commit(s, 1)) != STORE_OK)
         return rc;
     put_addr = s->wr_start;
     put_seq = s->wr_seq;
@@ -396,6 +480,72 @@ int store_copy_object(struct store *s, uint32_t src_coll, const char *src, size_
     return STORE_OK;
 }
 
+int store_obj_props(struct store *s, uint32_t coll, const char *name, size_t name_len,
+                    const uint8_t **list, size_t *len)
+{
+    struct store_object_info info;
+    uint32_t nlen, body_off;
+    int slot, e, rc;
+
+    *list = s->scratch;
+    *len = 0;
+    if ((rc = store_obj_lookup(s, coll, name, name_len, &slot, &e)) != STORE_OK)
+        return rc;
+    if (e < 0 || s->mem.index[e].state != SLOT_LIVE)
+        return STORE_ERR_NOT_FOUND;
+    if ((rc = obj_info(s, s->mem.index[e].addr, &nlen, &info, &body_off)) != STORE_OK)
+        return rc;
+    if (info.props_len > sizeof(s->scratch))
+        return io_fail(s);  /* never written: STORE_PROPS_MAX */
+    if ((rc = store_lread(s, store_adv(s, s->mem.index[e].addr, body_off - info.props_len), s->scratch,
+                          info.props_len)) != STORE_OK)
+        return rc;
+    *len = info.props_len;
+    return STORE_OK;
+}
+
+/* RFC 4918 section 9.2: a PROPPATCH of an object is this one record, the
+ * whole new property list with the body it had, so it is all there after a
+ * power cut or not at all. */
+int store_obj_set_props(struct store *s, uint32_t coll, const char *name, size_t name_len,
+                        const uint8_t *list, size_t len)
+{
+    struct store_object_info info;
+    uint32_t nlen, body_off, need, sync;
+    int slot, e, rc;
+
+    if ((rc = writable(s)) != STORE_OK)
+        return rc;
+    if (len > STORE_PROPS_MAX)
+        return STORE_ERR_TOO_LARGE;
+    if (store_props_count(list, len) < 0)
+        return STORE_ERR_INVALID;
+    if ((rc = store_get_object(s, coll, name, name_len, 0, NULL, 0, NULL, &info)) != STORE_OK)
+        return rc;
+    need = RHDR + OBJ_PREFIX + (uint32_t)name_len + PROPS_PREFIX + (uint32_t)len + info.size;
+    if (need > obj_record_max(s))
+        return STORE_ERR_TOO_LARGE;
+    if ((rc = store_ensure_space(s, need)) != STORE_OK ||
+        (rc = store_obj_lookup(s, coll, name, name_len, &slot, &e)) != STORE_OK ||
+        (rc = obj_info(s, s->mem.index[e].addr, &nlen, &info, &body_off)) != STORE_OK)
+        return rc;
+    sync = s->mem.colls[slot].sync_seq + 1;
+    if ((rc = wr_object_head(s, REC_PPUT, need - RHDR, coll, sync, name, name_len)) != STORE_OK ||
+        (rc = wr_props_head(s, info.etag, (uint32_t)len)) != STORE_OK ||
+        (len && (rc = store_wr_data(s, list, (uint32_t)len)) != STORE_OK) ||
+        (rc = wr_copy(s, store_adv(s, s->mem.index[e].addr, body_off), info.size)) != STORE_OK ||
+        (rc = store_wr_commit(s, 1)) != STORE_OK)
+        return rc;
+    /* the same body: the slot's tag (of its content) and ETag stay true */
+    store_supersede(s, s->mem.index[e].addr);
+    slot_etag_set(s, (uint32_t)e, info.etag);
+    s->mem.index[e].addr = s->wr_start;
+    s->mem.index[e].sync_seq = sync;
+    s->mem.colls[slot].sync_seq = sync;
+    s->live_bytes += RHDR + s->wr_len;
+    return STORE_OK;
+}
+
 /* The collection's list from from_hash on, filtered in RAM before any flash
  * read. */
 static int enumerate(struct store *s, uint32_t slot, int tombs, uint32_t after, uint32_t from_hash,
@@ -409,7 +559,7 @@ static int enumerate(struct store *s, uint32_t slot, int tombs, uint32_t after, 
         const struct store_index_slot *e = &s->mem.index[i];
         if (e->name_hash < from_hash || e->sync_seq <= after || (e->state == SLOT_TOMB && !tombs))
             continue;
-        if ((rc = obj_info(s, e->addr, &nlen, &info)) != STORE_OK)
+        if ((rc = obj_info(s, e->addr, &nlen, &info, NULL)) != STORE_OK)
             return rc;
         ent.name = (const char *)s->name_buf;
         ent.name_len = nlen;
