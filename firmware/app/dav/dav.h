@@ -383,10 +383,11 @@ bool dav_send_object_fragment(struct dav_ctx *c, dav_object_render_fn render, ui
 bool dav_find_current_kept(struct dav_ctx *c, uint32_t coll, size_t name_off, uint32_t variant);
 /* The same with a response already found (by its path, k): true when it is current. */
 bool dav_use_kept_if_current(struct dav_ctx *c, uint32_t coll, size_t name_off, const struct dav_kept *k);
-/* An object's small response (a listing's member) kept rendered: copied into
- * c->out (true), or false when it is not kept (the caller renders it, then
- * dav_keep_response keeps what it wrote to c->out from offset `from`). */
-bool dav_copy_kept_response(struct dav_ctx *c, const struct dav_resource *r, uint32_t variant);
+/* A listing member's response kept rendered and current: the next piece, by
+ * reference (true; c->out must be empty), or false when it is not kept (the
+ * caller renders it into c->out, then dav_keep_response keeps what it wrote
+ * from offset `from` and, when that is all of c->out, sends it by reference). */
+bool dav_send_kept_response(struct dav_ctx *c, const struct dav_resource *r, uint32_t variant);
 void dav_keep_response(struct dav_ctx *c, const struct dav_resource *r, uint32_t variant, size_t from);
 /* The cache's own: the newest response kept for a path and property list,
  * and a record written in place (reserve: where the element goes). */

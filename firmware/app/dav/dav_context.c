@@ -87,6 +87,17 @@ char *dav_work_buffer(size_t *size)
 
 const struct store_check *dav_mount_check(void) { return &mount_check; }
 
+bool dav_pending_refs_hold(const void *start, const void *end)
+{
+    unsigned i;
+    for (i = 0; i < DAV_CTX_MAX; i++) {
+        const struct dav_ctx *c = &ctx_pool[i];
+        if (c->in_use && c->ref_len && (const void *)c->ref < end && (const void *)(c->ref + c->ref_len) > start)
+            return true;
+    }
+    return false;
+}
+
 static struct dav_ctx *ctx_get(struct http_exchange *x)
 {
     unsigned i;

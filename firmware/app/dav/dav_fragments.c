@@ -20,8 +20,8 @@
  * takes the old one's place in the index, and one whose ETag is no longer
  * the object's (replaced, deleted) is not used. A chunk's memory is reused
  * only once TCP can no longer send bytes from it (httpd_bytes_in_flight:
- * queued, unacknowledged, or held by the NIC) and no reference being put
- * together holds it (dav_fragments_pin); when the oldest is still in flight,
+ * queued, unacknowledged, or held by the NIC) and no request holds it as
+ * its next piece or a piece being put together (dav_fragments_pin); when the oldest is still in flight,
  * the new response is not kept and goes through the copying path instead.
  *
  * Nothing here is CalDAV's: the layer above renders the element (its render
@@ -182,7 +182,7 @@ static bool span_held(const uint8_t *start, const uint8_t *end)
 {
     if (pin_start && pin_start < end && pin_end > start)
         return true;
-    return httpd_bytes_in_flight(start, end);
+    return dav_pending_refs_hold(start, end) || httpd_bytes_in_flight(start, end);
 }
 
 /* Drop the oldest records and their chunks, at least `want` bytes of
@@ -508,24 +508,19 @@ bool dav_send_object_fragment(struct dav_ctx *c, dav_object_render_fn render, ui
     return render_into_cache(c, render, variant);
 }
 
-/* ---- small responses: kept rendered, and copied ------------------------------ */
+/* ---- a listing's members: kept rendered --------------------------------------- */
 
-/* A member of a listing (PROPFIND Depth 1) answers a few hundred bytes: a
- * piece by reference would cost more than copying them, so the kept
- * rendering is copied into c->out. What costs is rendering it (the XML
- * writer, the property tables), and that is done once. */
-bool dav_copy_kept_response(struct dav_ctx *c, const struct dav_resource *r, uint32_t variant)
+/* A member of a listing (PROPFIND Depth 1) answers a few hundred bytes.
+ * Rendered once (the XML writer, the property tables), kept, and sent by
+ * reference like a REPORT's objects: the members of a listing rendered in a
+ * row go out joined, in a few pieces. */
+bool dav_send_kept_response(struct dav_ctx *c, const struct dav_resource *r, uint32_t variant)
 {
     struct dav_kept k;
-    uint32_t len;
-    if (!variant || !r->exists || r->kind != DAV_RES_OBJECT ||
+    if (!variant || !r->exists || r->kind != DAV_RES_OBJECT || c->out_len ||
         !dav_fragment_find(variant, r->path, r->path_len, &k) || k.etag != r->obj.etag)
         return false;
-    len = dav_kept_element_len(&k);
-    if (len > sizeof(c->out) - c->out_len)
-        return false;
-    memcpy(c->out + c->out_len, dav_kept_element(&k), len);
-    c->out_len += len;
+    send_kept(c, &k);
     return true;
 }
 
@@ -540,4 +535,8 @@ void dav_keep_response(struct dav_ctx *c, const struct dav_resource *r, uint32_t
         return;
     memcpy(dst, c->out + from, n);
     dav_fragment_commit(r->obj.etag, variant, r->path, r->path_len, (uint32_t)n, true, &k);
+    if (from == 0) { /* it goes by reference, as it will when asked again */
+        c->out_len = 0;
+        send_kept(c, &k);
+    }
 }

@@ -24,6 +24,8 @@ char *dav_work_buffer(size_t *size);
 /* Give the store's index the RAM for its slots' ETags (store_memory's
  * index_etags), before the mount: the bytes used, 0 if too few or too late. */
 size_t dav_keep_index_etags(void *mem, size_t size);
+/* Does a request's next piece by reference (c->ref, not yet handed to httpd) lie in [start, end)? */
+bool dav_pending_refs_hold(const void *start, const void *end);
 
 /* ---- dav_extensions.c: what the layers above registered ----------------- */
 

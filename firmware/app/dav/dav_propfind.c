@@ -74,7 +74,7 @@ static int propfind_render(struct dav_ctx *c)
         }
         dav_object_resource(c, &c->member, path, &r);
         variant = dav_request_variant(c, NULL);
-        if (!dav_copy_kept_response(c, &r, variant)) {
+        if (!dav_send_kept_response(c, &r, variant)) {
             size_t from = c->out_len;
             write_response(c, &r);
             dav_keep_response(c, &r, variant, from);
