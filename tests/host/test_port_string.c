@@ -1,8 +1,10 @@
-/* The LiteX port's memchr, memcmp and strlen (firmware/ports/litex/string_scan.c),
- * built here under other names, against the C library's: every length up to
- * 40 at every alignment of both pointers, the byte looked for (or the first
- * difference) at every place, and bytes with the high bit set. Last line:
- * "N passed, M failed". */
+/* The LiteX port's memchr, memcmp and strlen (firmware/ports/litex/string_scan.c)
+ * and memcpy and memmove (memcpy.c), built here under other names, against the
+ * C library's: every length up to 40 at every alignment of both pointers, the
+ * byte looked for (or the first difference) at every place, bytes with the
+ * high bit set, and moves overlapping their source by every distance both
+ * ways; and flash_window_copy (flash_window.h) from a window of words at
+ * every flash address and destination alignment. Last line: "N passed, M failed". */
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
@@ -16,6 +18,12 @@
 #undef memchr
 #undef memcmp
 #undef strlen
+#define memcpy port_memcpy
+#define memmove port_memmove
+#include "../../firmware/ports/litex/memcpy.c"
+#undef memcpy
+#undef memmove
+#include "../../firmware/ports/litex/flash_window.h"
 
 static int sign(int v) { return (v > 0) - (v < 0); }
 
@@ -62,6 +70,49 @@ int main(void)
                 }
             }
         }
+    }
+    /* memcpy and memmove: every length and alignment; moves by -12..12 bytes */
+    for (len = 0; len <= 40; len++) {
+        for (oa = 0; oa < 4; oa++) {
+            for (int dist = -12; dist <= 12; dist++) {
+                uint8_t want[128], got[128];
+                unsigned from = 40 + oa;
+                for (unsigned i = 0; i < sizeof(want); i++)
+                    want[i] = got[i] = (uint8_t)(i * 7 + 3);
+                memmove(want + from + dist, want + from, len);
+                port_memmove(got + from + dist, got + from, len);
+                CHECKF(memcmp(want, got, sizeof(want)) == 0, "memmove len %u align %u by %d", len, oa, dist);
+                if (dist == 0)
+                    continue;
+                for (unsigned i = 0; i < sizeof(want); i++)
+                    want[i] = got[i] = (uint8_t)(i * 5 + 1);
+                if ((unsigned)(dist < 0 ? -dist : dist) >= len) { /* no overlap: memcpy's case */
+                    memcpy(want + from + dist, want + from, len);
+                    port_memcpy(got + from + dist, got + from, len);
+                    CHECKF(memcmp(want, got, sizeof(want)) == 0, "memcpy len %u align %u by %d", len, oa, dist);
+                }
+            }
+        }
+    }
+    /* flash_window_copy: what the window's words hold, little-endian */
+    {
+        static uint32_t window[32];
+        uint8_t flat[128];
+        for (unsigned i = 0; i < sizeof(flat); i++)
+            flat[i] = (uint8_t)(i * 11 + 5);
+        for (unsigned i = 0; i < 32; i++)
+            window[i] = flat[4 * i] | (uint32_t)flat[4 * i + 1] << 8 | (uint32_t)flat[4 * i + 2] << 16 |
+                        (uint32_t)flat[4 * i + 3] << 24;
+        for (len = 0; len <= 40; len++)
+            for (unsigned addr = 0; addr < 8; addr++)
+                for (oa = 0; oa < 4; oa++) {
+                    uint32_t outw[16];
+                    uint8_t *out = (uint8_t *)outw + oa;
+                    memset(outw, 0xAA, sizeof(outw));
+                    flash_window_copy(window, addr, out, len);
+                    CHECKF(memcmp(out, flat + addr, len) == 0 && out[len] == 0xAA && (oa == 0 || out[-1] == 0xAA),
+                           "flash_window_copy len %u addr %u align %u", len, addr, oa);
+                }
     }
     return check_summary();
 }

@@ -5,7 +5,13 @@
 
 bool xml_str_eq(struct xml_str s, const char *lit)
 {
-    return strlen(lit) == s.len && memcmp(s.ptr, lit, s.len) == 0;
+    /* byte by byte: most calls (a name against a table of them) differ at
+     * once, and the literal's length is never needed */
+    size_t i;
+    for (i = 0; i < s.len; i++)
+        if (s.ptr[i] != lit[i] || !lit[i])
+            return false;
+    return lit[s.len] == '\0';
 }
 
 bool xml_is(const struct xml_node *node, const char *ns, const char *name)

@@ -1,5 +1,5 @@
 /*
- * memcpy for the VexRiscv firmware, in place of picolibc's.
+ * memcpy and memmove for the VexRiscv firmware, in place of picolibc's.
  *
  * Debian's picolibc is built for size: its memcpy moves a byte at a time
  * unless source and destination share their alignment, and in this firmware
@@ -22,14 +22,15 @@ static void copy_bytes(uint8_t *d, const uint8_t *s, size_t n)
         *d++ = *s++;
 }
 
-void *memcpy(void *restrict dst, const void *restrict src, size_t n)
+/* Word stores whatever the alignments, front to back; every source word is
+ * loaded before the destination word at or below it is stored, so a copy to
+ * a lower address that overlaps its source (memmove's) is correct too. No
+ * restrict here: the compiler must keep that order. */
+static void copy_forward(uint8_t *d, const uint8_t *s, size_t n)
 {
-    uint8_t *d = dst;
-    const uint8_t *s = src;
-
     if (n < 16) {
         copy_bytes(d, s, n);
-        return dst;
+        return;
     }
     /* align the destination: every store below is a word */
     while ((uintptr_t)d & 3) {
@@ -64,5 +65,25 @@ void *memcpy(void *restrict dst, const void *restrict src, size_t n)
         }
     }
     copy_bytes((uint8_t *)dw, s + (n & ~(size_t)3), n & 3);
+}
+
+void *memcpy(void *restrict dst, const void *restrict src, size_t n)
+{
+    copy_forward(dst, src, n);
+    return dst;
+}
+
+/* picolibc's moves a byte at a time both ways; a move down (the usual one
+ * here: a kept response's chunk closing up to its size line) goes by words */
+void *memmove(void *dst, const void *src, size_t n)
+{
+    uint8_t *d = dst;
+    const uint8_t *s = src;
+    if (d <= s || d >= s + n) {
+        copy_forward(d, s, n);
+    } else {
+        while (n--)
+            d[n] = s[n];
+    }
     return dst;
 }
