@@ -390,9 +390,10 @@ bool dav_use_kept_if_current(struct dav_ctx *c, uint32_t coll, size_t name_off, 
 bool dav_send_kept_response(struct dav_ctx *c, const struct dav_resource *r, uint32_t variant);
 void dav_keep_response(struct dav_ctx *c, const struct dav_resource *r, uint32_t variant, size_t from);
 /* The cache's own: the newest response kept for a path and property list,
- * and a record written in place (reserve: where the element goes). */
+ * and a record written in place (reserve: where the element goes, at most
+ * max_data bytes, about `expected`). */
 bool dav_fragment_find(uint32_t variant, const char *path, size_t path_len, struct dav_kept *k);
-uint8_t *dav_fragment_reserve(size_t path_len, size_t max_data);
+uint8_t *dav_fragment_reserve(size_t path_len, size_t max_data, size_t expected);
 void dav_fragment_cancel(void);
 void dav_fragment_commit(uint32_t etag, uint32_t variant, const char *path, size_t path_len,
                          uint32_t data_len, bool keep, struct dav_kept *k);

@@ -62,7 +62,7 @@ static struct {
     struct span_ring meta, data;
     uint32_t records;
     bool reserved;       /* a record is being written at the heads */
-    uint32_t reserved_path_len;
+    uint32_t reserved_head;  /* where its data starts: after a size line this long */
     uint32_t *bucket;    /* the index: at the start of the memory given, a power of 2 */
     uint32_t bucket_mask;
 } ring;
@@ -275,7 +275,16 @@ bool dav_fragment_find(uint32_t variant, const char *path, size_t path_len, stru
     return false;
 }
 
-uint8_t *dav_fragment_reserve(size_t path_len, size_t max_data)
+/* The size line of a chunk of n data bytes: hex digits and CRLF. */
+static uint32_t chunk_head_len(uint32_t n)
+{
+    uint32_t digits = 1;
+    for (; n >= 16; n >>= 4)
+        digits++;
+    return digits + 2;
+}
+
+uint8_t *dav_fragment_reserve(size_t path_len, size_t max_data, size_t expected)
 {
     uint32_t meta_n = (uint32_t)ALIGN8(sizeof(struct fragment) + path_len);
     if (!ring.data.size || ring.reserved || path_len > 0xffff || max_data > ring.data.size ||
@@ -284,22 +293,23 @@ uint8_t *dav_fragment_reserve(size_t path_len, size_t max_data)
         return NULL;
     }
     ring.reserved = true;
-    ring.reserved_path_len = (uint32_t)path_len;
-    return ring.data.mem + ring.data.head + CHUNK_HEAD_MAX;
+    /* the data goes after a size line as long as the expected length's: when
+     * the length comes out with as many hex digits, nothing moves at commit */
+    ring.reserved_head = chunk_head_len((uint32_t)(expected < max_data ? expected : max_data));
+    return ring.data.mem + ring.data.head + ring.reserved_head;
 }
 
 void dav_fragment_cancel(void) { ring.reserved = false; }
 
-/* Write the chunk's size line before its data (moved up to it) and the CRLF after. */
+/* Write the chunk's size line before its data (moved to follow it, if its
+ * length was not what the reservation expected) and the CRLF after. */
 static uint32_t frame_chunk(uint8_t *chunk, uint32_t data_len, uint8_t *head_len)
 {
     static const char hex[] = "0123456789abcdef";
-    uint32_t digits = 1, v;
-    for (v = data_len; v >= 16; v >>= 4)
-        digits++;
+    uint32_t digits = chunk_head_len(data_len) - 2, v;
     *head_len = (uint8_t)(digits + 2);
-    if (digits + 2 != CHUNK_HEAD_MAX)
-        memmove(chunk + digits + 2, chunk + CHUNK_HEAD_MAX, data_len);
+    if (digits + 2 != ring.reserved_head)
+        memmove(chunk + digits + 2, chunk + ring.reserved_head, data_len);
     for (v = data_len; digits; v >>= 4)
         chunk[--digits] = (uint8_t)hex[v & 15];
     chunk[*head_len - 2] = '\r';
@@ -369,9 +379,9 @@ bool dav_fragment_find(uint32_t variant, const char *path, size_t path_len, stru
     (void)variant, (void)path, (void)path_len, (void)k;
     return false;
 }
-uint8_t *dav_fragment_reserve(size_t path_len, size_t max_data)
+uint8_t *dav_fragment_reserve(size_t path_len, size_t max_data, size_t expected)
 {
-    (void)path_len, (void)max_data;
+    (void)path_len, (void)max_data, (void)expected;
     return NULL;
 }
 void dav_fragment_cancel(void) {}
@@ -443,7 +453,8 @@ static bool render_into_cache(struct dav_ctx *c, dav_object_render_fn render, ui
     /* escaping makes a byte at most 5 ("&#13;"), in pieces of c->out with
      * their tags; the head and the tail are a piece of c->out each */
     size_t max = 5u * (size_t)r->obj.size + 2u * sizeof(c->out) + 64u, n = 0;
-    uint8_t *dst = dav_fragment_reserve(r->path_len, max);
+    /* usually: the object, an eighth more for CRs written as "&#13;", and the tags */
+    uint8_t *dst = dav_fragment_reserve(r->path_len, max, (size_t)r->obj.size + r->obj.size / 8u + 400u);
     struct dav_kept k;
     int rc;
     if (!dst)
@@ -531,7 +542,7 @@ void dav_keep_response(struct dav_ctx *c, const struct dav_resource *r, uint32_t
     uint8_t *dst;
     if (!variant || !r->exists || r->kind != DAV_RES_OBJECT || c->out_len <= from)
         return;
-    if ((dst = dav_fragment_reserve(r->path_len, n)) == NULL)
+    if ((dst = dav_fragment_reserve(r->path_len, n, n)) == NULL)
         return;
     memcpy(dst, c->out + from, n);
     dav_fragment_commit(r->obj.etag, variant, r->path, r->path_len, (uint32_t)n, true, &k);

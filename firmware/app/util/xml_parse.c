@@ -359,8 +359,55 @@ static bool all_space(const char *s, size_t n)
     return true;
 }
 
-/* Character data or a CDATA section's content, for the open element. */
-static bool add_text(struct parser *p, const char *raw, size_t n, size_t base, bool cdata)
+/* What scan_text saw in character data besides its end. */
+#define TEXT_BRACKET 1u   /* ']': "]]>" may be there */
+#define TEXT_DECODE 2u    /* '&' or CR: a reference, or a line end to normalise */
+
+static bool text_byte(unsigned char c, unsigned *seen)
+{
+    if (c == '<')
+        return true;
+    if (c == ']')
+        *seen |= TEXT_BRACKET;
+    else if (c == '&' || c == '\r')
+        *seen |= TEXT_DECODE;
+    return false;
+}
+
+/* Character data from s: its length (up to the next '<', or n), with what
+ * it holds that needs a second look in *seen. One pass, a word at a time
+ * through plain text (a word holding one of the four bytes goes byte by byte). */
+static size_t scan_text(const char *s, size_t n, unsigned *seen)
+{
+    const unsigned char *p = (const unsigned char *)s, *end = p + n;
+    *seen = 0;
+    for (; p < end && ((uintptr_t)p & 3); p++)
+        if (text_byte(*p, seen))
+            return (size_t)(p - (const unsigned char *)s);
+    while (end - p >= 4) {
+        uint32_t w, lt, rb, amp, cr;
+        memcpy(&w, p, 4);
+        lt = w ^ 0x3C3C3C3Cu;
+        rb = w ^ 0x5D5D5D5Du;
+        amp = w ^ 0x26262626u;
+        cr = w ^ 0x0D0D0D0Du;
+        if ((((lt - 0x01010101u) & ~lt) | ((rb - 0x01010101u) & ~rb) | ((amp - 0x01010101u) & ~amp) |
+             ((cr - 0x01010101u) & ~cr)) & 0x80808080u) {
+            for (unsigned k = 0; k < 4; k++)
+                if (text_byte(p[k], seen))
+                    return (size_t)(p + k - (const unsigned char *)s);
+        }
+        p += 4;
+    }
+    for (; p < end; p++)
+        if (text_byte(*p, seen))
+            return (size_t)(p - (const unsigned char *)s);
+    return n;
+}
+
+/* Character data or a CDATA section's content, for the open element.
+ * plain: known to hold no '&' and no CR (so nothing to decode). */
+static bool add_text(struct parser *p, const char *raw, size_t n, size_t base, bool cdata, bool plain)
 {
     struct xml_node *e = p->cur;
     if (n == 0)
@@ -368,7 +415,8 @@ static bool add_text(struct parser *p, const char *raw, size_t n, size_t base, b
     /* indentation between child elements is not content we keep */
     if (!cdata && e->first_child && all_space(raw, n))
         return true;
-    if (e->text.len == 0 && !(cdata ? memchr(raw, '\r', n) != NULL : needs_decoding(raw, n, false))) {
+    if (e->text.len == 0 &&
+        (plain || !(cdata ? memchr(raw, '\r', n) != NULL : needs_decoding(raw, n, false)))) {
         e->text.ptr = raw;
         e->text.len = n;
         return true;
@@ -748,12 +796,14 @@ static bool parse_content(struct parser *p)
             return fail(p, XML_ERR_UNTERMINATED, p->pos, "input ends inside an element");
         if (p->buf[p->pos] != '<') {
             size_t start = p->pos;
-            const char *lt = memchr(p->buf + start, '<', p->len - start);
-            size_t end = lt ? (size_t)(lt - p->buf) : p->len;
-            for (const char *q = p->buf + start; (q = memchr(q, ']', (size_t)(p->buf + end - q))) != NULL; q++)
-                if (q + 2 < p->buf + end && q[1] == ']' && q[2] == '>')
-                    return fail(p, XML_ERR_SYNTAX, (size_t)(q - p->buf), "']]>' in character data (XML 1.0 2.4)");
-            if (!add_text(p, p->buf + start, end - start, start, false))
+            unsigned seen;
+            size_t end = start + scan_text(p->buf + start, p->len - start, &seen);
+            if (seen & TEXT_BRACKET)
+                for (const char *q = p->buf + start; (q = memchr(q, ']', (size_t)(p->buf + end - q))) != NULL; q++)
+                    if (q + 2 < p->buf + end && q[1] == ']' && q[2] == '>')
+                        return fail(p, XML_ERR_SYNTAX, (size_t)(q - p->buf),
+                                    "']]>' in character data (XML 1.0 2.4)");
+            if (!add_text(p, p->buf + start, end - start, start, false, !(seen & TEXT_DECODE)))
                 return false;
             p->pos = end;
         } else if (starts_with(p, "</")) {
@@ -770,7 +820,7 @@ static bool parse_content(struct parser *p)
                 i++;
             if (i + 2 >= p->len)
                 return fail(p, XML_ERR_UNTERMINATED, start, "unterminated CDATA section");
-            if (!add_text(p, p->buf + body, i - body, body, true))
+            if (!add_text(p, p->buf + body, i - body, body, true, false))
                 return false;
             p->pos = i + 3;
         } else if (starts_with(p, "<?")) {
