@@ -619,7 +619,13 @@ static int probe_boot_flash(struct litespi_flash *lf)
 
 const struct flash *port_flash(void)
 {
-    static struct litespi_flash lf;
+    /* Read on every flash access, and once per block by the mount's scan of the block headers
+     * (8,192 in a row on the store flash). The data cache is 4 KiB and direct-mapped, and the
+     * stack starts at the top of main RAM, a multiple of 4 KiB: at the start of a 4 KiB block,
+     * lf takes the cache's first lines, which the scan's stack frames (the top few hundred
+     * bytes) never share. Placed anywhere in .bss it could share a line with one of them and
+     * be evicted on every block. Costs up to 4 KiB of padding in .bss. */
+    static struct litespi_flash lf __attribute__((aligned(4096)));
     static int probed;
 
     if (probed)
