@@ -74,7 +74,7 @@ int store_is_blank(struct store *s, uint32_t a, uint32_t len, uint32_t *programm
 
 /* ---- block headers ----------------------------------------------------- */
 
-int store_read_bhdr(struct store *s, uint32_t b, struct bhdr *h)
+STORE_SCAN_CODE int store_read_bhdr(struct store *s, uint32_t b, struct bhdr *h)
 {
     uint8_t raw[BHDR], all = 0xff;
     uint32_t i;

@@ -259,7 +259,7 @@ static int walk(struct store *s, visit_fn visit, uint32_t *end, struct store_mou
 
 /* Find the log: the chain of live blocks with consecutive sequence numbers
  * that ends in the highest one. */
-static int find_log(struct store *s, struct store_mount_stats *st)
+static STORE_SCAN_CODE int find_log(struct store *s, struct store_mount_stats *st)
 {
     struct bhdr bh, prev;
     uint32_t b, top = 0, top_seq = 0, max_seq = 0, count, written = 0;

@@ -46,6 +46,15 @@
  * Costs 284 bytes a member per request context: 18 KB each, 145 KB for 8. */
 #define DAV_BATCH 64
 
+/* The mount's scan of every block header (STORE_SCAN_CODE, store_internal.h: find_log,
+ * store_read_bhdr and flash_litespi.c's read path, about 2 KiB) in one piece at the start of the
+ * code, where picolibc.ld links .text.startup.*, ahead of all other .text. VexRiscv's instruction
+ * cache is 4 KiB and direct-mapped, and on the Colorlight i5 a miss is a read from SDRAM: spread
+ * over the image, functions of this loop that map to the same cache lines evict each other on
+ * every block (8,192 on the store flash), and which ones do depends on everything linked before
+ * them. Together they cannot. noinline keeps each of them in this section. */
+#define STORE_SCAN_CODE __attribute__((noinline, section(".text.startup.store_scan")))
+
 /* Buffers written before they are read (arenas, the store's index: 1.4 MB)
  * stay out of .bss, which crt0 clears on every boot (app_config.h). */
 #define LITEDAV_NOINIT __attribute__((section(".preserve.litedav")))

@@ -84,6 +84,12 @@
 
 #if defined(HAVE_BOOT_STORE) || defined(HAVE_STORE_FLASH)
 
+/* The read path runs in the mount's scan of every block header: placed with it where the port
+ * says (STORE_SCAN_CODE, app_port_config.h); nothing where that is not defined (host tests). */
+#ifndef STORE_SCAN_CODE
+#define STORE_SCAN_CODE
+#endif
+
 #define CMD_PAGE_PROGRAM     0x02
 #define CMD_READ             0x03
 #define CMD_READ_STATUS      0x05
@@ -214,7 +220,7 @@ static inline int wait_master(unsigned long status, uint32_t bit)
 /* One transfer of bits (8..32) on one data line, MSB first; returns 0 and what
  * the chip sent in *in (in its low bits), or FLASH_ERR_IO when the master does
  * not answer. */
-static int xfer(const struct litespi_chip *c, uint32_t bits, uint32_t out, uint32_t *in)
+static STORE_SCAN_CODE int xfer(const struct litespi_chip *c, uint32_t bits, uint32_t out, uint32_t *in)
 {
     csr_write_simple(bits << c->len_shift | c->one_line, c->phyconfig);
     if (wait_master(c->status, c->tx_ready) != FLASH_OK)
@@ -251,7 +257,8 @@ static int command(const struct litespi_chip *c, uint8_t opcode, uint32_t bits1,
  * select held by the caller: opcode3 with a 3-byte address in one 32-bit
  * transfer, or opcode4 and then a 4-byte address. Either way the last transfer
  * was 32 bits long, and phyconfig says so. */
-static int send_addressed(const struct litespi_flash *lf, uint8_t opcode3, uint8_t opcode4, uint32_t addr)
+static STORE_SCAN_CODE int send_addressed(const struct litespi_flash *lf, uint8_t opcode3, uint8_t opcode4,
+                                          uint32_t addr)
 {
     uint32_t ignored;
     int rc;
@@ -366,7 +373,7 @@ static int master_read(const struct litespi_flash *lf, uint32_t addr, uint8_t *o
 
 /* len bytes from chip address addr: through the chip's memory-mapped window if it
  * has one, else through its master. */
-static int chip_read(const struct litespi_flash *lf, uint32_t addr, uint8_t *out, uint32_t len)
+static STORE_SCAN_CODE int chip_read(const struct litespi_flash *lf, uint32_t addr, uint8_t *out, uint32_t len)
 {
     if (lf->chip->window) {
         flash_window_copy(lf->chip->window, addr, out, len);
@@ -377,7 +384,7 @@ static int chip_read(const struct litespi_flash *lf, uint32_t addr, uint8_t *out
 
 /* --- struct flash ---------------------------------------------------------- */
 
-static int spi_read(void *ctx, uint32_t addr, void *buf, uint32_t len)
+static STORE_SCAN_CODE int spi_read(void *ctx, uint32_t addr, void *buf, uint32_t len)
 {
     struct litespi_flash *lf = ctx;
     int rc;
@@ -612,7 +619,13 @@ static int probe_boot_flash(struct litespi_flash *lf)
 
 const struct flash *port_flash(void)
 {
-    static struct litespi_flash lf;
+    /* Read on every flash access, and once per block by the mount's scan of the block headers
+     * (8,192 in a row on the store flash). The data cache is 4 KiB and direct-mapped, and the
+     * stack starts at the top of main RAM, a multiple of 4 KiB: at the start of a 4 KiB block,
+     * lf takes the cache's first lines, which the scan's stack frames (the top few hundred
+     * bytes) never share. Placed anywhere in .bss it could share a line with one of them and
+     * be evicted on every block. Costs up to 4 KiB of padding in .bss. */
+    static struct litespi_flash lf __attribute__((aligned(4096)));
     static int probed;
 
     if (probed)
