@@ -67,7 +67,7 @@ int caldav_render_object(struct dav_ctx *c, bool with_data)
                 c->obj_phase = 1;
             }
             /* escaping makes a byte at most 5 ("&#13;"); the closing tags take the rest */
-            whole = (size_t)r->obj.size * 5u + 1024u <= sizeof(c->out) - c->out_len;
+            whole = (size_t)r->obj.size * 5u + 1024u <= c->out_cap - c->out_len;
             if (!whole)
                 return 0;
             continue;

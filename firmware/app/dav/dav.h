@@ -120,9 +120,11 @@ struct dav_ctx {
     bool put_existed;
     bool put_started;
 
-    /* the streamed response */
-    char out[DAV_OUT_MAX];
-    size_t out_len, out_off;
+    /* the streamed response: pieces rendered into out (out_buf, or a kept
+     * response's place in the cache while it is rendered there) */
+    char *out;
+    size_t out_cap, out_len, out_off;
+    char out_buf[DAV_OUT_MAX];
     bool done;
     bool producing;                     /* a producer owns the context and frees it */
     dav_render_fn render;
@@ -290,7 +292,7 @@ void dav_out_raw(struct dav_ctx *c, const char *s);
  * wrote, unless it overflowed. */
 static inline void dav_writer(struct dav_ctx *c, struct xml_writer *w)
 {
-    xml_writer_init(w, c->out + c->out_len, sizeof(c->out) - c->out_len);
+    xml_writer_init(w, c->out + c->out_len, c->out_cap - c->out_len);
 }
 
 static inline void dav_writer_done(struct dav_ctx *c, struct xml_writer *w)
@@ -307,8 +309,7 @@ void dav_write_status(struct xml_writer *w, int status);
  * returns how many bytes of s fitted. */
 static inline size_t dav_out_escaped(struct dav_ctx *c, const char *s, size_t n)
 {
-    size_t written, taken = xml_escape_content(c->out + c->out_len, sizeof(c->out) - c->out_len, s, n,
-                                               &written);
+    size_t written, taken = xml_escape_content(c->out + c->out_len, c->out_cap - c->out_len, s, n, &written);
     c->out_len += written;
     return taken;
 }

@@ -106,6 +106,8 @@ static struct dav_ctx *ctx_get(struct http_exchange *x)
         if (!c->in_use) {
             memset(c, 0, sizeof(*c));
             c->in_use = true;
+            c->out = c->out_buf;
+            c->out_cap = sizeof(c->out_buf);
             c->x = x;
             c->store = &store;
             x->state = c;

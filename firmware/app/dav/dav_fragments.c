@@ -444,15 +444,15 @@ static void send_kept(struct dav_ctx *c, const struct dav_kept *k)
     c->ref_len = c->ref_framed ? k->chunk_len : dav_kept_element_len(k);
 }
 
-/* Render c->obj whole with render (called until it returns 1, each call's
- * c->out appended) into the cache, and hand it out by reference: true.
- * False when the cache has no room for it now; then nothing was rendered. */
+/* Render c->obj whole with render (called until it returns 1) straight into
+ * the cache, and hand it out by reference: true. False when the cache has no
+ * room for it now; then nothing was rendered. */
 static bool render_into_cache(struct dav_ctx *c, dav_object_render_fn render, uint32_t variant)
 {
     const struct dav_resource *r = &c->obj;
-    /* escaping makes a byte at most 5 ("&#13;"), in pieces of c->out with
-     * their tags; the head and the tail are a piece of c->out each */
-    size_t max = 5u * (size_t)r->obj.size + 2u * sizeof(c->out) + 64u, n = 0;
+    /* escaping makes a byte at most 5 ("&#13;"), in pieces with their tags;
+     * the head and the tail are at most an output piece each */
+    size_t max = 5u * (size_t)r->obj.size + 2u * DAV_OUT_MAX + 64u, n;
     /* usually: the object, an eighth more for CRs written as "&#13;", and the tags */
     uint8_t *dst = dav_fragment_reserve(r->path_len, max, (size_t)r->obj.size + r->obj.size / 8u + 400u);
     struct dav_kept k;
@@ -460,18 +460,20 @@ static bool render_into_cache(struct dav_ctx *c, dav_object_render_fn render, ui
     if (!dst)
         return false;
     c->obj_cut = false;
-    do {
-        c->out_len = 0;
-        rc = render(c);
-        if (rc < 0 || n + c->out_len > max) {
-            dav_fragment_cancel();
-            c->out_len = 0;
-            return false; /* not reached: the bound above holds */
-        }
-        memcpy(dst + n, c->out, c->out_len);
-        n += c->out_len;
-    } while (rc != 1);
+    c->out = (char *)dst;
+    c->out_cap = max;
     c->out_len = 0;
+    do
+        rc = render(c);
+    while (rc == 0);
+    n = c->out_len;
+    c->out = c->out_buf;
+    c->out_cap = sizeof(c->out_buf);
+    c->out_len = 0;
+    if (rc < 0) {
+        dav_fragment_cancel();
+        return false; /* not reached: the renderers do not fail */
+    }
     /* an object the store could not read whole is sent as far as it was read,
      * as the copying path does, and not kept */
     dav_fragment_commit(r->obj.etag, variant, r->path, r->path_len, (uint32_t)n, !c->obj_cut, &k);

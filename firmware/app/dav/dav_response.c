@@ -144,7 +144,7 @@ void dav_write_status(struct xml_writer *w, int status)
 void dav_out_raw(struct dav_ctx *c, const char *s)
 {
     size_t n = strlen(s);
-    if (c->out_len + n <= sizeof(c->out)) {
+    if (c->out_len + n <= c->out_cap) {
         memcpy(c->out + c->out_len, s, n);
         c->out_len += n;
     }
