@@ -253,26 +253,37 @@ static bool make_room(uint32_t meta_n, uint32_t data_n)
     }
 }
 
+/* The indexed record of (variant, path), hash being key_hash's: its offset + 1, or 0. */
+static uint32_t find_record(uint32_t hash, uint32_t variant, const char *path, size_t path_len)
+{
+    uint32_t link;
+    for (link = ring.bucket[hash & ring.bucket_mask]; link; link = at(link - 1)->next) {
+        const struct fragment *f = at(link - 1);
+        if (f->hash == hash && f->variant == variant && f->path_len == path_len &&
+            memcmp(f + 1, path, path_len) == 0)
+            return link;
+    }
+    return 0;
+}
+
 bool dav_fragment_find(uint32_t variant, const char *path, size_t path_len, struct dav_kept *k)
 {
-    uint32_t h = key_hash(variant, path, path_len), link;
+    uint32_t link;
+    const struct fragment *f;
     if (!ring.data.size)
         return false;
-    for (link = ring.bucket[h & ring.bucket_mask]; link; link = at(link - 1)->next) {
-        const struct fragment *f = at(link - 1);
-        if (f->hash == h && f->variant == variant && f->path_len == path_len &&
-            memcmp(f + 1, path, path_len) == 0) {
-            stats.hits++;
-            k->chunk = ring.data.mem + f->chunk_off;
-            k->chunk_len = f->chunk_len;
-            k->head_len = f->head_len;
-            k->etag = f->etag;
-            k->plain = f->plain;
-            return true;
-        }
+    if (!(link = find_record(key_hash(variant, path, path_len), variant, path, path_len))) {
+        stats.misses++;
+        return false;
     }
-    stats.misses++;
-    return false;
+    f = at(link - 1);
+    stats.hits++;
+    k->chunk = ring.data.mem + f->chunk_off;
+    k->chunk_len = f->chunk_len;
+    k->head_len = f->head_len;
+    k->etag = f->etag;
+    k->plain = f->plain;
+    return true;
 }
 
 /* The size line of a chunk of n data bytes: hex digits and CRLF. */
@@ -340,14 +351,8 @@ void dav_fragment_commit(uint32_t etag, uint32_t variant, const char *path, size
     if (keep) {
         /* one record per path and property list: the newest */
         uint32_t *bucket = &ring.bucket[f->hash & ring.bucket_mask];
-        for (link = *bucket; link; link = at(link - 1)->next) {
-            const struct fragment *o = at(link - 1);
-            if (o->hash == f->hash && o->variant == variant && o->path_len == path_len &&
-                memcmp(o + 1, path, path_len) == 0) {
-                unlink_record(link - 1);
-                break;
-            }
-        }
+        if ((link = find_record(f->hash, variant, path, path_len)) != 0)
+            unlink_record(link - 1);
         f->next = *bucket;
         *bucket = off + 1;
     }
