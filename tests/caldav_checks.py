@@ -341,8 +341,10 @@ def test_dav_calendar_properties(target):
         assert p[tag("D", "getetag")][0] == 404  # collections have none
         assert p[tag("D", "owner")][1].find("D:href", NS).text == HOME
         reports = {r.tag for sr in p[tag("D", "supported-report-set")][1] for rep in sr for r in rep}
+        # RFC 3744 section 9: the principal search REPORTs work on any resource
         assert reports == {tag("C", "calendar-multiget"), tag("C", "calendar-query"),
-                           tag("C", "free-busy-query"), tag("D", "sync-collection")}
+                           tag("C", "free-busy-query"), tag("D", "sync-collection"),
+                           tag("D", "principal-property-search"), tag("D", "principal-search-property-set")}
         ctag = p[tag("CS", "getctag")][1].text
         token = p[tag("D", "sync-token")][1].text
         r = put(dav, cal + "a.ics", ics("a"))

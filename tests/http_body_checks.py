@@ -23,9 +23,10 @@ GET_TASK_CLOSE = b"GET /static/task.ics HTTP/1.1\r\nHost: t\r\nConnection: close
 ALLOW_STATIC = {"GET", "HEAD", "OPTIONS"}
 # OPTIONS * (RFC 9110 9.3.7): every method the server implements, WebDAV/CalDAV ones included.
 ALLOW_SERVER = ALLOW_STATIC | {"PUT", "DELETE", "PROPFIND", "PROPPATCH", "MKCOL", "MKCALENDAR", "REPORT",
-                               "COPY", "MOVE"}
-# "/": the status page, and PROPFIND for clients that discover CalDAV from the server's root
-ALLOW_ROOT = ALLOW_STATIC | {"PROPFIND"}
+                               "COPY", "MOVE", "POST"}
+# "/": the status page, and PROPFIND and REPORT for clients that discover CalDAV or search
+# principals from the server's root
+ALLOW_ROOT = ALLOW_STATIC | {"PROPFIND", "REPORT"}
 
 
 class Response:

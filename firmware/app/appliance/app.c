@@ -10,7 +10,8 @@
 
 /* What /dav/ serves besides WebDAV itself. Sync first: properties are listed
  * in the order registered, DAV:sync-token before CalDAV's. */
-static const struct dav_extension *const dav_extensions[] = {&sync_extension, &caldav_extension};
+static const struct dav_extension *const dav_extensions[] = {&sync_extension, &caldav_extension,
+                                                             &dav_principals_extension};
 
 int app_start(uint16_t port)
 {

@@ -113,12 +113,13 @@ static const struct http_handler profile_handler = { NULL, NULL, profile_end, NU
 /* ---- / : the status page, and the DAV root for PROPFIND ------------------- */
 
 /* RFC 6764 section 6: a client given only the server may take its root as the context path and
- * ask it for current-user-principal (RFC 5397). PROPFIND / goes to WebDAV, which answers for "/"
- * as for its own root (credentials asked, the principal named); every other method is the
- * status page's. */
+ * ask it for current-user-principal (RFC 5397), or search principals there (RFC 3744 section
+ * 9.4). PROPFIND and REPORT / go to WebDAV, which answers for "/" as for its own root
+ * (credentials asked, the principal named); every other method is the status page's. */
 static const struct http_handler *root_target(const struct http_exchange *x)
 {
-    return x->req->method == HTTP_PROPFIND ? &dav_handler : &status_handler;
+    return x->req->method == HTTP_PROPFIND || x->req->method == HTTP_REPORT ? &dav_handler
+                                                                            : &status_handler;
 }
 
 static int root_begin(struct http_exchange *x)
@@ -155,7 +156,8 @@ static const struct http_handler root_handler = { root_begin, root_body, root_en
     (READ_METHODS | HTTP_METHOD_BIT(HTTP_PUT) | HTTP_METHOD_BIT(HTTP_DELETE) |                \
      HTTP_METHOD_BIT(HTTP_PROPFIND) | HTTP_METHOD_BIT(HTTP_PROPPATCH) |                       \
      HTTP_METHOD_BIT(HTTP_MKCOL) | HTTP_METHOD_BIT(HTTP_MKCALENDAR) | HTTP_METHOD_BIT(HTTP_REPORT) | \
-     HTTP_METHOD_BIT(HTTP_COPY) | HTTP_METHOD_BIT(HTTP_MOVE))
+     HTTP_METHOD_BIT(HTTP_COPY) | HTTP_METHOD_BIT(HTTP_MOVE) |                                \
+     (CALDAV_SCHEDULING ? HTTP_METHOD_BIT(HTTP_POST) : 0)) /* RFC 6638 section 5: the outbox */
 /* RFC 4918 section 10.1, RFC 4791 section 5.1: compliance classes. LOCK is
  * not implemented (class 2 is not claimed): 501. */
 #define DAV_OPTIONS "DAV: 1, 3, calendar-access\r\n"
@@ -163,9 +165,10 @@ static const struct http_handler root_handler = { root_begin, root_body, root_en
 #define DAV_BODY_MAX (256u * 1024u)
 
 static const struct http_route routes[] = {
-    /* a discovery PROPFIND is a few hundred bytes: the status page's small body limit holds */
-    { "/", READ_METHODS | HTTP_METHOD_BIT(HTTP_PROPFIND), ROUTE_DISCARD_MAX, &root_handler,
-      DAV_OPTIONS },
+    /* a discovery PROPFIND or a principal search is a few hundred bytes: the status page's small
+     * body limit holds */
+    { "/", READ_METHODS | HTTP_METHOD_BIT(HTTP_PROPFIND) | HTTP_METHOD_BIT(HTTP_REPORT),
+      ROUTE_DISCARD_MAX, &root_handler, DAV_OPTIONS },
     { "/static/", READ_METHODS, ROUTE_DISCARD_MAX, &static_handler, NULL },
     { "/.well-known/caldav", READ_METHODS | HTTP_METHOD_BIT(HTTP_PROPFIND), ROUTE_DISCARD_MAX,
       &wellknown_handler, NULL },

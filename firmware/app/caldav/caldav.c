@@ -1,6 +1,7 @@
 /* CalDAV (RFC 4791) on the WebDAV layer: what it registers there (the
- * calendar collection type, its properties, MKCALENDAR and the REPORTs), the
- * properties and MKCALENDAR themselves. Calendar object PUTs are checked in
+ * calendar collection type, its properties, MKCALENDAR and the REPORTs, and
+ * of scheduling (RFC 6638) the principal's properties, the inbox and outbox
+ * and the outbox's POST), the properties and MKCALENDAR themselves. Calendar object PUTs are checked in
  * caldav_put.c, the REPORTs are caldav_report.c and caldav_freebusy.c, their
  * filters caldav_filter.c, calendar objects caldav_object.c. */
 #include "caldav/caldav_private.h"
@@ -24,21 +25,58 @@ static bool p_getctag(struct dav_ctx *c, const struct dav_resource *r, struct xm
     return true;
 }
 
-/* RFC 4791 section 6.2.1: the home is the principal's own collection. */
-static bool p_calendar_home_set(struct dav_ctx *c, const struct dav_resource *r, struct xml_writer *w)
+/* A property of the principal (the home) holding one href, /dav/<user>/<member>. */
+static bool principal_href(struct dav_ctx *c, const struct dav_resource *r, struct xml_writer *w,
+                           const char *name, const char *member)
 {
     char path[DAV_PATH_MAX + 1];
     int n;
     if (r->kind != DAV_RES_HOME)
         return false;
     if (w) {
-        n = snprintf(path, sizeof(path), DAV_ROOT_PATH "%s/", c->user);
-        xml_write_start(w, "C", "calendar-home-set");
+        n = snprintf(path, sizeof(path), DAV_ROOT_PATH "%s/%s", c->user, member);
+        xml_write_start(w, "C", name);
         dav_write_href(w, path, (size_t)n);
         xml_write_end(w);
     }
     return true;
 }
+
+/* RFC 4791 section 6.2.1: the home is the principal's own collection. */
+static bool p_calendar_home_set(struct dav_ctx *c, const struct dav_resource *r, struct xml_writer *w)
+{
+    return principal_href(c, r, w, "calendar-home-set", "");
+}
+
+#if CALDAV_SCHEDULING
+/* RFC 6638 section 2.4.1: the principal's URL is the user's address (caldav_sched.c) */
+static bool p_calendar_user_address_set(struct dav_ctx *c, const struct dav_resource *r,
+                                        struct xml_writer *w)
+{
+    return principal_href(c, r, w, "calendar-user-address-set", "");
+}
+
+/* RFC 6638 sections 2.2 and 2.1 */
+static bool p_schedule_inbox_url(struct dav_ctx *c, const struct dav_resource *r, struct xml_writer *w)
+{
+    return principal_href(c, r, w, "schedule-inbox-URL", CALDAV_INBOX "/");
+}
+
+static bool p_schedule_outbox_url(struct dav_ctx *c, const struct dav_resource *r, struct xml_writer *w)
+{
+    return principal_href(c, r, w, "schedule-outbox-URL", CALDAV_OUTBOX "/");
+}
+
+/* RFC 6638 section 2.4.2: every user is a person */
+static bool p_calendar_user_type(struct dav_ctx *c, const struct dav_resource *r, struct xml_writer *w)
+{
+    if (r->kind != DAV_RES_HOME)
+        return false;
+    if (w)
+        xml_write_text_element(w, "C", "calendar-user-type", "INDIVIDUAL", 10);
+    return true;
+}
+#endif
 
 static const char *const components[] = {"VEVENT", "VTODO", "VJOURNAL"};
 
@@ -131,6 +169,12 @@ static void mkcalendar(struct dav_ctx *c)
 static const struct dav_prop props[] = {
     {XML_NS_CALSERVER, "CS", "getctag", p_getctag, 0, 0, NULL},
     {XML_NS_CALDAV, "C", "calendar-home-set", p_calendar_home_set, 0, 0, NULL},
+#if CALDAV_SCHEDULING
+    {XML_NS_CALDAV, "C", "calendar-user-address-set", p_calendar_user_address_set, 0, 0, NULL},
+    {XML_NS_CALDAV, "C", "calendar-user-type", p_calendar_user_type, 0, 0, NULL},
+    {XML_NS_CALDAV, "C", "schedule-inbox-URL", p_schedule_inbox_url, 0, 0, NULL},
+    {XML_NS_CALDAV, "C", "schedule-outbox-URL", p_schedule_outbox_url, 0, 0, NULL},
+#endif
     {XML_NS_CALDAV, "C", "supported-calendar-component-set", p_supported_components, 0, 0, &caldav_calendar},
     {XML_NS_CALDAV, "C", "supported-calendar-data", p_supported_data, 0, 0, &caldav_calendar},
     {XML_NS_CALDAV, "C", "max-resource-size", p_max_resource_size, 0, 0, &caldav_calendar},
@@ -150,7 +194,17 @@ static const struct dav_report reports[] = {
 
 static const struct dav_method methods[] = {
     {HTTP_MKCALENDAR, mkcalendar, DAV_METHOD_WRITES | DAV_METHOD_XML},
+#if CALDAV_SCHEDULING
+    {HTTP_POST, caldav_outbox_post, 0}, /* RFC 6638 section 5 */
+#endif
 };
+
+#if CALDAV_SCHEDULING
+/* RFC 3744 section 9.5, for principal searches (dav_principals.c) */
+static const struct dav_search_prop searchable[] = {
+    {XML_NS_CALDAV, "C", "calendar-user-address-set", "The user's calendar user address: their principal's URL"},
+};
+#endif
 
 /* Calendar collections (section 4.2): their store paths start with 'c'. */
 const struct dav_coll_type caldav_calendar = {
@@ -162,6 +216,7 @@ const struct dav_coll_type caldav_calendar = {
     {"C", "max-resource-size"},                  /* section 5.3.2.1 */
     {"C", "calendar-collection-location-ok"},    /* section 5.3.1.1 */
     "Calendar collections hold no collections.", /* section 4.2 */
+    NULL,
 };
 
 const struct dav_extension caldav_extension = {
@@ -171,4 +226,10 @@ const struct dav_extension caldav_extension = {
     &caldav_calendar,
     " xmlns:C=\"" XML_NS_CALDAV "\" xmlns:CS=\"" XML_NS_CALSERVER "\" xmlns:A=\"" XML_NS_APPLE_ICAL "\"",
     " xmlns:C=\"" XML_NS_CALDAV "\"",
+#if CALDAV_SCHEDULING
+    caldav_mailboxes, 2,
+    searchable, sizeof(searchable) / sizeof(searchable[0]),
+#else
+    NULL, 0, NULL, 0,
+#endif
 };

@@ -52,8 +52,6 @@ const char *caldav_filter_check(const struct xml_node *n)
     return NULL;
 }
 
-static char fold_case(char ch) { return ch >= 'A' && ch <= 'Z' ? (char)(ch - 'A' + 'a') : ch; }
-
 /* Section 9.7.5: substring match under the collation, maybe negated. */
 static bool text_match(const struct xml_node *tm, const char *value, size_t len)
 {
@@ -62,18 +60,7 @@ static bool text_match(const struct xml_node *tm, const char *value, size_t len)
                  strcmp(collation, "i;octet") == 0;
     bool negated = attr_value(tm, "negate-condition", negate, sizeof(negate)) &&
                    strcmp(negate, "yes") == 0;
-    struct xml_str needle = tm->text;
-    bool found = needle.len == 0;
-    size_t i, k;
-    for (i = 0; !found && i + needle.len <= len; i++) {
-        for (k = 0; k < needle.len; k++) {
-            char a = value[i + k], b = needle.ptr[k];
-            if (octet ? a != b : fold_case(a) != fold_case(b))
-                break;
-        }
-        found = k == needle.len;
-    }
-    return found != negated;
+    return xml_contains(value, len, tm->text, !octet) != negated;
 }
 
 static bool name_is(struct ical_str s, const char *name)

@@ -1,10 +1,12 @@
 /* free-busy-query (RFC 4791 section 7.10): the busy time of a calendar's
- * events in a time range, as a VFREEBUSY. */
+ * events in a time range, as a VFREEBUSY; the busy time of one member, which
+ * the scheduling outbox's free-busy request (caldav_sched.c) shares. */
 #include "caldav/caldav_private.h"
 
 #include <stdio.h>
+#include <string.h>
 
-static void format_utc(int64_t t, char *out, size_t size)
+void caldav_format_utc(int64_t t, char *out, size_t size)
 {
     int64_t days = t >= 0 ? t / 86400 : (t - 86399) / 86400, rem = t - days * 86400, y;
     unsigned m, d;
@@ -16,11 +18,11 @@ static void format_utc(int64_t t, char *out, size_t size)
 static void out_period(struct dav_ctx *c, int64_t s, int64_t e, bool tentative)
 {
     char a[24], b[24], line[96];
-    format_utc(s, a, sizeof(a));
-    format_utc(e, b, sizeof(b));
+    caldav_format_utc(s, a, sizeof(a));
+    caldav_format_utc(e, b, sizeof(b));
     snprintf(line, sizeof(line), "FREEBUSY;FBTYPE=%s:%s/%s\r\n", tentative ? "BUSY-TENTATIVE" : "BUSY",
              a, b);
-    dav_out_raw(c, line);
+    caldav_out_ical(c, line);
 }
 
 static bool overlaps(const struct ical_object *obj, int64_t s, int64_t e)
@@ -92,46 +94,61 @@ static void event_periods(struct dav_ctx *c, const struct ical_object *obj, int6
     }
 }
 
+void caldav_out_ical(struct dav_ctx *c, const char *s)
+{
+    if (CALDAV_SCHEDULING && caldav_report_of(c)->in_xml)
+        dav_out_escaped(c, s, strlen(s));
+    else
+        dav_out_raw(c, s);
+}
+
+void caldav_freebusy_head(struct dav_ctx *c, const char *method)
+{
+    const struct caldav_report *report = caldav_report_of(c);
+    char a[24], b[24], line[240];
+    caldav_format_utc(report->range_start, a, sizeof(a));
+    caldav_format_utc(report->range_end, b, sizeof(b));
+    /* no wall clock on the appliance: DTSTAMP is the range start */
+    snprintf(line, sizeof(line),
+             "BEGIN:VCALENDAR\r\nVERSION:2.0\r\nPRODID:-//LiteDAV//CalDAV//EN\r\n%s"
+             "BEGIN:VFREEBUSY\r\nDTSTAMP:%s\r\nDTSTART:%s\r\nDTEND:%s\r\n", method, a, a, b);
+    caldav_out_ical(c, line);
+}
+
+void caldav_busy_time(struct dav_ctx *c, int64_t s, int64_t e)
+{
+    struct ical_object obj;
+    const struct ical_prop *p;
+    if (!caldav_read_member(c, &obj) || obj.kind != ICAL_VEVENT || !obj.master || !overlaps(&obj, s, e))
+        return;
+    /* section 7.10: transparent and cancelled events are not busy time */
+    if ((p = ical_find_prop(obj.master, "TRANSP")) && ical_str_eq_nocase(p->value, "TRANSPARENT"))
+        return;
+    p = ical_find_prop(obj.master, "STATUS");
+    if (p && ical_str_eq_nocase(p->value, "CANCELLED"))
+        return;
+    event_periods(c, &obj, s, e, p && ical_str_eq_nocase(p->value, "TENTATIVE"));
+}
+
 static int freebusy_render(struct dav_ctx *c)
 {
     const struct caldav_report *report = caldav_report_of(c);
-    char a[24], b[24], line[224];
     int rc;
     switch (c->phase) {
     case R_OPEN:
-        format_utc(report->range_start, a, sizeof(a));
-        format_utc(report->range_end, b, sizeof(b));
-        /* no wall clock on the appliance: DTSTAMP is the range start */
-        snprintf(line, sizeof(line),
-                 "BEGIN:VCALENDAR\r\nVERSION:2.0\r\nPRODID:-//LiteDAV//CalDAV//EN\r\n"
-                 "BEGIN:VFREEBUSY\r\nDTSTAMP:%s\r\nDTSTART:%s\r\nDTEND:%s\r\n", a, a, b);
-        dav_out_raw(c, line);
+        caldav_freebusy_head(c, "");
         dav_enum_start(c, DAV_SRC_OBJECTS);
         c->phase = R_NEXT;
         return 0;
-    case R_NEXT: {
-        struct ical_object obj;
-        const struct ical_prop *p;
+    case R_NEXT:
         rc = dav_enum_next(c, c->target.coll);
         if (rc < 0)
             return -1;
-        if (rc == 0) {
+        if (rc == 0)
             c->phase = R_CLOSE;
-            return 0;
-        }
-        if (!caldav_read_member(c, &obj) || obj.kind != ICAL_VEVENT || !obj.master ||
-            !overlaps(&obj, report->range_start, report->range_end))
-            return 0;
-        /* section 7.10: transparent and cancelled events are not busy time */
-        if ((p = ical_find_prop(obj.master, "TRANSP")) && ical_str_eq_nocase(p->value, "TRANSPARENT"))
-            return 0;
-        p = ical_find_prop(obj.master, "STATUS");
-        if (p && ical_str_eq_nocase(p->value, "CANCELLED"))
-            return 0;
-        event_periods(c, &obj, report->range_start, report->range_end,
-                      p && ical_str_eq_nocase(p->value, "TENTATIVE"));
+        else
+            caldav_busy_time(c, report->range_start, report->range_end);
         return 0;
-    }
     default:
         dav_out_raw(c, "END:VFREEBUSY\r\nEND:VCALENDAR\r\n");
         c->done = true;

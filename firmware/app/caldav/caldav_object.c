@@ -12,6 +12,12 @@ enum ical_status caldav_parse(struct ical_object *obj, const char *text, size_t 
     return ical_parse(obj, text, len, ical_arena, sizeof(ical_arena), NULL, NULL);
 }
 
+enum ical_status caldav_parse_itip(struct ical_object *obj, const char *text, size_t len)
+{
+    static const struct ical_limits itip = {.itip = true};
+    return ical_parse(obj, text, len, ical_arena, sizeof(ical_arena), &itip, NULL);
+}
+
 bool caldav_read_member(struct dav_ctx *c, struct ical_object *obj)
 {
     const char *text;

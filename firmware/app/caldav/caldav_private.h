@@ -15,9 +15,12 @@ extern const struct dav_coll_type caldav_calendar;
 /* What a CalDAV REPORT keeps in c->ext across the pieces of its response. */
 struct caldav_report {
     bool want_data;                     /* CALDAV:calendar-data requested */
+    bool in_xml;                        /* free-busy lines go inside XML, escaped */
     const struct xml_node *filter;      /* calendar-query: its CALDAV:filter */
     const struct xml_node *next_href;   /* calendar-multiget: the next DAV:href */
-    int64_t range_start, range_end;     /* free-busy-query */
+    int64_t range_start, range_end;     /* free-busy-query, the outbox's free-busy request */
+    uint32_t calendar;                  /* the outbox's request: the calendar being read */
+    uint16_t attendee;                  /* the outbox's request: the ATTENDEE answered now */
 };
 typedef char caldav_report_fits[sizeof(struct caldav_report) <= DAV_EXT_STATE ? 1 : -1];
 
@@ -41,6 +44,8 @@ int caldav_put_check(struct dav_ctx *c, const char *body, size_t len);
 /* Parse text into obj in CalDAV's iCalendar arena (valid until the next
  * parse, inside one callback). */
 enum ical_status caldav_parse(struct ical_object *obj, const char *text, size_t len);
+/* The same for a scheduling message (RFC 5546), which has a METHOD. */
+enum ical_status caldav_parse_itip(struct ical_object *obj, const char *text, size_t len);
 /* Read the member c->member of the target collection whole and parse it:
  * true when it is a valid calendar object. */
 bool caldav_read_member(struct dav_ctx *c, struct ical_object *obj);
@@ -53,6 +58,25 @@ bool caldav_report_begin(struct dav_ctx *c);
 void caldav_multiget(struct dav_ctx *c);
 void caldav_query(struct dav_ctx *c);
 void caldav_freebusy(struct dav_ctx *c);
+/* A UTC DATE-TIME, "19970714T173000Z" (RFC 5545 section 3.3.5). */
+void caldav_format_utc(int64_t t, char *out, size_t size);
+/* Free-busy text into c->out: raw, or escaped when in_xml. */
+void caldav_out_ical(struct dav_ctx *c, const char *s);
+/* The VCALENDAR and VFREEBUSY head of the range (method: "" or a METHOD
+ * line), into c->out as caldav_out_ical writes. */
+void caldav_freebusy_head(struct dav_ctx *c, const char *method);
+/* FREEBUSY lines of the busy time inside [s, e) of c->member of the
+ * collection c->target.coll (section 7.10). */
+void caldav_busy_time(struct dav_ctx *c, int64_t s, int64_t e);
+
+/* ---- caldav_sched.c: RFC 6638 ------------------------------------------------ */
+
+/* The scheduling inbox and outbox (sections 2.1, 2.2), every home's. */
+extern const struct dav_coll_type caldav_mailboxes[2];
+#define CALDAV_INBOX "inbox"
+#define CALDAV_OUTBOX "outbox"
+/* POST of a free-busy request to the outbox (section 5). */
+void caldav_outbox_post(struct dav_ctx *c);
 
 /* ---- caldav_filter.c (section 9.7) ----------------------------------------- */
 

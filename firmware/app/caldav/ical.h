@@ -84,6 +84,7 @@ struct ical_limits {
     unsigned max_props;         /* whole object; 0 = 1024 */
     unsigned max_components;    /* whole object; 0 = 256 */
     unsigned max_depth;         /* component nesting; 0 = 6 */
+    bool itip;                  /* a scheduling message (RFC 5546 section 1.4): METHOD allowed */
 };
 
 struct ical_object {

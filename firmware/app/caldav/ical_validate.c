@@ -134,7 +134,7 @@ bool ical_validate(struct reader *r, struct ical_object *obj)
         return fail_at(r, version, ICAL_ERR_PROPERTY, "VCALENDAR needs VERSION:2.0 (RFC 5545 3.7.4)");
     if (!ical_find_prop(cal, "PRODID"))
         return fail_at(r, cal->props, ICAL_ERR_PROPERTY, "VCALENDAR needs PRODID (RFC 5545 3.7.3)");
-    if (ical_find_prop(cal, "METHOD"))
+    if (!r->lim.itip && ical_find_prop(cal, "METHOD"))
         return fail_at(r, ical_find_prop(cal, "METHOD"), ICAL_ERR_PROPERTY,
                        "METHOD not allowed in a stored calendar object (RFC 4791 4.1)");
     if (!check_component(r, cal))

@@ -222,5 +222,5 @@ static const struct dav_report reports[] = {
 };
 
 const struct dav_extension sync_extension = {
-    props, 1, reports, 1, NULL, 0, NULL, NULL, NULL,
+    props, 1, reports, 1, NULL, 0, NULL, NULL, NULL, NULL, 0, NULL, 0,
 };

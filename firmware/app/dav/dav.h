@@ -8,6 +8,9 @@
  *   /dav/<user>/<c>/[...]/    collections (MKCOL, or a method a layer above
  *                             registers), nested as clients like
  *   /dav/<user>/<c>/<name>    resources
+ *   /dav/<user>/<f>/          collections every home has, of types a layer
+ *                             above registers (dav_extension.fixed), which
+ *                             the store does not keep (DAV_RES_FIXED)
  *
  * Store keys: a collection's store path is its decoded URL path prefixed by
  * a key, 'w' for a plain WebDAV collection or the key of a collection type a
@@ -47,7 +50,11 @@ typedef char dav_batch_fits_order[DAV_BATCH <= 256 ? 1 : -1];
 
 #define DAV_ROOT_PATH "/dav/"
 
-enum dav_kind { DAV_RES_ROOT, DAV_RES_HOME, DAV_RES_COLL, DAV_RES_OBJECT };
+/* DAV_RES_FIXED: a collection every home has (its type's home_name), kept
+ * by no store: it has no members and no properties of its own, and cannot
+ * be written, copied or deleted; what it does beyond PROPFIND is a method
+ * its layer registers. */
+enum dav_kind { DAV_RES_ROOT, DAV_RES_HOME, DAV_RES_COLL, DAV_RES_OBJECT, DAV_RES_FIXED };
 
 struct dav_coll_type;
 
@@ -261,6 +268,14 @@ struct dav_coll_type {
     struct dav_name location;         /* 403 precondition when one is asked for where it cannot
                                          be (no name: 403 with a text) */
     const char *no_collections;       /* not NULL: holds no collections; the 403's text */
+    const char *home_name;            /* a fixed type (dav_extension.fixed): the name of the
+                                         collection every home has */
+};
+
+/* A property principals can be searched by (RFC 3744 section 9.5). */
+struct dav_search_prop {
+    const char *ns, *prefix, *name;
+    const char *description;          /* for people, in English */
 };
 
 /* What one layer above adds. Properties are listed after WebDAV's own, in
@@ -276,7 +291,15 @@ struct dav_extension {
     unsigned n_methods;
     const struct dav_coll_type *coll_type;
     const char *xmlns, *error_xmlns;
+    const struct dav_coll_type *fixed;         /* types of the collections every home has */
+    unsigned n_fixed;
+    const struct dav_search_prop *searchable;  /* principal properties a search may match */
+    unsigned n_searchable;
 };
+
+/* WebDAV ACL's principal search (RFC 3744 sections 5.8, 9.4, 9.5), for
+ * dav_register() like a layer above's (dav_principals.c). */
+extern const struct dav_extension dav_principals_extension;
 
 /* Adds ext (a static table, not copied) to what /dav/ serves, before it
  * serves (appliance/app.c). Returns 0, or -1 when DAV_EXTENSIONS_MAX are in. */
@@ -303,6 +326,8 @@ static inline void dav_writer_done(struct dav_ctx *c, struct xml_writer *w)
 
 /* DAV:href of a decoded path, percent-encoded again (RFC 3986 section 2). */
 void dav_write_href(struct xml_writer *w, const char *path, size_t len);
+/* DAV:href of the user's principal, /dav/<user>/ (RFC 3744 section 2). */
+void dav_write_principal_href(struct xml_writer *w, const char *user);
 /* DAV:status: "HTTP/1.1 <status> <reason>". */
 void dav_write_status(struct xml_writer *w, int status);
 /* Escaped character data straight into c->out (a member's data in a REPORT);
@@ -313,6 +338,9 @@ static inline size_t dav_out_escaped(struct dav_ctx *c, const char *s, size_t n)
     c->out_len += written;
     return taken;
 }
+/* The XML declaration and the root element (a prefixed name, "D:multistatus"),
+ * with the namespaces of every extension declared (dav_extension.xmlns). */
+void dav_body_open(struct dav_ctx *c, const char *name);
 void dav_multistatus_open(struct dav_ctx *c);
 void dav_multistatus_close(struct dav_ctx *c);
 

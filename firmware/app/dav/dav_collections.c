@@ -118,8 +118,8 @@ void dav_do_delete(struct dav_ctx *c)
 {
     char etag[16];
     int rc;
-    if (c->target.kind == DAV_RES_ROOT || c->target.kind == DAV_RES_HOME) {
-        dav_respond_status(c, 403, "The root and home collections cannot be deleted.");
+    if (c->target.kind != DAV_RES_COLL && c->target.kind != DAV_RES_OBJECT) {
+        dav_respond_status(c, 403, "The root, the homes and their fixed collections cannot be deleted.");
         return;
     }
     if (!c->target.exists) {

@@ -80,7 +80,7 @@ static int resolve_destination(struct dav_ctx *c)
     c->obj.path = c->obj_path;
     c->obj_name_off = c->name_off;
     rc = dav_resolve_path(c, d, len);
-    if (rc == 404 || (rc == 0 && (c->target.kind == DAV_RES_ROOT || c->target.kind == DAV_RES_HOME)))
+    if (rc == 404 || (rc == 0 && c->target.kind != DAV_RES_COLL && c->target.kind != DAV_RES_OBJECT))
         rc = 403;
     if (rc)
         dav_respond_status(c, rc, rc == 403 ? "The destination is outside your collections." : NULL);
@@ -301,8 +301,8 @@ void dav_do_copymove(struct dav_ctx *c)
     char etag[16];
     int rc;
 
-    if (c->target.kind == DAV_RES_ROOT || c->target.kind == DAV_RES_HOME) {
-        dav_respond_status(c, 403, "The root and home collections cannot be copied or moved.");
+    if (c->target.kind != DAV_RES_COLL && c->target.kind != DAV_RES_OBJECT) {
+        dav_respond_status(c, 403, "The root, the homes and their fixed collections cannot be copied or moved.");
         return;
     }
     if (!c->target.exists) {

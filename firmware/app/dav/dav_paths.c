@@ -153,6 +153,21 @@ bool dav_coll_parent_exists(struct dav_ctx *c, const char *path, size_t len, uin
     return p > sizeof(DAV_ROOT_PATH) && dav_find_collection(c, path, p, parent, parent_type) == STORE_OK;
 }
 
+/* The fixed type (dav.h, DAV_RES_FIXED) named name[0..n) in a home, with or
+ * without its slash, or NULL. */
+static const struct dav_coll_type *fixed_type(const char *name, size_t n)
+{
+    const struct dav_extension *ext;
+    unsigned e, i;
+    if (n && name[n - 1] == '/')
+        n--;
+    for (e = 0; (ext = dav_extensions[e]) != NULL; e++)
+        for (i = 0; i < ext->n_fixed; i++)
+            if (strlen(ext->fixed[i].home_name) == n && memcmp(ext->fixed[i].home_name, name, n) == 0)
+                return &ext->fixed[i];
+    return NULL;
+}
+
 int dav_resolve(struct dav_ctx *c)
 {
     return dav_resolve_path(c, c->x->req->target, c->x->req->target_len);
@@ -206,6 +221,15 @@ int dav_resolve_path(struct dav_ctx *c, const char *in, size_t in_len)
     t->path_len = len;
     if (is_home(c->path, len)) {
         t->kind = DAV_RES_HOME;
+        return 0;
+    }
+    if (DAV_FIXED_COLLECTIONS && (t->type = fixed_type(slash + 1, (size_t)(c->path + len - (slash + 1)))) != NULL) {
+        t->kind = DAV_RES_FIXED;
+        if (c->path[len - 1] != '/') {
+            c->path[len++] = '/';
+            c->path[len] = '\0';
+            t->path_len = len;
+        }
         return 0;
     }
     if (c->path[len - 1] == '/') {

@@ -69,6 +69,9 @@ void dav_etag_format(uint32_t etag, char *out, size_t size);
 const char *dav_content_type(const struct dav_resource *r);
 /* The live property named like n (WebDAV's or an extension's), or NULL. */
 const struct dav_prop *dav_prop_find(const struct xml_node *n);
+/* Requested property n of r, live or dead, into w (w NULL: does r have it?). */
+bool dav_prop_get_named(struct dav_ctx *c, const struct dav_resource *r, const struct xml_node *n,
+                        struct xml_writer *w);
 /* An empty element named like the requested property n, in its namespace. */
 void dav_write_prop_name(struct xml_writer *w, const struct xml_node *n);
 /* Raw markup: s as the characters of an attribute value in double quotes
@@ -102,6 +105,9 @@ bool dav_prop_may_be_dead(const struct xml_node *n);
  * dav_content.c): each answers the request ---------------------------------- */
 
 void dav_do_propfind(struct dav_ctx *c);
+/* PROPFIND's multistatus from c->phase 0: the target (left out when it does
+ * not exist) and, below Depth 0, its members. */
+int dav_propfind_render(struct dav_ctx *c);
 void dav_do_proppatch(struct dav_ctx *c);
 void dav_do_mkcol(struct dav_ctx *c);
 void dav_do_delete(struct dav_ctx *c);

@@ -17,7 +17,7 @@ static void write_response(struct dav_ctx *c, const struct dav_resource *r)
 
 enum { PF_SELF, PF_COLLECTIONS, PF_OBJECTS, PF_CLOSE };
 
-static int propfind_render(struct dav_ctx *c)
+int dav_propfind_render(struct dav_ctx *c)
 {
     char path[DAV_PATH_MAX + 2];
     struct dav_resource r;
@@ -27,7 +27,8 @@ static int propfind_render(struct dav_ctx *c)
     switch (c->phase) {
     case PF_SELF:
         dav_multistatus_open(c);
-        write_response(c, &c->target);
+        if (c->target.exists)
+            write_response(c, &c->target);
         c->phase = c->depth == 0 || c->target.kind == DAV_RES_OBJECT ? PF_CLOSE : PF_COLLECTIONS;
         dav_enum_start(c, DAV_SRC_COLLECTIONS);
         return 0;
@@ -115,5 +116,5 @@ void dav_do_propfind(struct dav_ctx *c)
         }
     }
     c->phase = PF_SELF;
-    dav_respond_multistatus(c, propfind_render);
+    dav_respond_multistatus(c, dav_propfind_render);
 }

@@ -7,7 +7,7 @@
 #include <stdio.h>
 #include <string.h>
 
-static void write_user_href(struct xml_writer *w, const char *user)
+void dav_write_principal_href(struct xml_writer *w, const char *user)
 {
     char path[DAV_PATH_MAX + 1];
     int n = snprintf(path, sizeof(path), DAV_ROOT_PATH "%s/", user);
@@ -24,7 +24,7 @@ static bool p_resourcetype(struct dav_ctx *c, const struct dav_resource *r, stru
             xml_write_start(w, "D", "principal");
             xml_write_end(w);
         }
-        if (r->kind == DAV_RES_COLL && r->type && r->type->resourcetype.name) {
+        if (r->type && r->type->resourcetype.name) {
             xml_write_start(w, r->type->resourcetype.prefix, r->type->resourcetype.name);
             xml_write_end(w);
         }
@@ -120,7 +120,7 @@ static bool p_current_user_principal(struct dav_ctx *c, const struct dav_resourc
 {
     if (w) {
         xml_write_start(w, "D", "current-user-principal");
-        write_user_href(w, c->user);
+        dav_write_principal_href(w, c->user);
         xml_write_end(w);
     }
     return true;
@@ -133,7 +133,7 @@ static bool p_principal_url(struct dav_ctx *c, const struct dav_resource *r, str
         return false;
     if (w) {
         xml_write_start(w, "D", "principal-URL");
-        write_user_href(w, c->user);
+        dav_write_principal_href(w, c->user);
         xml_write_end(w);
     }
     return true;
@@ -146,7 +146,7 @@ static bool p_owner(struct dav_ctx *c, const struct dav_resource *r, struct xml_
         return false;
     if (w) {
         xml_write_start(w, "D", "owner");
-        write_user_href(w, c->user);
+        dav_write_principal_href(w, c->user);
         xml_write_end(w);
     }
     return true;
@@ -290,9 +290,8 @@ static bool is_streamed(const struct xml_node *n, const struct dav_prop *streame
     return streamed && xml_is(n, streamed->ns, streamed->name);
 }
 
-/* Requested property n of r, live or dead, into w (w NULL: does r have it?). */
-static bool requested_get(struct dav_ctx *c, const struct dav_resource *r, const struct xml_node *n,
-                          struct xml_writer *w)
+bool dav_prop_get_named(struct dav_ctx *c, const struct dav_resource *r, const struct xml_node *n,
+                        struct xml_writer *w)
 {
     const struct dav_prop *d = dav_prop_find(n);
     if (d && prop_get(d, c, r, w))
@@ -304,7 +303,7 @@ static bool requested_get(struct dav_ctx *c, const struct dav_resource *r, const
 static bool missing_from(struct dav_ctx *c, const struct dav_resource *r, const struct xml_node *n,
                          const struct dav_prop *streamed)
 {
-    return !is_streamed(n, streamed) && !requested_get(c, r, n, NULL);
+    return !is_streamed(n, streamed) && !dav_prop_get_named(c, r, n, NULL);
 }
 
 /* RFC 4918 section 9.1: 404 for each property that does not exist */
@@ -332,7 +331,7 @@ unsigned dav_write_propstats(struct dav_ctx *c, struct xml_writer *w, const stru
     xml_write_start(w, "D", "prop");
     if (c->mode == DAV_PROP && c->props) {
         XML_FOR_EACH_CHILD(n, c->props) {
-            if (is_streamed(n, streamed) || requested_get(c, r, n, w))
+            if (is_streamed(n, streamed) || dav_prop_get_named(c, r, n, w))
                 found++;
             else
                 missing++;

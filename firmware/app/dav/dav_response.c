@@ -150,16 +150,20 @@ void dav_out_raw(struct dav_ctx *c, const char *s)
     }
 }
 
-void dav_multistatus_open(struct dav_ctx *c)
+void dav_body_open(struct dav_ctx *c, const char *name)
 {
     const struct dav_extension *ext;
     unsigned e;
-    dav_out_raw(c, "<?xml version=\"1.0\" encoding=\"utf-8\"?>\n<D:multistatus xmlns:D=\"DAV:\"");
+    dav_out_raw(c, "<?xml version=\"1.0\" encoding=\"utf-8\"?>\n<");
+    dav_out_raw(c, name);
+    dav_out_raw(c, " xmlns:D=\"DAV:\"");
     for (e = 0; (ext = dav_extensions[e]) != NULL; e++)
         if (ext->xmlns)
             dav_out_raw(c, ext->xmlns);
     dav_out_raw(c, ">\n");
 }
+
+void dav_multistatus_open(struct dav_ctx *c) { dav_body_open(c, "D:multistatus"); }
 
 void dav_multistatus_close(struct dav_ctx *c) { dav_out_raw(c, "</D:multistatus>\n"); }
 

@@ -54,6 +54,12 @@
 #ifndef CALDAV_ICAL_ARENA
 #define CALDAV_ICAL_ARENA (4 * DAV_MAX_RESOURCE_SIZE)
 #endif
+#ifndef CALDAV_SCHEDULING
+#define CALDAV_SCHEDULING 1           /* RFC 6638's principal properties, inbox, outbox and its */
+#endif                                /* free-busy POST (caldav_sched.c); 0: none of them */
+#ifndef DAV_FIXED_COLLECTIONS         /* dav.h DAV_RES_FIXED resolved: scheduling's mailboxes */
+#define DAV_FIXED_COLLECTIONS CALDAV_SCHEDULING /* are the only ones */
+#endif
 
 /* ---- dav/: the store's RAM index (store.h STORE_MEMORY_DEFINE) --------- */
 #ifndef DAV_STORE_INDEX_SLOTS

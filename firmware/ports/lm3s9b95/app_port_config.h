@@ -35,5 +35,6 @@
 #define HTTPD_STAGE_MAX 512
 #define HTTPD_BODY_MAX (256u * 1024u)
 #define APP_BULK_SIZE 0               /* no /bulk resource */
+#define CALDAV_SCHEDULING 0           /* no room in the flash for RFC 6638's part (caldav_sched.c) */
 
 #endif
