@@ -104,6 +104,11 @@ def test_mailboxes_propfind(target):
         assert props[tag("D", "displayname")][0] == 404
         assert list(propfind(dav, path[:-1], ["D:resourcetype"])) == [path]
         assert dav("PROPFIND", f"{OTHER_HOME}{path[len(HOME):]}", None, {"Depth": "0"}).status == 403
+    # members of the home, listed after its calendars
+    with calendar(dav, "beside-mailboxes") as cal:
+        listed = propfind(dav, HOME, ["D:resourcetype"], depth="1")
+        assert list(listed) == [HOME, cal, INBOX, OUTBOX]
+        assert listed[INBOX]["props"][tag("D", "resourcetype")][1].find("C:schedule-inbox", NS) is not None
 
 
 def test_mailboxes_are_not_writable(target):

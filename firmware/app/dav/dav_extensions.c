@@ -44,3 +44,15 @@ const struct dav_coll_type *dav_coll_type_of(char key)
             return dav_extensions[i]->coll_type;
     return NULL;
 }
+
+const struct dav_coll_type *dav_fixed_type_at(unsigned i)
+{
+    const struct dav_extension *ext;
+    unsigned e;
+    for (e = 0; (ext = dav_extensions[e]) != NULL; e++) {
+        if (i < ext->n_fixed)
+            return &ext->fixed[i];
+        i -= ext->n_fixed;
+    }
+    return NULL;
+}

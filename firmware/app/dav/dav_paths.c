@@ -153,18 +153,15 @@ bool dav_coll_parent_exists(struct dav_ctx *c, const char *path, size_t len, uin
     return p > sizeof(DAV_ROOT_PATH) && dav_find_collection(c, path, p, parent, parent_type) == STORE_OK;
 }
 
-/* The fixed type (dav.h, DAV_RES_FIXED) named name[0..n) in a home, with or
- * without its slash, or NULL. */
-static const struct dav_coll_type *fixed_type(const char *name, size_t n)
+const struct dav_coll_type *dav_fixed_type(const char *name, size_t n)
 {
-    const struct dav_extension *ext;
-    unsigned e, i;
+    const struct dav_coll_type *t;
+    unsigned i;
     if (n && name[n - 1] == '/')
         n--;
-    for (e = 0; (ext = dav_extensions[e]) != NULL; e++)
-        for (i = 0; i < ext->n_fixed; i++)
-            if (strlen(ext->fixed[i].home_name) == n && memcmp(ext->fixed[i].home_name, name, n) == 0)
-                return &ext->fixed[i];
+    for (i = 0; (t = dav_fixed_type_at(i)) != NULL; i++)
+        if (strlen(t->home_name) == n && memcmp(t->home_name, name, n) == 0)
+            return t;
     return NULL;
 }
 
@@ -223,7 +220,7 @@ int dav_resolve_path(struct dav_ctx *c, const char *in, size_t in_len)
         t->kind = DAV_RES_HOME;
         return 0;
     }
-    if (DAV_FIXED_COLLECTIONS && (t->type = fixed_type(slash + 1, (size_t)(c->path + len - (slash + 1)))) != NULL) {
+    if (DAV_FIXED_COLLECTIONS && (t->type = dav_fixed_type(slash + 1, (size_t)(c->path + len - (slash + 1)))) != NULL) {
         t->kind = DAV_RES_FIXED;
         if (c->path[len - 1] != '/') {
             c->path[len++] = '/';

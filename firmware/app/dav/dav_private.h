@@ -36,6 +36,8 @@ const struct dav_report *dav_report_find(const struct xml_node *root);
 const struct dav_method *dav_method_find(enum http_method method);
 /* The type whose collections' store paths start with key, or NULL. */
 const struct dav_coll_type *dav_coll_type_of(char key);
+/* The i'th fixed type (dav.h DAV_RES_FIXED) of all extensions, or NULL. */
+const struct dav_coll_type *dav_fixed_type_at(unsigned i);
 
 /* ---- dav_paths.c --------------------------------------------------------- */
 
@@ -49,6 +51,8 @@ int dav_coll_key(const char *path, size_t len, char key, char *out);
 int dav_resolve(struct dav_ctx *c);
 /* The same for another path (a Destination, RFC 4918 section 10.3). */
 int dav_resolve_path(struct dav_ctx *c, const char *in, size_t in_len);
+/* The fixed type named name[0..n) in a home, with or without its slash, or NULL. */
+const struct dav_coll_type *dav_fixed_type(const char *name, size_t n);
 /* Length of the parent's path (with its '/'), for a path that is not the root. */
 size_t dav_parent_len(const char *path, size_t len);
 /* Can the collection at path[0..len) (ending in '/') be created there: is

@@ -15,7 +15,7 @@ static void write_response(struct dav_ctx *c, const struct dav_resource *r)
     dav_writer_done(c, &w);
 }
 
-enum { PF_SELF, PF_COLLECTIONS, PF_OBJECTS, PF_CLOSE };
+enum { PF_SELF, PF_COLLECTIONS, PF_FIXED, PF_OBJECTS, PF_CLOSE };
 
 int dav_propfind_render(struct dav_ctx *c)
 {
@@ -50,8 +50,11 @@ int dav_propfind_render(struct dav_ctx *c)
         if (rc < 0)
             return -1;
         if (rc == 0) {
-            c->phase = c->target.kind == DAV_RES_COLL ? PF_OBJECTS : PF_CLOSE;
+            c->phase = c->target.kind == DAV_RES_COLL                              ? PF_OBJECTS
+                       : DAV_FIXED_COLLECTIONS && c->target.kind == DAV_RES_HOME ? PF_FIXED
+                                                                                 : PF_CLOSE;
             dav_enum_start(c, DAV_SRC_OBJECTS);
+            c->obj_phase = 0;
             return 0;
         }
         memset(&r, 0, sizeof(r));
@@ -62,8 +65,24 @@ int dav_propfind_render(struct dav_ctx *c)
         r.coll = c->member.coll;
         r.type = dav_coll_type_of(c->member.name[0]);
         r.exists = store_coll_info(c->store, r.coll, &r.info) == STORE_OK;
-        if (r.exists)
+        /* a collection a fixed one hides (made before it was registered) is not listed */
+        if (r.exists && !(DAV_FIXED_COLLECTIONS && c->target.kind == DAV_RES_HOME &&
+                          dav_fixed_type(path + c->target.path_len, r.path_len - c->target.path_len)))
             write_response(c, &r);
+        return 0;
+    case PF_FIXED:
+        /* the home's fixed collections (dav.h DAV_RES_FIXED), after the store's; obj_phase
+         * counts them */
+        memset(&r, 0, sizeof(r));
+        if (!DAV_FIXED_COLLECTIONS || (r.type = dav_fixed_type_at((unsigned)c->obj_phase++)) == NULL) {
+            c->phase = PF_CLOSE;
+            return 0;
+        }
+        r.kind = DAV_RES_FIXED;
+        r.path = path;
+        r.path_len = (size_t)snprintf(path, sizeof(path), "%s%s/", c->target.path, r.type->home_name);
+        r.exists = true;
+        write_response(c, &r);
         return 0;
     case PF_OBJECTS:
         rc = dav_enum_next(c, c->target.coll);
