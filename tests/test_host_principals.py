@@ -195,3 +195,7 @@ def test_search_bad_requests(target):
     bad(search(dav, "/dav/", [("<D:getetag/>", "x")]), "Not a searchable property")
     bad(search(dav, "/dav/", [("<D:displayname/><D:owner/>", "x")]), "Not a searchable property")
     bad(search(dav, "/dav/", attrs=' test="some"'), "anyof or allof")
+    # a Request-URI that does not exist
+    assert search(dav, HOME + "no-such-collection/").status == 404
+    assert dav("REPORT", HOME + "none.ics", '<D:principal-search-property-set xmlns:D="DAV:"/>',
+               {"Depth": "0"}).status == 404

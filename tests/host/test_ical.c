@@ -314,20 +314,27 @@ static void test_lines(void)
           ICAL_ERR_SYNTAX);
 
     /* line length limit counts the unfolded line */
-    struct ical_limits lim = { 40, 0, 0, 0 };
+    struct ical_limits lim = { 40, 0, 0, 0, false };
     const char *long_line = CAL_HEAD EVENT("DTSTART:20240101T100000Z\r\nSUMMARY:0123456789012345678901234\r\n 567890123456789\r\n") CAL_TAIL;
     CHECK(parse_lim(&obj, long_line, strlen(long_line), sizeof(arena), &lim, &err) == ICAL_ERR_LINE_TOO_LONG);
     CHECK(err.line == 8);
     lim.max_line = 60;
     CHECK(parse_lim(&obj, long_line, strlen(long_line), sizeof(arena), &lim, &err) == ICAL_OK);
 
+    /* a scheduling message (RFC 5546) has the METHOD a stored object may not (RFC 4791 4.1) */
+    const char *request = CAL_HEAD "METHOD:REQUEST\r\n" EVENT("DTSTART:20240101T100000Z\r\n") CAL_TAIL;
+    struct ical_limits itip = { 0, 0, 0, 0, true };
+    CHECK(parse_lim(&obj, request, strlen(request), sizeof(arena), &itip, &err) == ICAL_OK);
+    itip.itip = false;
+    CHECK(parse_lim(&obj, request, strlen(request), sizeof(arena), &itip, &err) == ICAL_ERR_PROPERTY);
+
     /* property and component limits */
     const char *basic = CAL_HEAD EVENT("DTSTART:20240101T100000Z\r\n") CAL_TAIL;
-    struct ical_limits props = { 0, 4, 0, 0 };
+    struct ical_limits props = { 0, 4, 0, 0, false };
     CHECK(parse_lim(&obj, basic, strlen(basic), sizeof(arena), &props, &err) == ICAL_ERR_TOO_MANY);
     props.max_props = 5;
     CHECK(parse_lim(&obj, basic, strlen(basic), sizeof(arena), &props, &err) == ICAL_OK);
-    struct ical_limits comps = { 0, 0, 1, 0 };
+    struct ical_limits comps = { 0, 0, 1, 0, false };
     CHECK(parse_lim(&obj, basic, strlen(basic), sizeof(arena), &comps, &err) == ICAL_ERR_TOO_MANY);
     comps.max_components = 2;
     CHECK(parse_lim(&obj, basic, strlen(basic), sizeof(arena), &comps, &err) == ICAL_OK);

@@ -79,6 +79,10 @@ static void principal_property_search(struct dav_ctx *c)
     unsigned searches = 0, matched = 0;
     struct dav_resource *r = &c->target;
 
+    if (!c->target.exists) {
+        dav_respond_status(c, 404, NULL);
+        return;
+    }
     if (c->depth != 0 || (test && !any_of && !xml_str_eq(test->value, "allof"))) {
         dav_respond_status(c, 400, c->depth ? depth_zero : "test is anyof or allof.");
         return;
@@ -156,7 +160,9 @@ static int search_property_set_render(struct dav_ctx *c)
 
 static void principal_search_property_set(struct dav_ctx *c)
 {
-    if (c->depth != 0 || c->doc.root->first_child)
+    if (!c->target.exists)
+        dav_respond_status(c, 404, NULL);
+    else if (c->depth != 0 || c->doc.root->first_child)
         dav_respond_status(c, 400, depth_zero);
     else
         dav_respond_stream(c, 200, "application/xml; charset=utf-8", search_property_set_render);
