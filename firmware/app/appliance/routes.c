@@ -157,7 +157,7 @@ static const struct http_handler root_handler = { root_begin, root_body, root_en
      HTTP_METHOD_BIT(HTTP_PROPFIND) | HTTP_METHOD_BIT(HTTP_PROPPATCH) |                       \
      HTTP_METHOD_BIT(HTTP_MKCOL) | HTTP_METHOD_BIT(HTTP_MKCALENDAR) | HTTP_METHOD_BIT(HTTP_REPORT) | \
      HTTP_METHOD_BIT(HTTP_COPY) | HTTP_METHOD_BIT(HTTP_MOVE) |                                \
-     (CALDAV_SCHEDULING ? HTTP_METHOD_BIT(HTTP_POST) : 0)) /* RFC 6638 section 5: the outbox */
+     HTTP_METHOD_BIT(HTTP_POST)) /* the scheduling outbox's (RFC 6638 section 5); 405 elsewhere */
 /* RFC 4918 section 10.1, RFC 4791 section 5.1: compliance classes. LOCK is
  * not implemented (class 2 is not claimed): 501. */
 #define DAV_OPTIONS "DAV: 1, 3, calendar-access\r\n"
