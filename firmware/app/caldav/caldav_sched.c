@@ -60,8 +60,8 @@ static const struct ical_prop *attendee_of(const struct ical_component *fb, unsi
     return p;
 }
 
-/* The next calendar of c->owner after c's current one, in the order of their
- * ids: its id, 0 when there is none. */
+/* A walk of the store's collections for the calendar with the smallest id
+ * after `after` among those whose store paths start with prefix. */
 struct next_calendar {
     const char *prefix;     /* store path of the user's calendars: 'c' and the home's path */
     size_t len;
@@ -77,6 +77,9 @@ static int offer_calendar(void *ctx, const struct store_collection *info)
     return 0;
 }
 
+/* The calendar of c->owner (at any depth below the home) read after the one
+ * with id `after` (0: the first), in the order of their ids: its id, 0 when
+ * there is none. */
 static uint32_t next_calendar(struct dav_ctx *c, uint32_t after)
 {
     char prefix[AUTH_USER_MAX + sizeof(DAV_ROOT_PATH) + 2];

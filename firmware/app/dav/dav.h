@@ -269,7 +269,8 @@ struct dav_coll_type {
                                          be (no name: 403 with a text) */
     const char *no_collections;       /* not NULL: holds no collections; the 403's text */
     const char *home_name;            /* a fixed type (dav_extension.fixed): the name of the
-                                         collection every home has */
+                                         collection every home has (key, content_type, the PUT
+                                         checks and preconditions unused) */
 };
 
 /* A property principals can be searched by (RFC 3744 section 9.5). */
@@ -326,8 +327,6 @@ static inline void dav_writer_done(struct dav_ctx *c, struct xml_writer *w)
 
 /* DAV:href of a decoded path, percent-encoded again (RFC 3986 section 2). */
 void dav_write_href(struct xml_writer *w, const char *path, size_t len);
-/* DAV:href of the user's principal, /dav/<user>/ (RFC 3744 section 2). */
-void dav_write_principal_href(struct xml_writer *w, const char *user);
 /* DAV:status: "HTTP/1.1 <status> <reason>". */
 void dav_write_status(struct xml_writer *w, int status);
 /* Escaped character data straight into c->out (a member's data in a REPORT);

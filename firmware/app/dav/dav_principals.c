@@ -25,6 +25,7 @@ static bool p_principal_collection_set(struct dav_ctx *c, const struct dav_resou
     return true;
 }
 
+/* Section 9.5: is n among the properties the extensions let a search match? */
 static bool searchable(const struct xml_node *n)
 {
     const struct dav_extension *ext;

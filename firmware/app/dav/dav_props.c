@@ -7,7 +7,7 @@
 #include <stdio.h>
 #include <string.h>
 
-void dav_write_principal_href(struct xml_writer *w, const char *user)
+static void write_user_href(struct xml_writer *w, const char *user)
 {
     char path[DAV_PATH_MAX + 1];
     int n = snprintf(path, sizeof(path), DAV_ROOT_PATH "%s/", user);
@@ -120,7 +120,7 @@ static bool p_current_user_principal(struct dav_ctx *c, const struct dav_resourc
 {
     if (w) {
         xml_write_start(w, "D", "current-user-principal");
-        dav_write_principal_href(w, c->user);
+        write_user_href(w, c->user);
         xml_write_end(w);
     }
     return true;
@@ -133,7 +133,7 @@ static bool p_principal_url(struct dav_ctx *c, const struct dav_resource *r, str
         return false;
     if (w) {
         xml_write_start(w, "D", "principal-URL");
-        dav_write_principal_href(w, c->user);
+        write_user_href(w, c->user);
         xml_write_end(w);
     }
     return true;
@@ -146,7 +146,7 @@ static bool p_owner(struct dav_ctx *c, const struct dav_resource *r, struct xml_
         return false;
     if (w) {
         xml_write_start(w, "D", "owner");
-        dav_write_principal_href(w, c->user);
+        write_user_href(w, c->user);
         xml_write_end(w);
     }
     return true;
