@@ -35,6 +35,10 @@ enum { R_OPEN, R_NEXT, R_OBJECT, R_CLOSE };
 int caldav_put_begin(struct dav_ctx *c);
 /* The whole body's checks, section 5.3.2.1 (0 or the status answered). */
 int caldav_put_check(struct dav_ctx *c, const char *body, size_t len);
+/* Section 5.2.3: the component kinds calendar coll takes (bits of
+ * caldav_component_bit), and the bit of a kind (0: none a calendar takes). */
+unsigned caldav_components(struct dav_ctx *c, uint32_t coll);
+unsigned caldav_component_bit(enum ical_kind kind);
 
 /* ---- caldav_object.c: calendar objects ------------------------------------ */
 
