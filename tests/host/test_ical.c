@@ -833,6 +833,75 @@ static void test_skip_ahead_agrees(void)
     }
 }
 
+/* ---- alarm table (RFC 4791 9.9, VALARM) ------------------------------------ */
+
+#define ALARM(trigger, more) "BEGIN:VALARM\r\nACTION:DISPLAY\r\nDESCRIPTION:x\r\n" trigger "\r\n" more "END:VALARM\r\n"
+
+static const struct range_case alarm_cases[] = {
+    /* Berlin Fridays at 09:00, fifteen minutes' notice: 07:45Z in CET, 06:45Z in CEST */
+    { apple_berlin, "20240329T074000Z", "20240329T074600Z", 0, ICAL_MATCH },
+    { apple_berlin, "20240329T064000Z", "20240329T064600Z", 0, ICAL_NO_MATCH },
+    { apple_berlin, "20240405T064000Z", "20240405T064600Z", 0, ICAL_MATCH },
+    { apple_berlin, "20240405T074000Z", "20240405T074600Z", 0, ICAL_NO_MATCH },
+    { apple_berlin, "20241227T074500Z", "20241227T074501Z", 0, ICAL_MATCH },     /* last before UNTIL */
+    { apple_berlin, "20250103T060000Z", "20250103T080000Z", 0, ICAL_NO_MATCH },
+    { apple_berlin, "20241227T074501Z", NULL, 0, ICAL_NO_MATCH },
+    { apple_berlin, NULL, "20240301T074500Z", 0, ICAL_NO_MATCH },
+    { apple_berlin, NULL, "20240301T074501Z", 0, ICAL_MATCH },
+    /* a day before a DUE date, no DTSTART: midnight in the caller's zone */
+    { thunderbird_todo, "20240414T000000Z", "20240414T000001Z", 0, ICAL_MATCH },
+    { thunderbird_todo, "20240413T000000Z", "20240414T000000Z", 0, ICAL_NO_MATCH },
+    { thunderbird_todo, "20240413T230000Z", "20240413T230001Z", 3600, ICAL_MATCH },
+    /* RDATE instances have alarms too */
+    { ONE("DTSTART:20240101T100000Z\r\nRDATE:20240201T100000Z\r\n" ALARM("TRIGGER:-PT10M", "")),
+      "20240201T094500Z", "20240201T095500Z", 0, ICAL_MATCH },
+    /* a floating DTSTART in the caller's zone (UTC-3): 11:00 there */
+    { ONE("DTSTART:20240101T100000\r\n" ALARM("TRIGGER:PT1H", "")),
+      "20240101T140000Z", "20240101T140001Z", -3 * 3600, ICAL_MATCH },
+    { ONE("DTSTART:20240101T100000\r\n" ALARM("TRIGGER:PT1H", "")),
+      "20240101T110000Z", "20240101T110001Z", -3 * 3600, ICAL_NO_MATCH },
+    /* an absolute trigger is one time, whatever the instances */
+    { ONE("DTSTART:20240101T100000Z\r\nRRULE:FREQ=DAILY\r\n" ALARM("TRIGGER;VALUE=DATE-TIME:20231231T000000Z", "")),
+      "20240105T000000Z", NULL, 0, ICAL_NO_MATCH },
+    /* repetitions far apart and many of them: no overflow */
+    { ONE("DTSTART:20240101T100000Z\r\n" ALARM("TRIGGER:-P999999999W", "REPEAT:999999999\r\nDURATION:P999999999W\r\n")),
+      "20240101T000000Z", "20250101T000000Z", 0, ICAL_MATCH },      /* the first repetition is DTSTART */
+    { ONE("DTSTART:20240101T100000Z\r\n" ALARM("TRIGGER:-P999999999W", "REPEAT:999999999\r\nDURATION:P999999999W\r\n")),
+      "20240101T100001Z", "99991231T000000Z", 0, ICAL_NO_MATCH },
+    { ONE("DTSTART:20240101T100000Z\r\nRRULE:FREQ=YEARLY\r\n" ALARM("TRIGGER:P999999999W", "")),
+      NULL, "99990101T000000Z", 0, ICAL_NO_MATCH },
+    /* what cannot be placed: a to-do's end that is not there, the iteration
+     * bound, a rule part the expander does not evaluate */
+    { TODO("DTSTART:20240101T100000Z\r\n" ALARM("TRIGGER;RELATED=END:-PT10M", "")),
+      "20240101T000000Z", "20240102T000000Z", 0, ICAL_MATCH_ASSUMED },
+    { ONE("DTSTART:20000101T070000Z\r\nRRULE:FREQ=DAILY;COUNT=100000\r\n" ALARM("TRIGGER:-PT5M", "")),
+      "20300615T065000Z", "20300615T070000Z", 0, ICAL_MATCH_ASSUMED },
+    { ONE("DTSTART:20240101T100000Z\r\nRRULE:FREQ=MONTHLY;BYSETPOS=-1;BYDAY=MO,TU,WE,TH,FR\r\n" ALARM("TRIGGER:-PT5M", "")),
+      "20240301T000000Z", "20240302T000000Z", 0, ICAL_MATCH_ASSUMED },
+};
+
+static void test_alarms(void)
+{
+    for (size_t i = 0; i < sizeof(alarm_cases) / sizeof(alarm_cases[0]); i++) {
+        const struct range_case *c = &alarm_cases[i];
+        struct ical_object obj;
+        struct ical_error err;
+        enum ical_status st = parse(&obj, c->ics, &err);
+        CHECKF(st == ICAL_OK, "alarm case %zu: %s (%s line %u)", i, ical_status_name(st), err.message,
+               (unsigned)err.line);
+        const struct ical_component *alarm = st == ICAL_OK ? ical_find_child(obj.master, ICAL_VALARM) : NULL;
+        CHECKF(alarm != NULL, "alarm case %zu: no VALARM", i);
+        if (!alarm)
+            continue;
+        int64_t s = c->start ? utc(c->start) : INT64_MIN;
+        int64_t e = c->end ? utc(c->end) : INT64_MAX;
+        unsigned iterations = c->want == ICAL_MATCH_ASSUMED ? 1000 : 0;
+        enum ical_match got = ical_alarm_range(&obj, alarm, s, e, c->floating_offset, iterations);
+        CHECKF(got == c->want, "alarm case %zu [%s, %s): got %d, want %d", i, c->start ? c->start : "-",
+               c->end ? c->end : "-", (int)got, (int)c->want);
+    }
+}
+
 int main(void)
 {
     test_validation_table();
@@ -841,5 +910,6 @@ int main(void)
     test_exports();
     test_time_ranges();
     test_skip_ahead_agrees();
+    test_alarms();
     return check_summary();
 }

@@ -186,4 +186,16 @@ enum ical_match {
 enum ical_match ical_time_range(const struct ical_object *obj, int64_t start, int64_t end,
                                 int32_t floating_offset, unsigned max_iterations);
 
+/* The VALARM row of RFC 4791 9.9: does a trigger of `alarm` (a VALARM of a
+ * VEVENT or VTODO of obj) fall in [start, end)? A TRIGGER;VALUE=DATE-TIME is
+ * one time; a duration is from the start (or with RELATED=END the end: DTEND,
+ * DUE or DTSTART + DURATION) of each instance of the parent, as
+ * ical_time_range counts them; REPEAT / DURATION repetitions follow each
+ * trigger. What cannot be placed (a relative trigger of a to-do without the
+ * time it refers to, an unsupported rule, the iteration bound) is
+ * ICAL_MATCH_ASSUMED. */
+enum ical_match ical_alarm_range(const struct ical_object *obj, const struct ical_component *alarm,
+                                 int64_t start, int64_t end, int32_t floating_offset,
+                                 unsigned max_iterations);
+
 #endif

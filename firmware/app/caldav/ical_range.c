@@ -536,3 +536,154 @@ enum ical_match ical_time_range(const struct ical_object *obj, int64_t start, in
     }
     return result;
 }
+
+/* ---- alarms (RFC 4791 9.9, VALARM row) ------------------------------------ */
+
+struct alarm_ctx {
+    struct range_ctx range;     /* the alarm's parent component and the query */
+    int64_t shift;              /* from an instance's start to its first trigger */
+    int64_t interval;           /* DURATION between repetitions, > 0 when repeat > 0 */
+    uint32_t repeat;            /* REPEAT: further triggers after the first */
+};
+
+/* (start <= trigger-time) AND (end > trigger-time) for the trigger at
+ * `first` or one of its REPEAT repetitions (RFC 5545 3.8.6.2). */
+static bool triggers_in(const struct alarm_ctx *a, int64_t first)
+{
+    uint64_t k = 0;
+    if (first < a->range.start) {
+        if (!a->repeat)
+            return false;
+        k = ((uint64_t)(a->range.start - first) + (uint64_t)a->interval - 1) / (uint64_t)a->interval;
+        if (k > a->repeat)
+            return false;
+    }
+    return first + (int64_t)k * a->interval < a->range.end;
+}
+
+static bool alarm_instance(struct alarm_ctx *a, int64_t local, int64_t utc)
+{
+    if (!excluded(&a->range, local, utc) && triggers_in(a, utc + a->shift))
+        a->range.matched = true;
+    return a->range.matched;
+}
+
+static bool alarm_emit(void *ctx, int64_t local)
+{
+    struct alarm_ctx *a = ctx;
+    return alarm_instance(a, local, zone_to_utc(&a->range.zone, local));
+}
+
+static enum ical_match match_if(bool yes) { return yes ? ICAL_MATCH : ICAL_NO_MATCH; }
+
+enum ical_match ical_alarm_range(const struct ical_object *obj, const struct ical_component *alarm,
+                                 int64_t start, int64_t end, int32_t floating_offset, unsigned max_iterations)
+{
+    const struct ical_component *comp = alarm->parent;
+    const struct ical_prop *trigger = ical_find_prop(alarm, "TRIGGER");
+    const struct ical_prop *repeat = ical_find_prop(alarm, "REPEAT");
+    const struct ical_prop *every = ical_find_prop(alarm, "DURATION");
+    const struct ical_param *related;
+    struct alarm_ctx a;
+    struct ical_time t;
+    int64_t start_utc, repeats = 0;
+
+    if (!comp || !trigger)
+        return ICAL_NO_MATCH;
+    memset(&a, 0, sizeof(a));
+    a.range.obj = obj;
+    a.range.comp = comp;
+    a.range.start = start;
+    a.range.end = end;
+    a.range.floating_offset = floating_offset;
+    /* a RECURRENCE-ID component is one instance of its own (5545 3.8.4.4) */
+    a.range.is_override = ical_find_prop(comp, "RECURRENCE-ID") != NULL;
+    /* REPEAT and DURATION come together (5545 3.6.6); REPEAT is an INTEGER */
+    if (repeat && every && ical_parse_duration(every->value, &a.interval) && a.interval > 0) {
+        for (size_t i = 0; i < repeat->value.len && i < 9 && is_digit(repeat->value.ptr[i]); i++)
+            a.repeat = a.repeat * 10 + (uint32_t)(repeat->value.ptr[i] - '0');
+        repeats = a.interval > INT64_MAX / 4 / ((int64_t)a.repeat + 1) ? INT64_MAX / 4
+                                                                      : (int64_t)a.repeat * a.interval;
+    }
+
+    /* TRIGGER;VALUE=DATE-TIME: one absolute time, whatever the instances
+     * (5545 3.8.6.3) */
+    if (!ical_parse_duration(trigger->value, &a.shift)) {
+        if (!ical_prop_time(trigger, &t))
+            return ICAL_MATCH_ASSUMED;
+        return match_if(triggers_in(&a, ical_time_to_utc(obj, &t, floating_offset)));
+    }
+    related = ical_find_param(trigger, "RELATED");
+    bool from_end = related && ical_str_eq_nocase(related->value, "END");
+    if (!ical_prop_time(ical_find_prop(comp, "DTSTART"), &a.range.dtstart)) {
+        /* a VTODO without DTSTART has no instances to repeat: only an
+         * alarm related to its DUE can be placed */
+        if (from_end && ical_prop_time(ical_find_prop(comp, "DUE"), &t))
+            return match_if(triggers_in(&a, ical_time_to_utc(obj, &t, floating_offset) + a.shift));
+        return ICAL_MATCH_ASSUMED;
+    }
+    zone_for(&a.range.zone, obj, &a.range.dtstart, floating_offset);
+    start_utc = zone_to_utc(&a.range.zone, a.range.dtstart.local);
+    a.range.is_date = a.range.dtstart.kind == ICAL_TIME_DATE;
+    if (from_end) {
+        /* RELATED=END: DTEND or DUE, else DTSTART + DURATION; an event
+         * with neither ends as it starts, or after its day (5545 3.6.1);
+         * a to-do with neither has no end to relate to */
+        const struct ical_prop *length = ical_find_prop(comp, "DURATION");
+        int64_t seconds = 0;
+        if (ical_prop_time(ical_find_prop(comp, comp->kind == ICAL_VTODO ? "DUE" : "DTEND"), &t)) {
+            seconds = ical_time_to_utc(obj, &t, floating_offset) - start_utc;
+        } else if (!length || !ical_parse_duration(length->value, &seconds)) {
+            if (comp->kind == ICAL_VTODO)
+                return ICAL_MATCH_ASSUMED;
+            seconds = a.range.is_date ? 86400 : 0;
+        }
+        a.shift += seconds;
+    }
+
+    const struct ical_prop *rr = a.range.is_override ? NULL : ical_find_prop(comp, "RRULE");
+    struct ical_rrule rule;
+    const char *why;
+    if (!rr || !ical_parse_rrule(rr->value, &rule, &why)) {
+        memset(&rule, 0, sizeof(rule));
+        rule.freq = ICAL_DAILY;
+        rule.interval = 1;
+        rule.count = 1;      /* just DTSTART */
+    } else if (rule.unsupported) {
+        return ICAL_MATCH_ASSUMED;
+    }
+    /* instances whose triggers can fall in [start, end): their starts are
+     * in [start - shift - repeats, end - shift); local times are within
+     * +-26 h of UTC. Durations (9 digits a unit) and repeats (at most
+     * INT64_MAX / 4) stay far from the limits: only an open side needs care. */
+    const int64_t slack = 2 * 26 * 3600;
+    struct expansion e = {
+        .rule = &rule, .dtstart = a.range.dtstart.local, .emit = alarm_emit, .ctx = &a,
+        .to_utc = zone_to_utc, .zone_ctx = &a.range.zone,
+        .skip_before = start == INT64_MIN ? INT64_MIN : start - a.shift - repeats - slack,
+        .stop_after = end == INT64_MAX ? INT64_MAX : end - a.shift + slack,
+        .max_periods = max_iterations ? max_iterations : ICAL_DEFAULT_MAX_ITERATIONS,
+    };
+    enum expand_result res = expand(&e);
+    /* RDATE instances (5545 3.8.5.2); PERIOD values use their start */
+    const struct ical_prop *p = a.range.is_override ? NULL : ical_find_prop(comp, "RDATE");
+    for (; p && !a.range.matched; p = ical_next_prop(p, "RDATE")) {
+        const char *v = p->value.ptr, *vend = p->value.ptr + p->value.len;
+        while (v < vend && !a.range.matched) {
+            const char *comma = memchr(v, ',', (size_t)(vend - v));
+            struct ical_str item = { v, (size_t)((comma ? comma : vend) - v) };
+            const char *slash = memchr(item.ptr, '/', item.len);
+            struct zone_ctx z;
+            if (slash)
+                item.len = (size_t)(slash - item.ptr);
+            if (ical_prop_time_value(p, item, &t)) {
+                zone_for(&z, obj, &t, floating_offset);
+                alarm_instance(&a, t.local, zone_to_utc(&z, t.local));
+            }
+            v = comma ? comma + 1 : vend;
+        }
+    }
+    if (a.range.matched)
+        return ICAL_MATCH;
+    return res == EXPAND_LIMIT ? ICAL_MATCH_ASSUMED : ICAL_NO_MATCH;
+}
