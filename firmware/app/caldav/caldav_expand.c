@@ -196,7 +196,6 @@ static void render_pass(struct emit *e, int data, int64_t s, int64_t end)
 
 bool caldav_render_data(struct dav_ctx *c, int data)
 {
-    static const char end_tag[] = "</C:calendar-data>";
     const struct caldav_report *report = caldav_report_of(c);
     const struct dav_resource *r = &c->obj;
     const char *name = r->path + c->obj_name_off, *text;
@@ -221,8 +220,8 @@ bool caldav_render_data(struct dav_ctx *c, int data)
          * the rest is cut (as caldav_render_object does) */
         c->obj_cut = true;
     }
-    if (c->out_len + sizeof(end_tag) > c->out_cap)
+    if (c->out_len + 18 > c->out_cap) /* the end tag's length */
         return false;
-    dav_out_raw(c, end_tag);
+    dav_out_raw(c, "</C:calendar-data>");
     return true;
 }

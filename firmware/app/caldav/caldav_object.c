@@ -31,6 +31,32 @@ void caldav_object_from_member(struct dav_ctx *c)
 static const struct dav_prop caldav_calendar_data = {XML_NS_CALDAV, "C", "calendar-data", NULL, 0,
                                                       DAV_PROP_OF_CONTENT, NULL};
 
+/* Of its own (not inlined: external) so that its buffer is not on the
+ * stack under caldav_render_data's expander, which caldav_render_object
+ * calls too. */
+bool caldav_stream_data(struct dav_ctx *c)
+{
+    const struct dav_resource *r = &c->obj;
+    char buf[1024];
+    uint32_t got = 0;
+    struct store_object_info info;
+    if (store_get_object(c->store, r->coll, r->path + c->obj_name_off, r->path_len - c->obj_name_off,
+                         c->offset, buf, sizeof(buf), &got, &info) != STORE_OK || got == 0 ||
+        info.etag != r->obj.etag) {
+        /* gone or replaced meanwhile: what was sent stands, the rest is cut */
+        c->obj_cut = true;
+        dav_out_raw(c, "</C:calendar-data>");
+        c->obj_phase = 2;
+        return false;
+    }
+    c->offset += dav_out_escaped(c, buf, got); /* the rest, if any, in the next piece */
+    if (c->offset >= info.size) {
+        dav_out_raw(c, "</C:calendar-data>");
+        c->obj_phase = 2;
+    }
+    return true;
+}
+
 /* Section 9.6: calendar-data is streamed from the store in pieces, so an
  * object needs no buffer of its own size here. An object whose escaped data
  * and closing tags fit in what is left of c->out is written whole in one
@@ -42,9 +68,6 @@ int caldav_render_object(struct dav_ctx *c, int data)
     bool with_data = data != CALDAV_DATA_NONE;
     struct xml_writer w;
     const struct dav_resource *r = &c->obj;
-    char buf[1024];
-    uint32_t got = 0;
-    struct store_object_info info;
     bool whole = false;
 
     for (;;) {
@@ -75,21 +98,7 @@ int caldav_render_object(struct dav_ctx *c, int data)
                 return 0;
             continue;
         case 1:
-            if (store_get_object(c->store, r->coll, r->path + c->obj_name_off, r->path_len - c->obj_name_off,
-                                 c->offset, buf, sizeof(buf), &got, &info) != STORE_OK || got == 0 ||
-                info.etag != r->obj.etag) {
-                /* gone or replaced meanwhile: what was sent stands, the rest is cut */
-                c->obj_cut = true;
-                dav_out_raw(c, "</C:calendar-data>");
-                c->obj_phase = 2;
-                return 0;
-            }
-            c->offset += dav_out_escaped(c, buf, got); /* the rest, if any, in the next piece */
-            if (c->offset >= info.size) {
-                dav_out_raw(c, "</C:calendar-data>");
-                c->obj_phase = 2;
-            }
-            if (!whole)
+            if (!caldav_stream_data(c) || !whole)
                 return 0;
             continue;
         case 3:

@@ -46,6 +46,10 @@ enum ical_status caldav_parse(struct ical_object *obj, const char *text, size_t 
  * true when it is a valid calendar object. */
 bool caldav_read_member(struct dav_ctx *c, struct ical_object *obj);
 
+/* The next piece of c->obj's calendar-data as stored (caldav_render_object's
+ * phase 1): false when it was cut (the object is gone or replaced). */
+bool caldav_stream_data(struct dav_ctx *c);
+
 /* ---- caldav_expand.c (sections 9.6.5, 9.6.6) ------------------------------- */
 
 /* The request's CALDAV:calendar-data (in c->props): its enum caldav_data,
