@@ -17,6 +17,7 @@ from caldav_checks import (
 from caldav_report_checks import (
     test_caldav_calendar_multiget,
     test_caldav_calendar_query,
+    test_caldav_calendar_data_expand,
     test_caldav_free_busy_query,
     test_dav_sync_collection,
     test_dav_requests_beyond_the_contexts_wait,
@@ -30,7 +31,8 @@ CHECKS = (
     test_dav_calendar_properties, test_dav_mkcalendar, test_dav_mkcalendar_component_set,
     test_dav_proppatch_is_atomic,
     test_dav_put_get_delete_with_etags, test_caldav_put_preconditions,
-    test_caldav_calendar_multiget, test_caldav_calendar_query, test_caldav_free_busy_query,
+    test_caldav_calendar_multiget, test_caldav_calendar_query, test_caldav_calendar_data_expand,
+    test_caldav_free_busy_query,
     test_dav_sync_collection, test_dav_requests_beyond_the_contexts_wait,
     test_caldav_concurrent_clients, test_caldav_client_flow,
 )

@@ -5,7 +5,8 @@
  * (dates, durations, offsets, recurrence rules), exports in the shape Google
  * Calendar, Apple Calendar, Outlook and Thunderbird write them, and a table
  * of time-range queries (RFC 4791 9.9) whose answers were worked out by hand
- * from the RFC 5545 recurrence rules and the zones' offsets. Inputs are
+ * from the RFC 5545 recurrence rules and the zones' offsets, and the
+ * instances ical_instances hands out (RFC 4791 9.6.5). Inputs are
  * parsed from malloc'd copies of exactly their length so ASan catches any
  * over-read. */
 #include <stdlib.h>
@@ -788,6 +789,73 @@ static void test_time_ranges(void)
     }
 }
 
+/* ical_instances (RFC 4791 9.6.5): what the callback is handed. */
+struct seen {
+    unsigned n, stop_after;
+    const struct ical_component *comp[8];
+    bool generated[8];
+    int64_t start[8], length[8];
+};
+
+static bool collect(void *ctx, const struct ical_instance *in)
+{
+    struct seen *s = ctx;
+    if (s->n < 8) {
+        s->comp[s->n] = in->comp;
+        s->generated[s->n] = in->generated;
+        s->start[s->n] = in->start;
+        s->length[s->n] = in->length;
+    }
+    return ++s->n == s->stop_after;
+}
+
+static void test_instances(void)
+{
+    char v[ICAL_UTC_LEN + 1];
+    ical_format_utc(0, v);
+    CHECK(strcmp(v, "19700101T000000Z") == 0);
+    ical_format_utc(1136332800 + 3723, v);
+    CHECK(strcmp(v, "20060104T010203Z") == 0);
+    ical_format_utc(-1, v);
+    CHECK(strcmp(v, "19691231T235959Z") == 0);
+    ical_format_utc(utc("99991231T235959Z"), v);
+    CHECK(strcmp(v, "99991231T235959Z") == 0);
+
+    /* weekly from Monday 01-01 09:00Z, 01-08 excluded, 01-15 moved to 01-16,
+     * an RDATE on Saturday 01-20 */
+    const char *text = CAL_HEAD
+        EVENT("DTSTART:20240101T090000Z\r\nDTEND:20240101T100000Z\r\nRRULE:FREQ=WEEKLY;COUNT=4\r\n"
+              "EXDATE:20240108T090000Z\r\nRDATE:20240120T120000Z\r\n")
+        EVENT("RECURRENCE-ID:20240115T090000Z\r\nDTSTART:20240116T140000Z\r\nDTEND:20240116T143000Z\r\n")
+        CAL_TAIL;
+    struct ical_object obj;
+    struct ical_error err;
+    CHECK(parse(&obj, text, &err) == ICAL_OK);
+    if (!obj.root)
+        return;
+    const struct ical_component *override = obj.master->next_sibling;
+    struct seen s = { 0 };
+    CHECK(ical_instances(&obj, utc("20240101T000000Z"), utc("20240201T000000Z"), 0, 0, collect, &s) == ICAL_MATCH);
+    /* the rule's in order (01-01, 01-22), then the RDATE's, then the override's own */
+    CHECKF(s.n == 4, "%u instances", s.n);
+    CHECK(s.comp[0] == obj.master && s.generated[0] && s.start[0] == utc("20240101T090000Z") && s.length[0] == 3600);
+    CHECK(s.comp[1] == obj.master && s.generated[1] && s.start[1] == utc("20240122T090000Z"));
+    CHECK(s.comp[2] == obj.master && s.generated[2] && s.start[2] == utc("20240120T120000Z"));
+    CHECK(s.comp[3] == override && !s.generated[3] && s.length[3] == 1800);
+    /* stopping at the first */
+    memset(&s, 0, sizeof(s));
+    s.stop_after = 1;
+    CHECK(ical_instances(&obj, utc("20240101T000000Z"), utc("20240201T000000Z"), 0, 0, collect, &s) == ICAL_MATCH);
+    CHECK(s.n == 1);
+    /* one component alone: the override overlaps 01-16, the master does not */
+    CHECK(ical_component_range(&obj, override, utc("20240116T000000Z"), utc("20240117T000000Z"), 0) == ICAL_MATCH);
+    CHECK(ical_component_range(&obj, obj.master, utc("20240116T000000Z"), utc("20240117T000000Z"), 0) ==
+          ICAL_NO_MATCH);
+    memset(&s, 0, sizeof(s));
+    CHECK(ical_instances(&obj, utc("20240115T000000Z"), utc("20240116T000000Z"), 0, 0, collect, &s) ==
+          ICAL_NO_MATCH && s.n == 0);
+}
+
 /* Without COUNT the expander skips ahead to the query; with a COUNT too big
  * to matter it walks every period from DTSTART. Both must agree, day by day,
  * in New York time (zone conversion on every instance). */
@@ -826,8 +894,10 @@ static void test_skip_ahead_agrees(void)
         for (int64_t t = utc("20240101T000000Z"); t < utc("20250101T000000Z"); t += 86400) {
             enum ical_match ma = ical_time_range(&a, t, t + 86400, 0, 0);
             enum ical_match mb = ical_time_range(&b, t, t + 86400, 0, 100000);
+            struct seen s = { 0 };
+            ical_instances(&a, t, t + 86400, 0, 0, collect, &s);
             matches += ma == ICAL_MATCH;
-            disagree += ma != mb;
+            disagree += ma != mb || (s.n > 0) != (ma == ICAL_MATCH);
         }
         CHECKF(disagree == 0 && matches > 0, "rule %s: %u disagreements, %u matches", rules[i], disagree, matches);
     }
@@ -909,6 +979,7 @@ int main(void)
     test_lines();
     test_exports();
     test_time_ranges();
+    test_instances();
     test_skip_ahead_agrees();
     test_alarms();
     return check_summary();

@@ -14,10 +14,11 @@ extern const struct dav_coll_type caldav_calendar;
 
 /* What a CalDAV REPORT keeps in c->ext across the pieces of its response. */
 struct caldav_report {
-    bool want_data;                     /* CALDAV:calendar-data requested */
+    uint8_t data;                       /* enum caldav_data: CALDAV:calendar-data requested, how */
     const struct xml_node *filter;      /* calendar-query: its CALDAV:filter */
     const struct xml_node *next_href;   /* calendar-multiget: the next DAV:href */
-    int64_t range_start, range_end;     /* free-busy-query */
+    int64_t range_start, range_end;     /* free-busy-query; calendar-data's expand or
+                                           limit-recurrence-set */
 };
 typedef char caldav_report_fits[sizeof(struct caldav_report) <= DAV_EXT_STATE ? 1 : -1];
 
@@ -48,6 +49,20 @@ enum ical_status caldav_parse(struct ical_object *obj, const char *text, size_t 
 /* Read the member c->member of the target collection whole and parse it:
  * true when it is a valid calendar object. */
 bool caldav_read_member(struct dav_ctx *c, struct ical_object *obj);
+
+/* The next piece of c->obj's calendar-data as stored (caldav_render_object's
+ * phase 1): false when it was cut (the object is gone or replaced). */
+bool caldav_stream_data(struct dav_ctx *c);
+
+/* ---- caldav_expand.c (sections 9.6.5, 9.6.6) ------------------------------- */
+
+/* The request's CALDAV:calendar-data (in c->props): its enum caldav_data,
+ * with the range of an expand or limit-recurrence-set in the report's state;
+ * -1 when that element's start or end is missing or not a UTC time. */
+int caldav_data_request(struct dav_ctx *c);
+/* The next piece of c->obj's calendar-data as `data` (EXPAND or LIMIT) says,
+ * after "<C:calendar-data>": true once its end tag is written. */
+bool caldav_render_data(struct dav_ctx *c, int data);
 
 /* ---- caldav_report.c, caldav_freebusy.c (section 7) -------------------------- */
 

@@ -325,7 +325,11 @@ struct range_ctx {
     int64_t length;             /* seconds from instance start to DTEND/DUE/+DURATION */
     bool is_date;
     bool is_override;           /* a RECURRENCE-ID component: one instance, nothing excluded */
-    bool matched;
+    bool matched;               /* an instance overlapped (without fn: the search stops there) */
+    bool stopped;               /* fn asked to stop */
+    ical_instance_fn fn;        /* NULL: the yes/no test of ical_time_range */
+    void *fn_ctx;
+    struct ical_instance inst;  /* what fn is handed */
 };
 
 /* RFC 4791 9.9 tables for one instance starting at `s` (UTC). */
@@ -419,36 +423,45 @@ static bool excluded(const struct range_ctx *c, int64_t local, int64_t utc)
     return false;
 }
 
+/* An instance at utc overlaps the range: true when the search stops. */
+static bool hit(struct range_ctx *c, int64_t utc)
+{
+    c->matched = true;
+    if (!c->fn)
+        return c->stopped = true;
+    c->inst.start = utc;
+    return c->stopped = c->fn(c->fn_ctx, &c->inst);
+}
+
 static bool range_emit(void *ctx, int64_t local)
 {
     struct range_ctx *c = ctx;
     int64_t utc = zone_to_utc(&c->zone, local);
     if (excluded(c, local, utc))
         return false;
-    if (instance_overlaps(c, utc)) {
-        c->matched = true;
-        return true;
-    }
-    return false;
+    return instance_overlaps(c, utc) && hit(c, utc);
 }
 
-static enum ical_match component_range(const struct ical_object *obj, const struct ical_component *comp,
-                                       int64_t start, int64_t end, int32_t floating_offset,
-                                       unsigned max_iterations, bool expand_rules)
+/* c set up with obj, comp, the range, the zone and fn: the instances of
+ * comp (its RRULE and RDATEs unless it is an override) that overlap. */
+static enum ical_match component_range(struct range_ctx *cp, unsigned max_iterations)
 {
-    struct range_ctx c;
-    memset(&c, 0, sizeof(c));
-    c.obj = obj;
-    c.comp = comp;
-    c.start = start;
-    c.end = end;
-    c.floating_offset = floating_offset;
-    c.is_override = !expand_rules;
+    struct range_ctx c = *cp;
+    const struct ical_object *obj = c.obj;
+    const struct ical_component *comp = c.comp;
+    int64_t start = c.start, end = c.end;
+    int32_t floating_offset = c.floating_offset;
+    bool expand_rules = !(c.is_override = ical_find_prop(comp, "RECURRENCE-ID") != NULL);
+    c.inst.comp = comp;
     c.has_dtstart = ical_prop_time(ical_find_prop(comp, "DTSTART"), &c.dtstart);
     if (!c.has_dtstart) {
-        if (comp->kind == ICAL_VTODO)
-            return todo_without_start(&c) ? ICAL_MATCH : ICAL_NO_MATCH;
-        return comp->kind == ICAL_VFREEBUSY ? ICAL_MATCH_ASSUMED : ICAL_NO_MATCH;
+        if (comp->kind != ICAL_VTODO)
+            return comp->kind == ICAL_VFREEBUSY ? ICAL_MATCH_ASSUMED : ICAL_NO_MATCH;
+        if (!todo_without_start(&c))
+            return ICAL_NO_MATCH;
+        hit(&c, 0); /* one instance, without a start of its own */
+        cp->stopped = c.stopped;
+        return ICAL_MATCH;
     }
     zone_for(&c.zone, obj, &c.dtstart, floating_offset);
     c.is_date = c.dtstart.kind == ICAL_TIME_DATE;
@@ -463,8 +476,10 @@ static enum ical_match component_range(const struct ical_object *obj, const stru
     }
     if (c.length < 0)
         c.length = 0;
+    c.inst.length = c.length;
 
     const struct ical_prop *rr = expand_rules ? ical_find_prop(comp, "RRULE") : NULL;
+    c.inst.generated = rr || (expand_rules && ical_find_prop(comp, "RDATE"));
     struct ical_rrule rule;
     const char *why;
     if (!rr || !ical_parse_rrule(rr->value, &rule, &why)) {
@@ -488,10 +503,10 @@ static enum ical_match component_range(const struct ical_object *obj, const stru
     };
     enum expand_result res = expand(&e);
     /* RDATE instances (5545 3.8.5.2); PERIOD values use their start */
-    if (!c.matched && expand_rules) {
-        for (const struct ical_prop *p = ical_find_prop(comp, "RDATE"); p && !c.matched; p = ical_next_prop(p, "RDATE")) {
+    if (!c.stopped && expand_rules) {
+        for (const struct ical_prop *p = ical_find_prop(comp, "RDATE"); p && !c.stopped; p = ical_next_prop(p, "RDATE")) {
             const char *v = p->value.ptr, *vend = p->value.ptr + p->value.len;
-            while (v < vend && !c.matched) {
+            while (v < vend && !c.stopped) {
                 const char *comma = memchr(v, ',', (size_t)(vend - v));
                 struct ical_str item = { v, (size_t)((comma ? comma : vend) - v) };
                 const char *slash = memchr(item.ptr, '/', item.len);
@@ -503,35 +518,45 @@ static enum ical_match component_range(const struct ical_object *obj, const stru
                     zone_for(&z, obj, &t, floating_offset);
                     int64_t utc = zone_to_utc(&z, t.local);
                     if (!excluded(&c, t.local, utc) && instance_overlaps(&c, utc))
-                        c.matched = true;
+                        hit(&c, utc);
                 }
                 v = comma ? comma + 1 : vend;
             }
         }
     }
+    cp->stopped = c.stopped;
     if (c.matched)
         return ICAL_MATCH;
     return res == EXPAND_LIMIT ? ICAL_MATCH_ASSUMED : ICAL_NO_MATCH;
 }
 
-enum ical_match ical_time_range(const struct ical_object *obj, int64_t start, int64_t end,
-                                int32_t floating_offset, unsigned max_iterations)
+static enum ical_match search(const struct ical_object *obj, const struct ical_component *only,
+                              int64_t start, int64_t end, int32_t floating_offset,
+                              unsigned max_iterations, ical_instance_fn fn, void *fn_ctx)
 {
+    struct range_ctx rc;
+    enum ical_match result = ICAL_NO_MATCH;
     if (!obj->root)
         return ICAL_NO_MATCH;
     if (!max_iterations)
         max_iterations = ICAL_DEFAULT_MAX_ITERATIONS;
-    enum ical_match result = ICAL_NO_MATCH;
-    for (const struct ical_component *c = obj->root->first_child; c; c = c->next_sibling) {
-        if (c->kind != obj->kind)
+    memset(&rc, 0, sizeof(rc));
+    rc.obj = obj;
+    rc.start = start;
+    rc.end = end;
+    rc.floating_offset = floating_offset;
+    rc.fn = fn;
+    rc.fn_ctx = fn_ctx;
+    for (const struct ical_component *c = obj->root->first_child; c && !rc.stopped; c = c->next_sibling) {
+        if (c->kind != obj->kind || (only && c != only))
             continue;
         /* overrides are single instances at their own DTSTART (5545 3.8.4.4;
          * RANGE=THISANDFUTURE is not applied to later instances) */
-        bool is_override = ical_find_prop(c, "RECURRENCE-ID") != NULL;
-        enum ical_match m = component_range(obj, c, start, end, floating_offset, max_iterations, !is_override);
+        rc.comp = c;
+        enum ical_match m = component_range(&rc, max_iterations);
         if (m == ICAL_MATCH)
-            return ICAL_MATCH;
-        if (m == ICAL_MATCH_ASSUMED)
+            result = ICAL_MATCH;
+        else if (m == ICAL_MATCH_ASSUMED && result == ICAL_NO_MATCH)
             result = ICAL_MATCH_ASSUMED;
     }
     return result;
@@ -686,4 +711,23 @@ enum ical_match ical_alarm_range(const struct ical_object *obj, const struct ica
     if (a.range.matched)
         return ICAL_MATCH;
     return res == EXPAND_LIMIT ? ICAL_MATCH_ASSUMED : ICAL_NO_MATCH;
+}
+
+enum ical_match ical_time_range(const struct ical_object *obj, int64_t start, int64_t end,
+                                int32_t floating_offset, unsigned max_iterations)
+{
+    return search(obj, NULL, start, end, floating_offset, max_iterations, NULL, NULL);
+}
+
+enum ical_match ical_component_range(const struct ical_object *obj, const struct ical_component *comp,
+                                     int64_t start, int64_t end, int32_t floating_offset)
+{
+    return search(obj, comp, start, end, floating_offset, 0, NULL, NULL);
+}
+
+enum ical_match ical_instances(const struct ical_object *obj, int64_t start, int64_t end,
+                               int32_t floating_offset, unsigned max_iterations,
+                               ical_instance_fn fn, void *ctx)
+{
+    return search(obj, NULL, start, end, floating_offset, max_iterations, fn, ctx);
 }
