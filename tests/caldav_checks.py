@@ -461,6 +461,30 @@ def test_dav_mkcalendar_component_set(target):
     dav.close()
 
 
+def test_dav_copy_move_and_dead_properties(target):
+    """One round trip of COPY, MOVE (RFC 4918 sections 9.8, 9.9) and a dead property (section 4,
+    PROPPATCH 9.2), as every target runs them: the property set on an object travels with its
+    COPY into another calendar and with a MOVE there, and the source keeps it
+    (tests/test_host_copymove.py and test_host_deadprops.py have the rest)."""
+    dav = Dav(target)
+    prop = '<X:colour xmlns:X="urn:x-test">teal</X:colour>'
+    with calendar(dav, "cm-a") as a, calendar(dav, "cm-b") as b:
+        assert put(dav, a + "e.ics", ics("cm-e")).status == 201
+        body = (f'<?xml version="1.0"?><D:propertyupdate {XMLNS}><D:set><D:prop>{prop}</D:prop></D:set>'
+                '</D:propertyupdate>')
+        got = responses(multistatus(dav("PROPPATCH", a + "e.ics", body, {"Content-Type": "application/xml"})))
+        assert got[a + "e.ics"]["props"]["{urn:x-test}colour"][0] == 200
+        assert dav("COPY", a + "e.ics", headers={"Destination": b + "e.ics"}).status == 201
+        assert dav("MOVE", b + "e.ics", headers={"Destination": b + "moved.ics"}).status == 201
+        assert dav("GET", b + "e.ics").status == 404
+        for path in (a + "e.ics", b + "moved.ics"):
+            p = propfind(dav, path, ["X:colour", "D:getetag"])[path]["props"]
+            assert p["{urn:x-test}colour"][1].text == "teal", path
+        assert dav("DELETE", b + "moved.ics").status == 204
+        assert dav("DELETE", a + "e.ics").status == 204
+    dav.close()
+
+
 def test_dav_proppatch_is_atomic(target):
     dav = Dav(target)
     with calendar(dav, "patch") as cal:
