@@ -407,6 +407,86 @@ def test_dav_mkcalendar(target):
     dav.close()
 
 
+def test_dav_mkcalendar_component_set(target):
+    """MKCALENDAR carrying CALDAV:supported-calendar-component-set (RFC 4791 sections 5.2.3 and
+    5.3.1): the calendar keeps the set, PROPFIND returns it, a PUT or COPY of another kind gets the
+    CALDAV:supported-calendar-component precondition (section 5.3.2.1), PROPPATCH cannot change it
+    (DAV:cannot-modify-protected-property), a set this server cannot keep is refused."""
+    dav = Dav(target)
+
+    def mkcalendar(path, comps):
+        body = (f'<?xml version="1.0"?><C:mkcalendar {XMLNS}><D:set><D:prop>'
+                '<D:displayname>Tasks</D:displayname><C:supported-calendar-component-set>'
+                + "".join(f'<C:comp name="{n}"/>' for n in comps)
+                + '</C:supported-calendar-component-set></D:prop></D:set></C:mkcalendar>')
+        return dav("MKCALENDAR", path, body, {"Content-Type": "application/xml"})
+
+    def comps(path):
+        p = propfind(dav, path, ["C:supported-calendar-component-set", "D:displayname"])[path]["props"]
+        assert p[tag("D", "displayname")][1].text == "Tasks"
+        code, el = p[tag("C", "supported-calendar-component-set")]
+        assert code == 200
+        return sorted(c.get("name") for c in el.findall("C:comp", NS))
+
+    tasks = f"{HOME}tasks-{secrets.token_hex(3)}/"
+    both = f"{HOME}both-{secrets.token_hex(3)}/"
+    assert mkcalendar(tasks, ["VTODO"]).status == 201
+    try:
+        assert mkcalendar(both, ["VEVENT", "VTIMEZONE", "VJOURNAL"]).status == 201
+        assert comps(tasks) == ["VTODO"]
+        assert comps(both) == ["VEVENT", "VJOURNAL"]
+        assert put(dav, tasks + "t.ics", ics("t", comp="VTODO")).status == 201
+        assert precondition(put(dav, tasks + "e.ics", ics("e"))) == [tag("C", "supported-calendar-component")]
+        assert put(dav, both + "e.ics", ics("e")).status == 201
+        assert precondition(put(dav, both + "t2.ics", ics("t2", comp="VTODO"))) == \
+            [tag("C", "supported-calendar-component")]
+        # COPY and MOVE into a calendar meet the same precondition (section 5.3.2.1)
+        r = dav("COPY", both + "e.ics", headers={"Destination": tasks + "e.ics"})
+        assert precondition(r) == [tag("C", "supported-calendar-component")]
+        assert dav("GET", tasks + "e.ics").status == 404
+        # protected after creation (section 5.2.3)
+        body = (f'<?xml version="1.0"?><D:propertyupdate {XMLNS}><D:set><D:prop>'
+                '<C:supported-calendar-component-set><C:comp name="VEVENT"/>'
+                '</C:supported-calendar-component-set></D:prop></D:set></D:propertyupdate>')
+        tree = multistatus(dav("PROPPATCH", tasks, body, {"Content-Type": "application/xml"}))
+        props = responses(tree)[tasks]["props"]
+        assert props[tag("C", "supported-calendar-component-set")][0] == 403
+        assert comps(tasks) == ["VTODO"]
+        # a calendar of a component this server does not keep, or of none
+        for bad in (["VFREEBUSY"], ["VEVENT", "VAVAILABILITY"], []):
+            path = f"{HOME}bad-{secrets.token_hex(3)}/"
+            assert mkcalendar(path, bad).status == 403, bad
+            assert dav("PROPFIND", path, headers={"Depth": "0"}).status == 404
+    finally:
+        assert dav("DELETE", tasks).status == 204
+        dav("DELETE", both)
+    dav.close()
+
+
+def test_dav_copy_move_and_dead_properties(target):
+    """One round trip of COPY, MOVE (RFC 4918 sections 9.8, 9.9) and a dead property (section 4,
+    PROPPATCH 9.2), as every target runs them: the property set on an object travels with its
+    COPY into another calendar and with a MOVE there, and the source keeps it
+    (tests/test_host_copymove.py and test_host_deadprops.py have the rest)."""
+    dav = Dav(target)
+    prop = '<X:colour xmlns:X="urn:x-test">teal</X:colour>'
+    with calendar(dav, "cm-a") as a, calendar(dav, "cm-b") as b:
+        assert put(dav, a + "e.ics", ics("cm-e")).status == 201
+        body = (f'<?xml version="1.0"?><D:propertyupdate {XMLNS}><D:set><D:prop>{prop}</D:prop></D:set>'
+                '</D:propertyupdate>')
+        got = responses(multistatus(dav("PROPPATCH", a + "e.ics", body, {"Content-Type": "application/xml"})))
+        assert got[a + "e.ics"]["props"]["{urn:x-test}colour"][0] == 200
+        assert dav("COPY", a + "e.ics", headers={"Destination": b + "e.ics"}).status == 201
+        assert dav("MOVE", b + "e.ics", headers={"Destination": b + "moved.ics"}).status == 201
+        assert dav("GET", b + "e.ics").status == 404
+        for path in (a + "e.ics", b + "moved.ics"):
+            p = propfind(dav, path, ["X:colour", "D:getetag"])[path]["props"]
+            assert p["{urn:x-test}colour"][1].text == "teal", path
+        assert dav("DELETE", b + "moved.ics").status == 204
+        assert dav("DELETE", a + "e.ics").status == 204
+    dav.close()
+
+
 def test_dav_proppatch_is_atomic(target):
     dav = Dav(target)
     with calendar(dav, "patch") as cal:

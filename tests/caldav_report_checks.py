@@ -17,6 +17,9 @@ from caldav_checks import (HOME, NS, PASSWORD, RECURRING, USER, Dav, calendar, e
                            ics, ics_of_size, multistatus, precondition, put, responses, tag)
 
 
+XMLNS_DC = 'xmlns:D="DAV:" xmlns:C="urn:ietf:params:xml:ns:caldav"'
+
+
 def report(dav, path, body, depth="1"):
     return responses(multistatus(dav("REPORT", path, body, {"Depth": depth,
                                                              "Content-Type": "application/xml"})))
@@ -122,6 +125,40 @@ def test_caldav_calendar_query(target):
         assert precondition(r) == [tag("C", "supported-collation")]
         for name in ("w.ics", "t.ics", "s.ics"):
             assert dav("DELETE", cal + name).status == 204
+
+
+def test_caldav_calendar_data_expand(target):
+    """calendar-data with expand (RFC 4791 section 9.6.5) and limit-recurrence-set (9.6.6) on
+    RECURRING (weekly from Jan 1, Jan 8 excluded, Jan 15 moved to the 16th): the instances of
+    Jan 1-24 as components of their own, in UTC, the override in place of Jan 15, no RRULE;
+    the master and no override for February. Rendered in pieces of the target's own size
+    (tests/test_host_expand.py has the rest: zones, todos, large answers, the response cache)."""
+    dav = Dav(target)
+    with calendar(dav, "expand") as cal:
+        assert put(dav, cal + "w.ics", RECURRING).status == 201
+        head = '<D:prop><D:getetag/><C:calendar-data><C:{} start="{}" end="{}"/></C:calendar-data></D:prop>'
+        jan = head.format("expand", "20240101T000000Z", "20240125T000000Z")
+        for body in (f'<C:calendar-multiget {XMLNS_DC}>{jan}<D:href>{cal}w.ics</D:href></C:calendar-multiget>',
+                     f'<C:calendar-query {XMLNS_DC}>{jan}<C:filter><C:comp-filter name="VCALENDAR"/></C:filter>'
+                     '</C:calendar-query>'):
+            data = report(dav, cal, body)[cal + "w.ics"]["props"][tag("C", "calendar-data")][1].text
+            lines = data.split("\r\n")
+            assert "RRULE:FREQ=WEEKLY;COUNT=10" not in lines and not any(x.startswith("EXDATE") for x in lines)
+            starts = sorted(x for x in lines if x.startswith("DTSTART"))
+            rids = sorted(x for x in lines if x.startswith("RECURRENCE-ID"))
+            assert starts == ["DTSTART:20240101T090000Z", "DTSTART:20240116T140000Z",
+                              "DTSTART:20240122T090000Z"], data
+            assert rids == ["RECURRENCE-ID:20240101T090000Z", "RECURRENCE-ID:20240115T090000Z",
+                            "RECURRENCE-ID:20240122T090000Z"], data
+        feb = head.format("limit-recurrence-set", "20240201T000000Z", "20240301T000000Z")
+        data = report(dav, cal, f'<C:calendar-multiget {XMLNS_DC}>{feb}<D:href>{cal}w.ics</D:href>'
+                      '</C:calendar-multiget>')[cal + "w.ics"]["props"][tag("C", "calendar-data")][1].text
+        override = RECURRING.index("BEGIN:VEVENT", RECURRING.index("BEGIN:VEVENT") + 1)
+        assert data == RECURRING[:override] + "END:VCALENDAR\r\n", data
+        r = dav("REPORT", cal, f'<C:calendar-multiget {XMLNS_DC}>' + head.format("expand", "20240101T000000Z", "x")
+                + f'<D:href>{cal}w.ics</D:href></C:calendar-multiget>', {"Content-Type": "application/xml"})
+        assert r.status == 400, (r.status, r.data)
+        assert dav("DELETE", cal + "w.ics").status == 204
 
 
 def test_caldav_free_busy_query(target):

@@ -8,7 +8,7 @@ import secrets
 
 import pytest
 
-from caldav_checks import HOME, Dav, app_limits, calendar, ics, precondition, propfind, put, tag
+from caldav_checks import HOME, Dav, app_limits, calendar, ics, multistatus, precondition, propfind, put, responses, tag
 from caldav_report_checks import sync
 from http_checks import Target
 from test_host_server import HOST_CYCLES_HZ, TIMEOUT, HostServer, host_build  # noqa: F401
@@ -296,6 +296,44 @@ def test_full_store_507(host_build, tmp_path):
             assert r.status == 507, (method, r.status)
         assert dav("GET", f"{HOME}full/0.bin").status == 200
         assert dav("GET", f"{HOME}full/copy.bin").status == 404
+        dav.close()
+    finally:
+        srv.stop()
+
+
+def test_collection_copy_that_runs_out_of_room_is_207(host_build, tmp_path):
+    """A collection's COPY whose member does not fit, once the destination collection is made: a
+    207 naming that member's destination with 507 (RFC 4918 section 9.8.8: an error on a resource
+    other than the Request-URI), the members copied before it there, the source untouched."""
+    srv = start(str(tmp_path / "small.flash"), "--store-size", "1")
+    try:
+        target = Target(port=srv.port, cycles_hz=HOST_CYCLES_HZ, timeout=TIMEOUT, **app_limits())
+        dav = Dav(target)
+        big = "x" * 60000
+        names = [f"{i}.bin" for i in range(6)]
+        assert dav("MKCOL", f"{HOME}src/").status == 201
+        for n in names:
+            assert dav("PUT", f"{HOME}src/{n}", big).status == 201
+        assert dav("MKCOL", f"{HOME}fill/").status == 201
+        for i in range(40):
+            r = dav("PUT", f"{HOME}fill/{i}.bin", big)
+            if r.status == 507:
+                break
+            assert r.status == 201, r.status
+        else:
+            pytest.fail("a 1 MiB store took 40 more objects of 60 kB")
+        for j in range(2):  # room for about two of the six
+            assert dav("DELETE", f"{HOME}fill/{j}.bin").status == 204
+        r = copy(dav, "COPY", f"{HOME}src/", f"{HOME}dst/")
+        got = responses(multistatus(r))
+        assert len(got) == 1, got
+        (href, entry), = got.items()
+        assert href.startswith(f"{HOME}dst/") and href[len(f"{HOME}dst/"):] in names, href
+        assert entry["status"] == 507
+        copied = [n for n in names if dav("GET", f"{HOME}dst/{n}").status == 200]
+        assert copied and len(copied) < len(names) and f"{HOME}dst/{copied[0]}" != href
+        assert dav("GET", href).status == 404
+        assert all(dav("GET", f"{HOME}src/{n}").status == 200 for n in names)
         dav.close()
     finally:
         srv.stop()

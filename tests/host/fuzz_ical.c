@@ -11,7 +11,8 @@
  *   - ask time-range questions (ranges taken from the input's own dates and
  *     from a hash of it) and require monotony: an instance overlapping a
  *     range overlaps every wider range, so a match may only turn into a
- *     match or an assumed match when the range grows.
+ *     match or an assumed match when the range grows; the same for the
+ *     triggers of the master's first alarm.
  * Any failed invariant aborts, which libFuzzer reports with the input. */
 #include <stdint.h>
 #include <stdio.h>
@@ -82,6 +83,18 @@ static void ranges(const struct ical_object *obj, int64_t anchor, uint64_t h)
     enum ical_match everything = ical_time_range(obj, INT64_MIN, INT64_MAX, floating, 300);
     if (narrow == ICAL_MATCH || wide == ICAL_MATCH)
         REQUIRE(everything != ICAL_NO_MATCH);
+
+    /* the same of the first alarm's triggers */
+    const struct ical_component *alarm = obj->master ? ical_find_child(obj->master, ICAL_VALARM) : NULL;
+    if (!alarm)
+        return;
+    narrow = ical_alarm_range(obj, alarm, s, s + w, floating, 300);
+    REQUIRE(narrow == ICAL_NO_MATCH || narrow == ICAL_MATCH || narrow == ICAL_MATCH_ASSUMED);
+    wide = ical_alarm_range(obj, alarm, s - 86400, s + w + 86400, floating, 300);
+    open_end = ical_alarm_range(obj, alarm, s, INT64_MAX, floating, 300);
+    everything = ical_alarm_range(obj, alarm, INT64_MIN, INT64_MAX, floating, 300);
+    if (narrow == ICAL_MATCH)
+        REQUIRE(wide != ICAL_NO_MATCH && open_end != ICAL_NO_MATCH && everything != ICAL_NO_MATCH);
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)

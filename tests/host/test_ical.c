@@ -5,7 +5,8 @@
  * (dates, durations, offsets, recurrence rules), exports in the shape Google
  * Calendar, Apple Calendar, Outlook and Thunderbird write them, and a table
  * of time-range queries (RFC 4791 9.9) whose answers were worked out by hand
- * from the RFC 5545 recurrence rules and the zones' offsets. Inputs are
+ * from the RFC 5545 recurrence rules and the zones' offsets, and the
+ * instances ical_instances hands out (RFC 4791 9.6.5). Inputs are
  * parsed from malloc'd copies of exactly their length so ASan catches any
  * over-read. */
 #include <stdlib.h>
@@ -795,6 +796,73 @@ static void test_time_ranges(void)
     }
 }
 
+/* ical_instances (RFC 4791 9.6.5): what the callback is handed. */
+struct seen {
+    unsigned n, stop_after;
+    const struct ical_component *comp[8];
+    bool generated[8];
+    int64_t start[8], length[8];
+};
+
+static bool collect(void *ctx, const struct ical_instance *in)
+{
+    struct seen *s = ctx;
+    if (s->n < 8) {
+        s->comp[s->n] = in->comp;
+        s->generated[s->n] = in->generated;
+        s->start[s->n] = in->start;
+        s->length[s->n] = in->length;
+    }
+    return ++s->n == s->stop_after;
+}
+
+static void test_instances(void)
+{
+    char v[ICAL_UTC_LEN + 1];
+    ical_format_utc(0, v);
+    CHECK(strcmp(v, "19700101T000000Z") == 0);
+    ical_format_utc(1136332800 + 3723, v);
+    CHECK(strcmp(v, "20060104T010203Z") == 0);
+    ical_format_utc(-1, v);
+    CHECK(strcmp(v, "19691231T235959Z") == 0);
+    ical_format_utc(utc("99991231T235959Z"), v);
+    CHECK(strcmp(v, "99991231T235959Z") == 0);
+
+    /* weekly from Monday 01-01 09:00Z, 01-08 excluded, 01-15 moved to 01-16,
+     * an RDATE on Saturday 01-20 */
+    const char *text = CAL_HEAD
+        EVENT("DTSTART:20240101T090000Z\r\nDTEND:20240101T100000Z\r\nRRULE:FREQ=WEEKLY;COUNT=4\r\n"
+              "EXDATE:20240108T090000Z\r\nRDATE:20240120T120000Z\r\n")
+        EVENT("RECURRENCE-ID:20240115T090000Z\r\nDTSTART:20240116T140000Z\r\nDTEND:20240116T143000Z\r\n")
+        CAL_TAIL;
+    struct ical_object obj;
+    struct ical_error err;
+    CHECK(parse(&obj, text, &err) == ICAL_OK);
+    if (!obj.root)
+        return;
+    const struct ical_component *override = obj.master->next_sibling;
+    struct seen s = { 0 };
+    CHECK(ical_instances(&obj, utc("20240101T000000Z"), utc("20240201T000000Z"), 0, 0, collect, &s) == ICAL_MATCH);
+    /* the rule's in order (01-01, 01-22), then the RDATE's, then the override's own */
+    CHECKF(s.n == 4, "%u instances", s.n);
+    CHECK(s.comp[0] == obj.master && s.generated[0] && s.start[0] == utc("20240101T090000Z") && s.length[0] == 3600);
+    CHECK(s.comp[1] == obj.master && s.generated[1] && s.start[1] == utc("20240122T090000Z"));
+    CHECK(s.comp[2] == obj.master && s.generated[2] && s.start[2] == utc("20240120T120000Z"));
+    CHECK(s.comp[3] == override && !s.generated[3] && s.length[3] == 1800);
+    /* stopping at the first */
+    memset(&s, 0, sizeof(s));
+    s.stop_after = 1;
+    CHECK(ical_instances(&obj, utc("20240101T000000Z"), utc("20240201T000000Z"), 0, 0, collect, &s) == ICAL_MATCH);
+    CHECK(s.n == 1);
+    /* one component alone: the override overlaps 01-16, the master does not */
+    CHECK(ical_component_range(&obj, override, utc("20240116T000000Z"), utc("20240117T000000Z"), 0) == ICAL_MATCH);
+    CHECK(ical_component_range(&obj, obj.master, utc("20240116T000000Z"), utc("20240117T000000Z"), 0) ==
+          ICAL_NO_MATCH);
+    memset(&s, 0, sizeof(s));
+    CHECK(ical_instances(&obj, utc("20240115T000000Z"), utc("20240116T000000Z"), 0, 0, collect, &s) ==
+          ICAL_NO_MATCH && s.n == 0);
+}
+
 /* Without COUNT the expander skips ahead to the query; with a COUNT too big
  * to matter it walks every period from DTSTART. Both must agree, day by day,
  * in New York time (zone conversion on every instance). */
@@ -833,10 +901,81 @@ static void test_skip_ahead_agrees(void)
         for (int64_t t = utc("20240101T000000Z"); t < utc("20250101T000000Z"); t += 86400) {
             enum ical_match ma = ical_time_range(&a, t, t + 86400, 0, 0);
             enum ical_match mb = ical_time_range(&b, t, t + 86400, 0, 100000);
+            struct seen s = { 0 };
+            ical_instances(&a, t, t + 86400, 0, 0, collect, &s);
             matches += ma == ICAL_MATCH;
-            disagree += ma != mb;
+            disagree += ma != mb || (s.n > 0) != (ma == ICAL_MATCH);
         }
         CHECKF(disagree == 0 && matches > 0, "rule %s: %u disagreements, %u matches", rules[i], disagree, matches);
+    }
+}
+
+/* ---- alarm table (RFC 4791 9.9, VALARM) ------------------------------------ */
+
+#define ALARM(trigger, more) "BEGIN:VALARM\r\nACTION:DISPLAY\r\nDESCRIPTION:x\r\n" trigger "\r\n" more "END:VALARM\r\n"
+
+static const struct range_case alarm_cases[] = {
+    /* Berlin Fridays at 09:00, fifteen minutes' notice: 07:45Z in CET, 06:45Z in CEST */
+    { apple_berlin, "20240329T074000Z", "20240329T074600Z", 0, ICAL_MATCH },
+    { apple_berlin, "20240329T064000Z", "20240329T064600Z", 0, ICAL_NO_MATCH },
+    { apple_berlin, "20240405T064000Z", "20240405T064600Z", 0, ICAL_MATCH },
+    { apple_berlin, "20240405T074000Z", "20240405T074600Z", 0, ICAL_NO_MATCH },
+    { apple_berlin, "20241227T074500Z", "20241227T074501Z", 0, ICAL_MATCH },     /* last before UNTIL */
+    { apple_berlin, "20250103T060000Z", "20250103T080000Z", 0, ICAL_NO_MATCH },
+    { apple_berlin, "20241227T074501Z", NULL, 0, ICAL_NO_MATCH },
+    { apple_berlin, NULL, "20240301T074500Z", 0, ICAL_NO_MATCH },
+    { apple_berlin, NULL, "20240301T074501Z", 0, ICAL_MATCH },
+    /* a day before a DUE date, no DTSTART: midnight in the caller's zone */
+    { thunderbird_todo, "20240414T000000Z", "20240414T000001Z", 0, ICAL_MATCH },
+    { thunderbird_todo, "20240413T000000Z", "20240414T000000Z", 0, ICAL_NO_MATCH },
+    { thunderbird_todo, "20240413T230000Z", "20240413T230001Z", 3600, ICAL_MATCH },
+    /* RDATE instances have alarms too */
+    { ONE("DTSTART:20240101T100000Z\r\nRDATE:20240201T100000Z\r\n" ALARM("TRIGGER:-PT10M", "")),
+      "20240201T094500Z", "20240201T095500Z", 0, ICAL_MATCH },
+    /* a floating DTSTART in the caller's zone (UTC-3): 11:00 there */
+    { ONE("DTSTART:20240101T100000\r\n" ALARM("TRIGGER:PT1H", "")),
+      "20240101T140000Z", "20240101T140001Z", -3 * 3600, ICAL_MATCH },
+    { ONE("DTSTART:20240101T100000\r\n" ALARM("TRIGGER:PT1H", "")),
+      "20240101T110000Z", "20240101T110001Z", -3 * 3600, ICAL_NO_MATCH },
+    /* an absolute trigger is one time, whatever the instances */
+    { ONE("DTSTART:20240101T100000Z\r\nRRULE:FREQ=DAILY\r\n" ALARM("TRIGGER;VALUE=DATE-TIME:20231231T000000Z", "")),
+      "20240105T000000Z", NULL, 0, ICAL_NO_MATCH },
+    /* repetitions far apart and many of them: no overflow */
+    { ONE("DTSTART:20240101T100000Z\r\n" ALARM("TRIGGER:-P999999999W", "REPEAT:999999999\r\nDURATION:P999999999W\r\n")),
+      "20240101T000000Z", "20250101T000000Z", 0, ICAL_MATCH },      /* the first repetition is DTSTART */
+    { ONE("DTSTART:20240101T100000Z\r\n" ALARM("TRIGGER:-P999999999W", "REPEAT:999999999\r\nDURATION:P999999999W\r\n")),
+      "20240101T100001Z", "99991231T000000Z", 0, ICAL_NO_MATCH },
+    { ONE("DTSTART:20240101T100000Z\r\nRRULE:FREQ=YEARLY\r\n" ALARM("TRIGGER:P999999999W", "")),
+      NULL, "99990101T000000Z", 0, ICAL_NO_MATCH },
+    /* what cannot be placed: a to-do's end that is not there, the iteration
+     * bound, a rule part the expander does not evaluate */
+    { TODO("DTSTART:20240101T100000Z\r\n" ALARM("TRIGGER;RELATED=END:-PT10M", "")),
+      "20240101T000000Z", "20240102T000000Z", 0, ICAL_MATCH_ASSUMED },
+    { ONE("DTSTART:20000101T070000Z\r\nRRULE:FREQ=DAILY;COUNT=100000\r\n" ALARM("TRIGGER:-PT5M", "")),
+      "20300615T065000Z", "20300615T070000Z", 0, ICAL_MATCH_ASSUMED },
+    { ONE("DTSTART:20240101T100000Z\r\nRRULE:FREQ=MONTHLY;BYSETPOS=-1;BYDAY=MO,TU,WE,TH,FR\r\n" ALARM("TRIGGER:-PT5M", "")),
+      "20240301T000000Z", "20240302T000000Z", 0, ICAL_MATCH_ASSUMED },
+};
+
+static void test_alarms(void)
+{
+    for (size_t i = 0; i < sizeof(alarm_cases) / sizeof(alarm_cases[0]); i++) {
+        const struct range_case *c = &alarm_cases[i];
+        struct ical_object obj;
+        struct ical_error err;
+        enum ical_status st = parse(&obj, c->ics, &err);
+        CHECKF(st == ICAL_OK, "alarm case %zu: %s (%s line %u)", i, ical_status_name(st), err.message,
+               (unsigned)err.line);
+        const struct ical_component *alarm = st == ICAL_OK ? ical_find_child(obj.master, ICAL_VALARM) : NULL;
+        CHECKF(alarm != NULL, "alarm case %zu: no VALARM", i);
+        if (!alarm)
+            continue;
+        int64_t s = c->start ? utc(c->start) : INT64_MIN;
+        int64_t e = c->end ? utc(c->end) : INT64_MAX;
+        unsigned iterations = c->want == ICAL_MATCH_ASSUMED ? 1000 : 0;
+        enum ical_match got = ical_alarm_range(&obj, alarm, s, e, c->floating_offset, iterations);
+        CHECKF(got == c->want, "alarm case %zu [%s, %s): got %d, want %d", i, c->start ? c->start : "-",
+               c->end ? c->end : "-", (int)got, (int)c->want);
     }
 }
 
@@ -847,6 +986,8 @@ int main(void)
     test_lines();
     test_exports();
     test_time_ranges();
+    test_instances();
     test_skip_ahead_agrees();
+    test_alarms();
     return check_summary();
 }

@@ -1,9 +1,10 @@
 /* CalDAV (RFC 4791) on the WebDAV layer: what it registers there (the
  * calendar collection type, its properties, MKCALENDAR and the REPORTs, and
  * of scheduling (RFC 6638) the principal's properties, the inbox and outbox
- * and the outbox's POST), the properties and MKCALENDAR themselves. Calendar object PUTs are checked in
- * caldav_put.c, the REPORTs are caldav_report.c and caldav_freebusy.c, their
- * filters caldav_filter.c, calendar objects caldav_object.c. */
+ * and the outbox's POST), the properties and MKCALENDAR themselves. Calendar
+ * object PUTs are checked in caldav_put.c, the REPORTs are caldav_report.c
+ * and caldav_freebusy.c, their filters caldav_filter.c, calendar objects
+ * caldav_object.c, scheduling caldav_sched.c. */
 #include "caldav/caldav_private.h"
 
 #include <inttypes.h>
@@ -78,16 +79,38 @@ static bool p_calendar_user_type(struct dav_ctx *c, const struct dav_resource *r
 }
 #endif
 
+/* Section 5.2.3: the component kinds a calendar takes, a bit each (bit i:
+ * components[i]). A calendar created with a CALDAV:supported-calendar-
+ * component-set keeps its bits (STORE_PROP_COMPONENTS, one byte); without
+ * one it takes all three. */
 static const char *const components[] = {"VEVENT", "VTODO", "VJOURNAL"};
+#define ALL_COMPONENTS 7u
 
-/* Section 5.2.3 (a property of calendar collections: the table says so) */
+unsigned caldav_components(struct dav_ctx *c, uint32_t coll)
+{
+    uint8_t bits = 0;
+    size_t len;
+    if (store_coll_get_prop(c->store, coll, STORE_PROP_COMPONENTS, &bits, 1, &len) != STORE_OK || len != 1 ||
+        !(bits & ALL_COMPONENTS))
+        return ALL_COMPONENTS;
+    return bits & ALL_COMPONENTS;
+}
+
+unsigned caldav_component_bit(enum ical_kind kind)
+{
+    return kind == ICAL_VEVENT ? 1u : kind == ICAL_VTODO ? 2u : kind == ICAL_VJOURNAL ? 4u : 0u;
+}
+
 static bool p_supported_components(struct dav_ctx *c, const struct dav_resource *r,
                                    struct xml_writer *w)
 {
-    unsigned i;
+    unsigned i, bits;
     if (w) {
+        bits = caldav_components(c, r->coll);
         xml_write_start(w, "C", "supported-calendar-component-set");
         for (i = 0; i < 3; i++) {
+            if (!(bits & (1u << i)))
+                continue;
             xml_write_start(w, "C", "comp");
             xml_write_attr(w, "name", components[i], strlen(components[i]));
             xml_write_end(w);
@@ -95,6 +118,44 @@ static bool p_supported_components(struct dav_ctx *c, const struct dav_resource 
         xml_write_end(w);
     }
     return true;
+}
+
+/* The bits a MKCALENDAR's CALDAV:supported-calendar-component-set asks for
+ * (section 5.3.1: any property of the calendar may be set there): 0 when it
+ * names none or one this server does not keep (VFREEBUSY, VAVAILABILITY...);
+ * VTIMEZONE goes with every calendar object and adds nothing. */
+static unsigned components_asked(const struct xml_node *set)
+{
+    unsigned bits = 0, i;
+    XML_FOR_EACH_CHILD(comp, set) {
+        const struct xml_attr *a = xml_attr_find(comp, NULL, "name");
+        if (!xml_is(comp, XML_NS_CALDAV, "comp") || !a)
+            return 0;
+        for (i = 0; i < 3 && !xml_str_eq(a->value, components[i]); i++)
+            ;
+        if (i < 3)
+            bits |= 1u << i;
+        else if (!xml_str_eq(a->value, "VTIMEZONE"))
+            return 0;
+    }
+    return bits;
+}
+
+/* The CALDAV:supported-calendar-component-set a DAV:set of update names
+ * (the last one), or NULL. */
+static const struct xml_node *components_set(const struct xml_node *update)
+{
+    const struct xml_node *found = NULL;
+    XML_FOR_EACH_CHILD(op, update) {
+        const struct xml_node *prop = xml_child(op, XML_NS_DAV, "prop");
+        if (!xml_is(op, XML_NS_DAV, "set") || !prop)
+            continue;
+        XML_FOR_EACH_CHILD(n, prop) {
+            if (xml_is(n, XML_NS_CALDAV, "supported-calendar-component-set"))
+                found = n;
+        }
+    }
+    return found;
 }
 
 /* Section 5.2.4 */
@@ -127,6 +188,8 @@ static bool p_max_resource_size(struct dav_ctx *c, const struct dav_resource *r,
 static void mkcalendar(struct dav_ctx *c)
 {
     const struct xml_node *root = c->doc.root;
+    const struct xml_node *set = root ? components_set(root) : NULL;
+    uint8_t bits = set ? (uint8_t)components_asked(set) : 0;
     uint32_t id;
     int rc;
 
@@ -151,12 +214,18 @@ static void mkcalendar(struct dav_ctx *c)
             dav_respond_status(c, 403, "A property cannot be set.");
             return;
         }
+        if (set && !bits) {
+            dav_respond_status(c, 403, "supported-calendar-component-set: this server keeps VEVENT, "
+                                       "VTODO and VJOURNAL calendars.");
+            return;
+        }
     }
     if (dav_create_collection(c, &caldav_calendar, &id) != 0)
         return;
     c->target.coll = id;
     c->target.type = &caldav_calendar;
-    if (root && (rc = dav_apply_props(c, id, root, false)) != STORE_OK) {
+    if ((bits && (rc = store_coll_set_prop(c->store, id, STORE_PROP_COMPONENTS, &bits, 1)) != STORE_OK) ||
+        (root && (rc = dav_apply_props(c, id, root, false)) != STORE_OK)) {
         store_coll_delete(c->store, id);
         dav_respond_store_error(c, rc);
         return;
@@ -175,7 +244,8 @@ static const struct dav_prop props[] = {
     {XML_NS_CALDAV, "C", "schedule-inbox-URL", p_schedule_inbox_url, 0, 0, NULL},
     {XML_NS_CALDAV, "C", "schedule-outbox-URL", p_schedule_outbox_url, 0, 0, NULL},
 #endif
-    {XML_NS_CALDAV, "C", "supported-calendar-component-set", p_supported_components, 0, 0, &caldav_calendar},
+    {XML_NS_CALDAV, "C", "supported-calendar-component-set", p_supported_components, 0, DAV_PROP_AT_CREATION,
+     &caldav_calendar},
     {XML_NS_CALDAV, "C", "supported-calendar-data", p_supported_data, 0, 0, &caldav_calendar},
     {XML_NS_CALDAV, "C", "max-resource-size", p_max_resource_size, 0, 0, &caldav_calendar},
     /* sections 5.2.1, 5.2.2 and Apple's color: kept by the store, set by PROPPATCH */

@@ -17,14 +17,24 @@ extern const struct dav_extension caldav_extension;
 
 /* c->obj, the member c->member of the target collection. */
 void caldav_object_from_member(struct dav_ctx *c);
+/* What a response gives of a calendar object's CALDAV:calendar-data
+ * (section 9.6); false and true are NONE and WHOLE. */
+enum caldav_data {
+    CALDAV_DATA_NONE,           /* not requested */
+    CALDAV_DATA_WHOLE,          /* the object as stored, streamed from the store */
+    CALDAV_DATA_EXPAND,         /* CALDAV:expand (9.6.5), rendered anew */
+    CALDAV_DATA_LIMIT,          /* CALDAV:limit-recurrence-set (9.6.6), rendered anew */
+};
 /* The DAV:response of c->obj, one piece per call (c->obj_phase zero to
- * start); with_data, a calendar object's CALDAV:calendar-data streamed from
- * the store. Returns 1 once it is complete. */
-int caldav_render_object(struct dav_ctx *c, bool with_data);
+ * start), with its calendar-data as `data` says (EXPAND and LIMIT: only in
+ * calendar-query and calendar-multiget, whose range they take). Returns 1
+ * once it is complete. */
+int caldav_render_object(struct dav_ctx *c, int data);
 /* c->obj's whole response by reference, kept rendered (dav_fragments.c):
  * true, or false when the request's responses are not kept or there is no
- * room now (then caldav_render_object renders it, the copying path). */
-bool caldav_send_object_ref(struct dav_ctx *c, bool with_data);
+ * room now (then caldav_render_object renders it, the copying path). Only
+ * NONE and WHOLE are ever kept. */
+bool caldav_send_object_ref(struct dav_ctx *c, int data);
 /* Before c->obj (in collection c->obj.coll, its name at name_off) is read
  * from the store: a response kept for it that is current (then its ETag is
  * in c->obj and caldav_send_object_ref sends it). */

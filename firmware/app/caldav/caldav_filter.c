@@ -30,17 +30,27 @@ bool caldav_time_range_bounds(const struct xml_node *tr, int64_t *start, int64_t
     return *start < *end;
 }
 
+/* Is attribute `name` of n absent, or one of the values a and b? */
+static bool attr_absent_or(const struct xml_node *n, const char *name, const char *a, const char *b)
+{
+    const struct xml_attr *at = xml_attr_find(n, NULL, name);
+    return !at || xml_str_eq(at->value, a) || xml_str_eq(at->value, b);
+}
+
 /* Check what evaluation relies on: time ranges parse, collations are known
- * (section 7.5: i;ascii-casemap and i;octet). 0, or the precondition name. */
+ * (section 7.5: i;ascii-casemap and i;octet), negate-condition is "yes" or
+ * "no" (section 9.7.5). 0, or the precondition name. */
 const char *caldav_filter_check(const struct xml_node *n)
 {
-    char collation[32];
     int64_t s, e;
     if (xml_is(n, XML_NS_CALDAV, "time-range") && !caldav_time_range_bounds(n, &s, &e))
         return "valid-filter";
-    if (xml_is(n, XML_NS_CALDAV, "text-match") && attr_value(n, "collation", collation, sizeof(collation)) &&
-        strcmp(collation, "i;ascii-casemap") != 0 && strcmp(collation, "i;octet") != 0)
-        return "supported-collation";
+    if (xml_is(n, XML_NS_CALDAV, "text-match")) {
+        if (!attr_absent_or(n, "collation", "i;ascii-casemap", "i;octet"))
+            return "supported-collation";
+        if (!attr_absent_or(n, "negate-condition", "yes", "no"))
+            return "valid-filter";
+    }
     if ((xml_is(n, XML_NS_CALDAV, "comp-filter") || xml_is(n, XML_NS_CALDAV, "prop-filter") ||
          xml_is(n, XML_NS_CALDAV, "param-filter")) && !xml_attr_find(n, NULL, "name"))
         return "valid-filter";
@@ -52,15 +62,41 @@ const char *caldav_filter_check(const struct xml_node *n)
     return NULL;
 }
 
-/* Section 9.7.5: substring match under the collation, maybe negated. */
-static bool text_match(const struct xml_node *tm, const char *value, size_t len)
+static char fold_case(char ch) { return ch >= 'A' && ch <= 'Z' ? (char)(ch - 'A' + 'a') : ch; }
+
+/* The character at v[*i], advancing *i past it; with `text`, an escape of
+ * a TEXT value (RFC 5545 3.3.11: \\ \; \, \n \N) is the character it stands
+ * for, so a text-match compares with the value rather than its encoding. */
+static char value_char(const char *v, size_t len, size_t *i, bool text)
 {
-    char collation[32], negate[8];
-    bool octet = attr_value(tm, "collation", collation, sizeof(collation)) &&
-                 strcmp(collation, "i;octet") == 0;
-    bool negated = attr_value(tm, "negate-condition", negate, sizeof(negate)) &&
-                   strcmp(negate, "yes") == 0;
-    return xml_contains(value, len, tm->text, !octet) != negated;
+    char ch = v[(*i)++];
+    if (text && ch == '\\' && *i < len) {
+        ch = v[(*i)++];
+        if (ch == 'n' || ch == 'N')
+            ch = '\n';
+    }
+    return ch;
+}
+
+/* Section 9.7.5: substring match under the collation (i;ascii-casemap
+ * unless i;octet is named, section 7.5.1), maybe negated. */
+static bool text_match(const struct xml_node *tm, const char *value, size_t len, bool text)
+{
+    /* the attributes' values are known good (caldav_filter_check) */
+    bool octet = !attr_absent_or(tm, "collation", "i;ascii-casemap", "i;ascii-casemap");
+    bool negated = !attr_absent_or(tm, "negate-condition", "no", "no");
+    struct xml_str needle = tm->text;
+    bool found = needle.len == 0;
+    size_t i, j, k;
+    for (i = 0; !found && i < len; value_char(value, len, &i, text)) {
+        for (j = i, k = 0; k < needle.len && j < len; k++) {
+            char a = value_char(value, len, &j, text), b = needle.ptr[k];
+            if (octet ? a != b : fold_case(a) != fold_case(b))
+                break;
+        }
+        found = k == needle.len;
+    }
+    return found != negated;
 }
 
 static bool name_is(struct ical_str s, const char *name)
@@ -86,10 +122,20 @@ static bool param_filter(const struct ical_prop *p, const struct xml_node *pf)
     if (!param)
         return false;
     tm = xml_child(pf, XML_NS_CALDAV, "text-match");
-    return !tm || text_match(tm, param->value.ptr, param->value.len);
+    return !tm || text_match(tm, param->value.ptr, param->value.len, false);
 }
 
-/* Section 9.7.2: some property of that name meets every condition. */
+/* Section 9.7.2: some property of that name in comp meets every condition.
+ * comp is the component of the enclosing comp-filter: under the VCALENDAR
+ * comp-filter it is the VCALENDAR itself, so a prop-filter there tests the
+ * calendar's own properties (RFC 5545 3.6 and 3.7, RFC 7986 section 4 adds
+ * NAME, DESCRIPTION, UID, CATEGORIES, COLOR... there), never those of the
+ * VEVENT or VTODO inside: "exists in the enclosing calendar component"
+ * (section 9.7.2). A query that leaves out the component type and puts a
+ * CATEGORIES or SUMMARY prop-filter there matches only calendars that carry
+ * that property themselves, as with Radicale, Xandikos and SabreDAV; a
+ * client wanting the components' properties names the component, as the
+ * examples of section 7.8 do. */
 static bool prop_filter(const struct ical_object *obj, const struct ical_component *comp,
                         const struct xml_node *pf)
 {
@@ -111,7 +157,7 @@ static bool prop_filter(const struct ical_object *obj, const struct ical_compone
                 at = ok ? ical_time_to_utc(obj, &t, 0) : 0;
                 ok = ok && at >= s && at < e;
             } else if (xml_is(cond, XML_NS_CALDAV, "text-match")) {
-                ok = text_match(cond, p->value.ptr, p->value.len);
+                ok = text_match(cond, p->value.ptr, p->value.len, true);
             } else if (xml_is(cond, XML_NS_CALDAV, "param-filter")) {
                 ok = param_filter(p, cond);
             }
@@ -125,9 +171,13 @@ static bool prop_filter(const struct ical_object *obj, const struct ical_compone
 }
 
 /* Section 9.7.1: comp is a component named by the filter; does it meet the
- * filter's conditions? Time ranges on the object's own component type cover
- * all its instances (ical_time_range); on others (VALARM...) they are taken
- * as met. */
+ * filter's conditions? Time ranges (section 9.9) on the object's own
+ * component type cover all its instances (ical_time_range); on a VALARM
+ * they test its triggers in each instance of its parent (ical_alarm_range).
+ * Section 9.9 gives the VCALENDAR no time of its own: a time range directly
+ * under it (a query without a component type) is taken as one on the
+ * object's component, the only type it holds (section 4.1). On others
+ * (VTIMEZONE...) time ranges are taken as met. */
 static bool comp_conditions(const struct ical_object *obj, const struct ical_component *comp,
                             const struct xml_node *cf);
 
@@ -155,9 +205,14 @@ static bool comp_conditions(const struct ical_object *obj, const struct ical_com
     XML_FOR_EACH_CHILD(cond, cf) {
         if (xml_is(cond, XML_NS_CALDAV, "time-range")) {
             int64_t s, e;
+            enum ical_match m = ICAL_MATCH;
             if (!caldav_time_range_bounds(cond, &s, &e))
                 return false;
-            if (comp->kind == obj->kind && ical_time_range(obj, s, e, 0, 0) == ICAL_NO_MATCH)
+            if (comp->kind == ICAL_VALARM)
+                m = ical_alarm_range(obj, comp, s, e, 0, 0);
+            else if (comp->kind == obj->kind || comp == obj->root)
+                m = ical_time_range(obj, s, e, 0, 0);
+            if (m == ICAL_NO_MATCH)
                 return false;
         } else if (xml_is(cond, XML_NS_CALDAV, "prop-filter")) {
             if (!prop_filter(obj, comp, cond))

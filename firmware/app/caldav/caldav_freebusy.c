@@ -6,20 +6,11 @@
 #include <stdio.h>
 #include <string.h>
 
-void caldav_format_utc(int64_t t, char *out, size_t size)
-{
-    int64_t days = t >= 0 ? t / 86400 : (t - 86399) / 86400, rem = t - days * 86400, y;
-    unsigned m, d;
-    ical_civil_from_days(days, &y, &m, &d);
-    snprintf(out, size, "%04d%02u%02uT%02d%02d%02dZ", (int)y, m, d, (int)(rem / 3600),
-             (int)(rem / 60 % 60), (int)(rem % 60));
-}
-
 static void out_period(struct dav_ctx *c, int64_t s, int64_t e, bool tentative)
 {
     char a[24], b[24], line[96];
-    caldav_format_utc(s, a, sizeof(a));
-    caldav_format_utc(e, b, sizeof(b));
+    ical_format_utc(s, a);
+    ical_format_utc(e, b);
     snprintf(line, sizeof(line), "FREEBUSY;FBTYPE=%s:%s/%s\r\n", tentative ? "BUSY-TENTATIVE" : "BUSY",
              a, b);
     caldav_out_ical(c, line);
@@ -106,8 +97,8 @@ void caldav_freebusy_head(struct dav_ctx *c, const char *method)
 {
     const struct caldav_report *report = caldav_report_of(c);
     char a[24], b[24], line[240];
-    caldav_format_utc(report->range_start, a, sizeof(a));
-    caldav_format_utc(report->range_end, b, sizeof(b));
+    ical_format_utc(report->range_start, a);
+    ical_format_utc(report->range_end, b);
     /* no wall clock on the appliance: DTSTAMP is the range start */
     snprintf(line, sizeof(line),
              "BEGIN:VCALENDAR\r\nVERSION:2.0\r\nPRODID:-//LiteDAV//CalDAV//EN\r\n%s"

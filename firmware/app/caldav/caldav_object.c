@@ -37,19 +37,43 @@ void caldav_object_from_member(struct dav_ctx *c)
 static const struct dav_prop caldav_calendar_data = {XML_NS_CALDAV, "C", "calendar-data", NULL, 0,
                                                       DAV_PROP_OF_CONTENT, NULL};
 
+/* Of its own (not inlined: external) so that its buffer is not on the
+ * stack under caldav_render_data's expander, which caldav_render_object
+ * calls too. */
+bool caldav_stream_data(struct dav_ctx *c)
+{
+    const struct dav_resource *r = &c->obj;
+    char buf[1024];
+    uint32_t got = 0;
+    struct store_object_info info;
+    if (store_get_object(c->store, r->coll, r->path + c->obj_name_off, r->path_len - c->obj_name_off,
+                         c->offset, buf, sizeof(buf), &got, &info) != STORE_OK || got == 0 ||
+        info.etag != r->obj.etag) {
+        /* gone or replaced meanwhile: what was sent stands, the rest is cut */
+        c->obj_cut = true;
+        dav_out_raw(c, "</C:calendar-data>");
+        c->obj_phase = 2;
+        return false;
+    }
+    c->offset += dav_out_escaped(c, buf, got); /* the rest, if any, in the next piece */
+    if (c->offset >= info.size) {
+        dav_out_raw(c, "</C:calendar-data>");
+        c->obj_phase = 2;
+    }
+    return true;
+}
+
 /* Section 9.6: calendar-data is streamed from the store in pieces, so an
  * object needs no buffer of its own size here. An object whose escaped data
  * and closing tags fit in what is left of c->out is written whole in one
  * call: no other request runs between its ETag and its data, so a PUT or a
  * DELETE cannot cut it (only a larger object, streamed over several calls,
  * can be: what was sent of it stands and the rest is left out). */
-int caldav_render_object(struct dav_ctx *c, bool with_data)
+int caldav_render_object(struct dav_ctx *c, int data)
 {
+    bool with_data = data != CALDAV_DATA_NONE;
     struct xml_writer w;
     const struct dav_resource *r = &c->obj;
-    char data[1024];
-    uint32_t got = 0;
-    struct store_object_info info;
     bool whole = false;
 
     for (;;) {
@@ -70,7 +94,9 @@ int caldav_render_object(struct dav_ctx *c, bool with_data)
             c->obj_phase = 2;
             if (with_data && r->type == &caldav_calendar) {
                 dav_out_raw(c, "<C:calendar-data>");
-                c->obj_phase = 1;
+                c->obj_phase = data == CALDAV_DATA_WHOLE ? 1 : 3;
+                if (c->obj_phase == 3)
+                    continue;
             }
             /* escaping makes a byte at most 5 ("&#13;"); the closing tags take the rest */
             whole = (size_t)r->obj.size * 5u + 1024u <= c->out_cap - c->out_len;
@@ -78,23 +104,14 @@ int caldav_render_object(struct dav_ctx *c, bool with_data)
                 return 0;
             continue;
         case 1:
-            if (store_get_object(c->store, r->coll, r->path + c->obj_name_off, r->path_len - c->obj_name_off,
-                                 c->offset, data, sizeof(data), &got, &info) != STORE_OK || got == 0 ||
-                info.etag != r->obj.etag) {
-                /* gone or replaced meanwhile: what was sent stands, the rest is cut */
-                c->obj_cut = true;
-                dav_out_raw(c, "</C:calendar-data>");
-                c->obj_phase = 2;
-                return 0;
-            }
-            c->offset += dav_out_escaped(c, data, got); /* the rest, if any, in the next piece */
-            if (c->offset >= info.size) {
-                dav_out_raw(c, "</C:calendar-data>");
-                c->obj_phase = 2;
-            }
-            if (!whole)
+            if (!caldav_stream_data(c) || !whole)
                 return 0;
             continue;
+        case 3:
+            /* re-rendered (caldav_expand.c): the tail in a piece of its own */
+            if (caldav_render_data(c, data))
+                c->obj_phase = 2;
+            return 0;
         default:
             dav_writer(c, &w);
             dav_write_propstats_tail(c, &w, r, &caldav_calendar_data);
@@ -109,9 +126,13 @@ int caldav_render_object(struct dav_ctx *c, bool with_data)
 static int render_with_data(struct dav_ctx *c) { return caldav_render_object(c, true); }
 static int render_without_data(struct dav_ctx *c) { return caldav_render_object(c, false); }
 
-bool caldav_send_object_ref(struct dav_ctx *c, bool with_data)
+bool caldav_send_object_ref(struct dav_ctx *c, int data)
 {
-    if (c->obj_phase != 0 || !dav_fragments_enabled())
+    bool with_data = data == CALDAV_DATA_WHOLE;
+    /* An expanded or limited calendar-data depends on the request's range:
+     * never kept, nor answered from what was kept. The variant of such a
+     * request is 0 already (calendar-data with children), this says it here. */
+    if (c->obj_phase != 0 || data > CALDAV_DATA_WHOLE || !dav_fragments_enabled())
         return false;
     return dav_send_object_fragment(c, with_data ? render_with_data : render_without_data,
                                     dav_request_variant(c, &caldav_calendar_data));

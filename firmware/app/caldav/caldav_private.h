@@ -14,11 +14,12 @@ extern const struct dav_coll_type caldav_calendar;
 
 /* What a CalDAV REPORT keeps in c->ext across the pieces of its response. */
 struct caldav_report {
-    bool want_data;                     /* CALDAV:calendar-data requested */
+    uint8_t data;                       /* enum caldav_data: CALDAV:calendar-data requested, how */
     bool in_xml;                        /* free-busy lines go inside XML, escaped */
     const struct xml_node *filter;      /* calendar-query: its CALDAV:filter */
     const struct xml_node *next_href;   /* calendar-multiget: the next DAV:href */
-    int64_t range_start, range_end;     /* free-busy-query, the outbox's free-busy request */
+    int64_t range_start, range_end;     /* free-busy-query, the outbox's free-busy request;
+                                           calendar-data's expand or limit-recurrence-set */
     uint32_t calendar;                  /* the outbox's request: the calendar being read */
     uint16_t attendee;                  /* the outbox's request: the ATTENDEE answered now */
 };
@@ -38,6 +39,10 @@ enum { R_OPEN, R_NEXT, R_OBJECT, R_CLOSE };
 int caldav_put_begin(struct dav_ctx *c);
 /* The whole body's checks, section 5.3.2.1 (0 or the status answered). */
 int caldav_put_check(struct dav_ctx *c, const char *body, size_t len);
+/* Section 5.2.3: the component kinds calendar coll takes (bits of
+ * caldav_component_bit), and the bit of a kind (0: none a calendar takes). */
+unsigned caldav_components(struct dav_ctx *c, uint32_t coll);
+unsigned caldav_component_bit(enum ical_kind kind);
 
 /* ---- caldav_object.c: calendar objects ------------------------------------ */
 
@@ -50,6 +55,20 @@ enum ical_status caldav_parse_itip(struct ical_object *obj, const char *text, si
  * true when it is a valid calendar object. */
 bool caldav_read_member(struct dav_ctx *c, struct ical_object *obj);
 
+/* The next piece of c->obj's calendar-data as stored (caldav_render_object's
+ * phase 1): false when it was cut (the object is gone or replaced). */
+bool caldav_stream_data(struct dav_ctx *c);
+
+/* ---- caldav_expand.c (sections 9.6.5, 9.6.6) ------------------------------- */
+
+/* The request's CALDAV:calendar-data (in c->props): its enum caldav_data,
+ * with the range of an expand or limit-recurrence-set in the report's state;
+ * -1 when that element's start or end is missing or not a UTC time. */
+int caldav_data_request(struct dav_ctx *c);
+/* The next piece of c->obj's calendar-data as `data` (EXPAND or LIMIT) says,
+ * after "<C:calendar-data>": true once its end tag is written. */
+bool caldav_render_data(struct dav_ctx *c, int data);
+
 /* ---- caldav_report.c, caldav_freebusy.c (section 7) -------------------------- */
 
 /* What every calendar REPORT checks and sets up first: true, or false once it
@@ -58,8 +77,6 @@ bool caldav_report_begin(struct dav_ctx *c);
 void caldav_multiget(struct dav_ctx *c);
 void caldav_query(struct dav_ctx *c);
 void caldav_freebusy(struct dav_ctx *c);
-/* A UTC DATE-TIME, "19970714T173000Z" (RFC 5545 section 3.3.5). */
-void caldav_format_utc(int64_t t, char *out, size_t size);
 /* Free-busy text into c->out: raw, or escaped when in_xml. */
 void caldav_out_ical(struct dav_ctx *c, const char *s);
 /* The VCALENDAR and VFREEBUSY head of the range (method: "" or a METHOD

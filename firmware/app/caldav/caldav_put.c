@@ -119,8 +119,9 @@ int caldav_put_check(struct dav_ctx *c, const char *body, size_t len)
         dav_respond_precondition(c, 403, "C", "valid-calendar-data");
         return 403;
     }
-    /* CALDAV:supported-calendar-component */
-    if (obj.kind != ICAL_VEVENT && obj.kind != ICAL_VTODO && obj.kind != ICAL_VJOURNAL) {
+    /* CALDAV:supported-calendar-component: of this server, and of this
+     * calendar's supported-calendar-component-set (section 5.2.3) */
+    if (!(caldav_component_bit(obj.kind) & caldav_components(c, c->target.coll))) {
         dav_respond_precondition(c, 403, "C", "supported-calendar-component");
         return 403;
     }

@@ -9,6 +9,7 @@
 bool caldav_report_begin(struct dav_ctx *c)
 {
     const struct xml_node *root = c->doc.root;
+    int data;
     if (!c->target.exists) {
         dav_respond_status(c, 404, NULL);
         return false;
@@ -25,7 +26,11 @@ bool caldav_report_begin(struct dav_ctx *c)
         else if (xml_child(root, XML_NS_DAV, "propname"))
             c->mode = DAV_PROPNAME;
     }
-    caldav_report_of(c)->want_data = dav_prop_requested(c, XML_NS_CALDAV, "calendar-data");
+    if ((data = caldav_data_request(c)) < 0) {
+        dav_respond_status(c, 400, "expand or limit-recurrence-set: start and end in UTC, start first.");
+        return false;
+    }
+    caldav_report_of(c)->data = (uint8_t)data;
     c->phase = R_OPEN;
     return true;
 }
@@ -35,8 +40,8 @@ bool caldav_report_begin(struct dav_ctx *c)
 static int render_object_or_close(struct dav_ctx *c)
 {
     if (c->phase == R_OBJECT) {
-        bool with_data = caldav_report_of(c)->want_data;
-        if (caldav_send_object_ref(c, with_data) || caldav_render_object(c, with_data))
+        int data = caldav_report_of(c)->data;
+        if (caldav_send_object_ref(c, data) || caldav_render_object(c, data))
             c->phase = R_NEXT;
         return 0;
     }

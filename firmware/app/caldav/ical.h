@@ -131,6 +131,10 @@ bool ical_parse_utc_offset(struct ical_str value, int32_t *seconds);
 /* A time-range start/end attribute (4791 9.9: UTC DATE-TIME) to UTC seconds. */
 bool ical_parse_utc(const char *s, size_t len, int64_t *utc);
 
+/* UTC seconds as a UTC DATE-TIME (5545 3.3.5 form 2: "19980119T070000Z"). */
+#define ICAL_UTC_LEN 16
+void ical_format_utc(int64_t utc, char out[ICAL_UTC_LEN + 1]);
+
 int64_t ical_days_from_civil(int64_t y, unsigned m, unsigned d);
 void ical_civil_from_days(int64_t days, int64_t *y, unsigned *m, unsigned *d);
 
@@ -186,5 +190,46 @@ enum ical_match {
  * the recurrence periods examined (0 = default). */
 enum ical_match ical_time_range(const struct ical_object *obj, int64_t start, int64_t end,
                                 int32_t floating_offset, unsigned max_iterations);
+
+/* The VALARM row of RFC 4791 9.9: does a trigger of `alarm` (a VALARM of a
+ * VEVENT or VTODO of obj) fall in [start, end)? A TRIGGER;VALUE=DATE-TIME is
+ * one time; a duration is from the start (or with RELATED=END the end: DTEND,
+ * DUE or DTSTART + DURATION) of each instance of the parent, as
+ * ical_time_range counts them; REPEAT / DURATION repetitions follow each
+ * trigger. What cannot be placed (a relative trigger of a to-do without the
+ * time it refers to, an unsupported rule, the iteration bound) is
+ * ICAL_MATCH_ASSUMED. */
+enum ical_match ical_alarm_range(const struct ical_object *obj, const struct ical_component *alarm,
+                                 int64_t start, int64_t end, int32_t floating_offset,
+                                 unsigned max_iterations);
+
+/* ---- instances (RFC 4791 9.6.5 expand, 9.6.6 limit-recurrence-set) ------- */
+
+/* One instance that ical_instances found. */
+struct ical_instance {
+    const struct ical_component *comp;  /* the component it is of: a master, or an override */
+    /* one of a master's recurrences (RRULE, RDATE): it starts at `start` and
+     * lasts `length` seconds (DTEND or DUE less DTSTART, as ical_time_range
+     * takes them); otherwise the component is the instance, with its own times */
+    bool generated;
+    int64_t start;              /* UTC */
+    int64_t length;
+};
+/* Called for each instance found: true stops the search. */
+typedef bool (*ical_instance_fn)(void *ctx, const struct ical_instance *in);
+
+/* Each instance that ical_time_range would find overlapping [start, end),
+ * with the same rules and bounds: the master's (DTSTART, RRULE, RDATE less
+ * EXDATE and the instances overrides replace) in increasing order, then each
+ * override's, in the order of the object's components. A rule the expander
+ * does not evaluate gives no instances (the result is ICAL_MATCH_ASSUMED). */
+enum ical_match ical_instances(const struct ical_object *obj, int64_t start, int64_t end,
+                               int32_t floating_offset, unsigned max_iterations,
+                               ical_instance_fn fn, void *ctx);
+
+/* ical_time_range for one component of the object: an override is its one
+ * instance, another component its recurrence set. */
+enum ical_match ical_component_range(const struct ical_object *obj, const struct ical_component *comp,
+                                     int64_t start, int64_t end, int32_t floating_offset);
 
 #endif

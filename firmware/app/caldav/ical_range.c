@@ -325,7 +325,11 @@ struct range_ctx {
     int64_t length;             /* seconds from instance start to DTEND/DUE/+DURATION */
     bool is_date;
     bool is_override;           /* a RECURRENCE-ID component: one instance, nothing excluded */
-    bool matched;
+    bool matched;               /* an instance overlapped (without fn: the search stops there) */
+    bool stopped;               /* fn asked to stop */
+    ical_instance_fn fn;        /* NULL: the yes/no test of ical_time_range */
+    void *fn_ctx;
+    struct ical_instance inst;  /* what fn is handed */
 };
 
 /* RFC 4791 9.9 tables for one instance starting at `s` (UTC). */
@@ -419,36 +423,45 @@ static bool excluded(const struct range_ctx *c, int64_t local, int64_t utc)
     return false;
 }
 
+/* An instance at utc overlaps the range: true when the search stops. */
+static bool hit(struct range_ctx *c, int64_t utc)
+{
+    c->matched = true;
+    if (!c->fn)
+        return c->stopped = true;
+    c->inst.start = utc;
+    return c->stopped = c->fn(c->fn_ctx, &c->inst);
+}
+
 static bool range_emit(void *ctx, int64_t local)
 {
     struct range_ctx *c = ctx;
     int64_t utc = zone_to_utc(&c->zone, local);
     if (excluded(c, local, utc))
         return false;
-    if (instance_overlaps(c, utc)) {
-        c->matched = true;
-        return true;
-    }
-    return false;
+    return instance_overlaps(c, utc) && hit(c, utc);
 }
 
-static enum ical_match component_range(const struct ical_object *obj, const struct ical_component *comp,
-                                       int64_t start, int64_t end, int32_t floating_offset,
-                                       unsigned max_iterations, bool expand_rules)
+/* c set up with obj, comp, the range, the zone and fn: the instances of
+ * comp (its RRULE and RDATEs unless it is an override) that overlap. */
+static enum ical_match component_range(struct range_ctx *cp, unsigned max_iterations)
 {
-    struct range_ctx c;
-    memset(&c, 0, sizeof(c));
-    c.obj = obj;
-    c.comp = comp;
-    c.start = start;
-    c.end = end;
-    c.floating_offset = floating_offset;
-    c.is_override = !expand_rules;
+    struct range_ctx c = *cp;
+    const struct ical_object *obj = c.obj;
+    const struct ical_component *comp = c.comp;
+    int64_t start = c.start, end = c.end;
+    int32_t floating_offset = c.floating_offset;
+    bool expand_rules = !(c.is_override = ical_find_prop(comp, "RECURRENCE-ID") != NULL);
+    c.inst.comp = comp;
     c.has_dtstart = ical_prop_time(ical_find_prop(comp, "DTSTART"), &c.dtstart);
     if (!c.has_dtstart) {
-        if (comp->kind == ICAL_VTODO)
-            return todo_without_start(&c) ? ICAL_MATCH : ICAL_NO_MATCH;
-        return comp->kind == ICAL_VFREEBUSY ? ICAL_MATCH_ASSUMED : ICAL_NO_MATCH;
+        if (comp->kind != ICAL_VTODO)
+            return comp->kind == ICAL_VFREEBUSY ? ICAL_MATCH_ASSUMED : ICAL_NO_MATCH;
+        if (!todo_without_start(&c))
+            return ICAL_NO_MATCH;
+        hit(&c, 0); /* one instance, without a start of its own */
+        cp->stopped = c.stopped;
+        return ICAL_MATCH;
     }
     zone_for(&c.zone, obj, &c.dtstart, floating_offset);
     c.is_date = c.dtstart.kind == ICAL_TIME_DATE;
@@ -463,8 +476,10 @@ static enum ical_match component_range(const struct ical_object *obj, const stru
     }
     if (c.length < 0)
         c.length = 0;
+    c.inst.length = c.length;
 
     const struct ical_prop *rr = expand_rules ? ical_find_prop(comp, "RRULE") : NULL;
+    c.inst.generated = rr || (expand_rules && ical_find_prop(comp, "RDATE"));
     struct ical_rrule rule;
     const char *why;
     if (!rr || !ical_parse_rrule(rr->value, &rule, &why)) {
@@ -488,10 +503,10 @@ static enum ical_match component_range(const struct ical_object *obj, const stru
     };
     enum expand_result res = expand(&e);
     /* RDATE instances (5545 3.8.5.2); PERIOD values use their start */
-    if (!c.matched && expand_rules) {
-        for (const struct ical_prop *p = ical_find_prop(comp, "RDATE"); p && !c.matched; p = ical_next_prop(p, "RDATE")) {
+    if (!c.stopped && expand_rules) {
+        for (const struct ical_prop *p = ical_find_prop(comp, "RDATE"); p && !c.stopped; p = ical_next_prop(p, "RDATE")) {
             const char *v = p->value.ptr, *vend = p->value.ptr + p->value.len;
-            while (v < vend && !c.matched) {
+            while (v < vend && !c.stopped) {
                 const char *comma = memchr(v, ',', (size_t)(vend - v));
                 struct ical_str item = { v, (size_t)((comma ? comma : vend) - v) };
                 const char *slash = memchr(item.ptr, '/', item.len);
@@ -503,13 +518,197 @@ static enum ical_match component_range(const struct ical_object *obj, const stru
                     zone_for(&z, obj, &t, floating_offset);
                     int64_t utc = zone_to_utc(&z, t.local);
                     if (!excluded(&c, t.local, utc) && instance_overlaps(&c, utc))
-                        c.matched = true;
+                        hit(&c, utc);
                 }
                 v = comma ? comma + 1 : vend;
             }
         }
     }
+    cp->stopped = c.stopped;
     if (c.matched)
+        return ICAL_MATCH;
+    return res == EXPAND_LIMIT ? ICAL_MATCH_ASSUMED : ICAL_NO_MATCH;
+}
+
+static enum ical_match search(const struct ical_object *obj, const struct ical_component *only,
+                              int64_t start, int64_t end, int32_t floating_offset,
+                              unsigned max_iterations, ical_instance_fn fn, void *fn_ctx)
+{
+    struct range_ctx rc;
+    enum ical_match result = ICAL_NO_MATCH;
+    if (!obj->root)
+        return ICAL_NO_MATCH;
+    if (!max_iterations)
+        max_iterations = ICAL_DEFAULT_MAX_ITERATIONS;
+    memset(&rc, 0, sizeof(rc));
+    rc.obj = obj;
+    rc.start = start;
+    rc.end = end;
+    rc.floating_offset = floating_offset;
+    rc.fn = fn;
+    rc.fn_ctx = fn_ctx;
+    for (const struct ical_component *c = obj->root->first_child; c && !rc.stopped; c = c->next_sibling) {
+        if (c->kind != obj->kind || (only && c != only))
+            continue;
+        /* overrides are single instances at their own DTSTART (5545 3.8.4.4;
+         * RANGE=THISANDFUTURE is not applied to later instances) */
+        rc.comp = c;
+        enum ical_match m = component_range(&rc, max_iterations);
+        if (m == ICAL_MATCH)
+            result = ICAL_MATCH;
+        else if (m == ICAL_MATCH_ASSUMED && result == ICAL_NO_MATCH)
+            result = ICAL_MATCH_ASSUMED;
+    }
+    return result;
+}
+
+/* ---- alarms (RFC 4791 9.9, VALARM row) ------------------------------------ */
+
+struct alarm_ctx {
+    struct range_ctx range;     /* the alarm's parent component and the query */
+    int64_t shift;              /* from an instance's start to its first trigger */
+    int64_t interval;           /* DURATION between repetitions, > 0 when repeat > 0 */
+    uint32_t repeat;            /* REPEAT: further triggers after the first */
+};
+
+/* (start <= trigger-time) AND (end > trigger-time) for the trigger at
+ * `first` or one of its REPEAT repetitions (RFC 5545 3.8.6.2). */
+static bool triggers_in(const struct alarm_ctx *a, int64_t first)
+{
+    uint64_t k = 0;
+    if (first < a->range.start) {
+        if (!a->repeat)
+            return false;
+        k = ((uint64_t)(a->range.start - first) + (uint64_t)a->interval - 1) / (uint64_t)a->interval;
+        if (k > a->repeat)
+            return false;
+    }
+    return first + (int64_t)k * a->interval < a->range.end;
+}
+
+static bool alarm_instance(struct alarm_ctx *a, int64_t local, int64_t utc)
+{
+    if (!excluded(&a->range, local, utc) && triggers_in(a, utc + a->shift))
+        a->range.matched = true;
+    return a->range.matched;
+}
+
+static bool alarm_emit(void *ctx, int64_t local)
+{
+    struct alarm_ctx *a = ctx;
+    return alarm_instance(a, local, zone_to_utc(&a->range.zone, local));
+}
+
+static enum ical_match match_if(bool yes) { return yes ? ICAL_MATCH : ICAL_NO_MATCH; }
+
+enum ical_match ical_alarm_range(const struct ical_object *obj, const struct ical_component *alarm,
+                                 int64_t start, int64_t end, int32_t floating_offset, unsigned max_iterations)
+{
+    const struct ical_component *comp = alarm->parent;
+    const struct ical_prop *trigger = ical_find_prop(alarm, "TRIGGER");
+    const struct ical_prop *repeat = ical_find_prop(alarm, "REPEAT");
+    const struct ical_prop *every = ical_find_prop(alarm, "DURATION");
+    const struct ical_param *related;
+    struct alarm_ctx a;
+    struct ical_time t;
+    int64_t start_utc, repeats = 0;
+
+    if (!comp || !trigger)
+        return ICAL_NO_MATCH;
+    memset(&a, 0, sizeof(a));
+    a.range.obj = obj;
+    a.range.comp = comp;
+    a.range.start = start;
+    a.range.end = end;
+    a.range.floating_offset = floating_offset;
+    /* a RECURRENCE-ID component is one instance of its own (5545 3.8.4.4) */
+    a.range.is_override = ical_find_prop(comp, "RECURRENCE-ID") != NULL;
+    /* REPEAT and DURATION come together (5545 3.6.6); REPEAT is an INTEGER */
+    if (repeat && every && ical_parse_duration(every->value, &a.interval) && a.interval > 0) {
+        for (size_t i = 0; i < repeat->value.len && i < 9 && is_digit(repeat->value.ptr[i]); i++)
+            a.repeat = a.repeat * 10 + (uint32_t)(repeat->value.ptr[i] - '0');
+        repeats = a.interval > INT64_MAX / 4 / ((int64_t)a.repeat + 1) ? INT64_MAX / 4
+                                                                      : (int64_t)a.repeat * a.interval;
+    }
+
+    /* TRIGGER;VALUE=DATE-TIME: one absolute time, whatever the instances
+     * (5545 3.8.6.3) */
+    if (!ical_parse_duration(trigger->value, &a.shift)) {
+        if (!ical_prop_time(trigger, &t))
+            return ICAL_MATCH_ASSUMED;
+        return match_if(triggers_in(&a, ical_time_to_utc(obj, &t, floating_offset)));
+    }
+    related = ical_find_param(trigger, "RELATED");
+    bool from_end = related && ical_str_eq_nocase(related->value, "END");
+    if (!ical_prop_time(ical_find_prop(comp, "DTSTART"), &a.range.dtstart)) {
+        /* a VTODO without DTSTART has no instances to repeat: only an
+         * alarm related to its DUE can be placed */
+        if (from_end && ical_prop_time(ical_find_prop(comp, "DUE"), &t))
+            return match_if(triggers_in(&a, ical_time_to_utc(obj, &t, floating_offset) + a.shift));
+        return ICAL_MATCH_ASSUMED;
+    }
+    zone_for(&a.range.zone, obj, &a.range.dtstart, floating_offset);
+    start_utc = zone_to_utc(&a.range.zone, a.range.dtstart.local);
+    a.range.is_date = a.range.dtstart.kind == ICAL_TIME_DATE;
+    if (from_end) {
+        /* RELATED=END: DTEND or DUE, else DTSTART + DURATION; an event
+         * with neither ends as it starts, or after its day (5545 3.6.1);
+         * a to-do with neither has no end to relate to */
+        const struct ical_prop *length = ical_find_prop(comp, "DURATION");
+        int64_t seconds = 0;
+        if (ical_prop_time(ical_find_prop(comp, comp->kind == ICAL_VTODO ? "DUE" : "DTEND"), &t)) {
+            seconds = ical_time_to_utc(obj, &t, floating_offset) - start_utc;
+        } else if (!length || !ical_parse_duration(length->value, &seconds)) {
+            if (comp->kind == ICAL_VTODO)
+                return ICAL_MATCH_ASSUMED;
+            seconds = a.range.is_date ? 86400 : 0;
+        }
+        a.shift += seconds;
+    }
+
+    const struct ical_prop *rr = a.range.is_override ? NULL : ical_find_prop(comp, "RRULE");
+    struct ical_rrule rule;
+    const char *why;
+    if (!rr || !ical_parse_rrule(rr->value, &rule, &why)) {
+        memset(&rule, 0, sizeof(rule));
+        rule.freq = ICAL_DAILY;
+        rule.interval = 1;
+        rule.count = 1;      /* just DTSTART */
+    } else if (rule.unsupported) {
+        return ICAL_MATCH_ASSUMED;
+    }
+    /* instances whose triggers can fall in [start, end): their starts are
+     * in [start - shift - repeats, end - shift); local times are within
+     * +-26 h of UTC. Durations (9 digits a unit) and repeats (at most
+     * INT64_MAX / 4) stay far from the limits: only an open side needs care. */
+    const int64_t slack = 2 * 26 * 3600;
+    struct expansion e = {
+        .rule = &rule, .dtstart = a.range.dtstart.local, .emit = alarm_emit, .ctx = &a,
+        .to_utc = zone_to_utc, .zone_ctx = &a.range.zone,
+        .skip_before = start == INT64_MIN ? INT64_MIN : start - a.shift - repeats - slack,
+        .stop_after = end == INT64_MAX ? INT64_MAX : end - a.shift + slack,
+        .max_periods = max_iterations ? max_iterations : ICAL_DEFAULT_MAX_ITERATIONS,
+    };
+    enum expand_result res = expand(&e);
+    /* RDATE instances (5545 3.8.5.2); PERIOD values use their start */
+    const struct ical_prop *p = a.range.is_override ? NULL : ical_find_prop(comp, "RDATE");
+    for (; p && !a.range.matched; p = ical_next_prop(p, "RDATE")) {
+        const char *v = p->value.ptr, *vend = p->value.ptr + p->value.len;
+        while (v < vend && !a.range.matched) {
+            const char *comma = memchr(v, ',', (size_t)(vend - v));
+            struct ical_str item = { v, (size_t)((comma ? comma : vend) - v) };
+            const char *slash = memchr(item.ptr, '/', item.len);
+            struct zone_ctx z;
+            if (slash)
+                item.len = (size_t)(slash - item.ptr);
+            if (ical_prop_time_value(p, item, &t)) {
+                zone_for(&z, obj, &t, floating_offset);
+                alarm_instance(&a, t.local, zone_to_utc(&z, t.local));
+            }
+            v = comma ? comma + 1 : vend;
+        }
+    }
+    if (a.range.matched)
         return ICAL_MATCH;
     return res == EXPAND_LIMIT ? ICAL_MATCH_ASSUMED : ICAL_NO_MATCH;
 }
@@ -517,22 +716,18 @@ static enum ical_match component_range(const struct ical_object *obj, const stru
 enum ical_match ical_time_range(const struct ical_object *obj, int64_t start, int64_t end,
                                 int32_t floating_offset, unsigned max_iterations)
 {
-    if (!obj->root)
-        return ICAL_NO_MATCH;
-    if (!max_iterations)
-        max_iterations = ICAL_DEFAULT_MAX_ITERATIONS;
-    enum ical_match result = ICAL_NO_MATCH;
-    for (const struct ical_component *c = obj->root->first_child; c; c = c->next_sibling) {
-        if (c->kind != obj->kind)
-            continue;
-        /* overrides are single instances at their own DTSTART (5545 3.8.4.4;
-         * RANGE=THISANDFUTURE is not applied to later instances) */
-        bool is_override = ical_find_prop(c, "RECURRENCE-ID") != NULL;
-        enum ical_match m = component_range(obj, c, start, end, floating_offset, max_iterations, !is_override);
-        if (m == ICAL_MATCH)
-            return ICAL_MATCH;
-        if (m == ICAL_MATCH_ASSUMED)
-            result = ICAL_MATCH_ASSUMED;
-    }
-    return result;
+    return search(obj, NULL, start, end, floating_offset, max_iterations, NULL, NULL);
+}
+
+enum ical_match ical_component_range(const struct ical_object *obj, const struct ical_component *comp,
+                                     int64_t start, int64_t end, int32_t floating_offset)
+{
+    return search(obj, comp, start, end, floating_offset, 0, NULL, NULL);
+}
+
+enum ical_match ical_instances(const struct ical_object *obj, int64_t start, int64_t end,
+                               int32_t floating_offset, unsigned max_iterations,
+                               ical_instance_fn fn, void *ctx)
+{
+    return search(obj, NULL, start, end, floating_offset, max_iterations, fn, ctx);
 }

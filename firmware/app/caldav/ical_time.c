@@ -181,6 +181,29 @@ bool ical_parse_utc(const char *s, size_t len, int64_t *utc)
     return true;
 }
 
+void ical_format_utc(int64_t utc, char out[ICAL_UTC_LEN + 1])
+{
+    int64_t days = utc / 86400, y;
+    int32_t sec = (int32_t)(utc % 86400);
+    unsigned m, d;
+    uint32_t date, time;
+    if (sec < 0) {  /* before 1970: the day before, and the seconds into it */
+        sec += 86400;
+        days--;
+    }
+    ical_civil_from_days(days, &y, &m, &d);
+    /* yyyymmdd 'T' hhmmss 'Z' (5545 3.3.5 form 2), the digits from the right */
+    date = (uint32_t)y % 10000u * 10000u + m * 100u + d;
+    time = (uint32_t)sec / 3600 * 10000u + (uint32_t)sec / 60 % 60 * 100u + (uint32_t)sec % 60;
+    for (int i = 7; i >= 0; i--, date /= 10)
+        out[i] = (char)('0' + date % 10);
+    for (int i = 14; i > 8; i--, time /= 10)
+        out[i] = (char)('0' + time % 10);
+    out[8] = 'T';
+    out[15] = 'Z';
+    out[16] = '\0';
+}
+
 /* ---- recurrence rules (5545 3.3.10) -------------------------------------- */
 
 static int weekday_code(const char *s, size_t n)

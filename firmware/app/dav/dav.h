@@ -222,6 +222,9 @@ typedef bool (*dav_prop_fn)(struct dav_ctx *c, const struct dav_resource *r, str
 #define DAV_PROP_OF_CONTENT 4         /* of an object, its value (or its absence) is a function of
                                          its bytes and ETag alone: a response naming only such
                                          properties is kept rendered (dav_fragments.c) */
+#define DAV_PROP_AT_CREATION 8        /* set only by the request that creates its collection
+                                         (dav_apply_props), where the extension stores it itself;
+                                         PROPPATCH answers 403, it is protected */
 
 /* A live property (RFC 4918 section 15 and the like). */
 struct dav_prop {

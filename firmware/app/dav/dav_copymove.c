@@ -9,9 +9,10 @@
  * object in the same step. A collection's MOVE renames it and each
  * collection below it (one record each), a COPY creates the copies and
  * copies the members one by one: a power cut in the middle of a tree
- * leaves part of it done (section 9.8.8 and 9.9.2 let a server answer such
- * partial results; this one answers the first error). Replacing an
- * existing destination collection (Overwrite: T) deletes it first. */
+ * leaves part of it done. An error on a resource below the destination
+ * collection, once that is made, stops the copy and is a 207 naming that
+ * resource (sections 9.8.8, 9.9.4); what was done before it stays. Replacing
+ * an existing destination collection (Overwrite: T) deletes it first. */
 #include "dav/dav_private.h"
 
 #include <string.h>
@@ -240,6 +241,42 @@ static int collection_checks(struct dav_ctx *c, bool move)
     return 0;
 }
 
+/* Sections 9.8.8 and 9.9.4: the resource below the destination that failed
+ * (its URL in c->path, c->target.path_len long) and its status (c->phase). */
+static int member_failed_render(struct dav_ctx *c)
+{
+    struct xml_writer w;
+    dav_multistatus_open(c);
+    dav_writer(c, &w);
+    xml_write_start(&w, "D", "response");
+    dav_write_href(&w, c->path, c->target.path_len);
+    dav_write_status(&w, c->phase);
+    xml_write_end(&w);
+    dav_writer_done(c, &w);
+    dav_multistatus_close(c);
+    c->done = true;
+    return 0;
+}
+
+/* The error rc on the resource at coll[0..len) (a collection's URL below
+ * or at the destination), or on its member c->member when member is set:
+ * answered as a 207 when it is below the destination, else as itself. */
+static int copy_failed(struct dav_ctx *c, const char *coll, size_t len, bool member, int rc)
+{
+    size_t name_len = member ? c->member.len : 0;
+    if ((!member && len == c->target.path_len) || len + name_len > DAV_PATH_MAX) {
+        dav_respond_store_error(c, rc);
+        return dav_store_http_status(rc);
+    }
+    memmove(c->path, coll, len);
+    memcpy(c->path + len, c->member.name, name_len);
+    c->path[len + name_len] = '\0';
+    c->target.path_len = len + name_len;
+    c->phase = dav_store_http_status(rc);
+    dav_respond_multistatus(c, member_failed_render);
+    return 207;
+}
+
 static int copy_collection(struct dav_ctx *c, bool move)
 {
     struct next_below n;
@@ -254,40 +291,41 @@ static int copy_collection(struct dav_ctx *c, bool move)
         return 414;
     }
     rc = store_coll_copy(c->store, c->obj.coll, key, move, &id);
-    if (rc == STORE_OK && !move && c->depth != 0)
-        rc = copy_members(c, c->obj.coll, id);
+    if (rc != STORE_OK)
+        return copy_failed(c, c->path, dlen, false, rc);
+    if (!move && c->depth != 0 && (rc = copy_members(c, c->obj.coll, id)) != STORE_OK)
+        return copy_failed(c, c->path, dlen, true, rc);
     /* the collections below, at the same place under the destination */
     memset(&n, 0, sizeof(n));
     n.prefix = c->obj_path;
     n.len = c->obj.path_len;
-    while (rc == STORE_OK && (move || c->depth != 0)) {
+    while (move || c->depth != 0) {
+        size_t klen;
         n.best_len = 0;
-        if ((rc = store_coll_list(c->store, next_below_cb, &n)) != STORE_OK || !n.best_len)
+        if ((rc = store_coll_list(c->store, next_below_cb, &n)) != STORE_OK)
+            return copy_failed(c, c->path, dlen, false, rc);
+        if (!n.best_len)
             break;
         n.after_len = n.best_len;
         n.after_id = n.id;
         /* key, destination path, the rest of the path below the source */
-        if (1 + dlen + n.best_len - 1 - n.len > STORE_PATH_MAX) {
-            rc = STORE_ERR_INVALID;
-            break;
-        }
-        if ((rc = store_coll_info(c->store, n.id, &info)) != STORE_OK)
-            break;
+        klen = 1 + dlen + n.best_len - 1 - n.len;
+        if (klen > STORE_PATH_MAX || (rc = store_coll_info(c->store, n.id, &info)) != STORE_OK)
+            return copy_failed(c, c->path, dlen, false, klen > STORE_PATH_MAX ? STORE_ERR_INVALID : rc);
         memcpy(key + 1 + dlen, info.path + 1 + n.len, n.best_len - 1 - n.len);
         key[0] = info.path[0];
-        key[1 + dlen + n.best_len - 1 - n.len] = '\0';
+        key[klen] = '\0';
         if (move) {
             /* renamed collections leave the source's prefix: a pass finds the rest */
             rc = store_coll_copy(c->store, n.id, key, 1, NULL);
             n.after_len = 0;
             n.after_id = 0;
-        } else if ((rc = store_coll_copy(c->store, n.id, key, 0, &id)) == STORE_OK) {
-            rc = copy_members(c, n.id, id);
+        } else if ((rc = store_coll_copy(c->store, n.id, key, 0, &id)) == STORE_OK &&
+                   (rc = copy_members(c, n.id, id)) != STORE_OK) {
+            return copy_failed(c, key + 1, klen - 1, true, rc);
         }
-    }
-    if (rc != STORE_OK) {
-        dav_respond_store_error(c, rc);
-        return dav_store_http_status(rc);
+        if (rc != STORE_OK)
+            return copy_failed(c, key + 1, klen - 1, false, rc);
     }
     return 0;
 }

@@ -16,6 +16,7 @@ struct patch {
     size_t len, cap;
     unsigned failed_at;
     int failed_status;
+    bool creating;          /* the request creating the collection (dav_apply_props) */
 };
 
 /* The store key of n if it is a live property r keeps in its property
@@ -28,15 +29,25 @@ static uint8_t live_key(const struct dav_resource *r, const struct xml_node *n)
     return d->stored;
 }
 
+/* A property r's type takes only in the request creating r, else NULL. */
+static const struct dav_prop *at_creation(const struct dav_resource *r, const struct xml_node *n)
+{
+    const struct dav_prop *d = dav_prop_find(n);
+    return d && (d->flags & DAV_PROP_AT_CREATION) && r->kind == DAV_RES_COLL && d->type == r->type ? d : NULL;
+}
+
 /* Section 9.2.1: the status instruction n gets on its own, 0 when it can be
  * done: 403 for a protected property (section 16,
  * DAV:cannot-modify-protected-property) or a live value this server does not
- * take, and on the root and the homes, which keep no properties. */
-static int refused(const struct dav_resource *r, const struct xml_node *n, bool set)
+ * take, and on the root and the homes, which keep no properties. A property
+ * set at creation only is refused anywhere else (creating false). */
+static int refused(const struct dav_resource *r, const struct xml_node *n, bool set, bool creating)
 {
     uint8_t key = live_key(r, n);
     if (r->kind != DAV_RES_COLL && r->kind != DAV_RES_OBJECT)
         return 403;
+    if (at_creation(r, n))
+        return creating && set ? 0 : 403;
     if (key) {
         const struct dav_prop *d = dav_prop_find(n);
         struct xml_str v = d->flags & DAV_PROP_VERBATIM ? n->text : xml_text_trimmed(n);
@@ -50,8 +61,8 @@ static int apply_one(struct patch *p, const struct dav_resource *r, const struct
 {
     uint8_t key = live_key(r, n);
     const struct dav_prop *d;
-    int status = refused(r, n, set);
-    if (status)
+    int status = refused(r, n, set, p->creating);
+    if (status || at_creation(r, n))
         return status;
     dav_props_remove(p->list, &p->len, n, key);
     if (!set)
@@ -124,6 +135,7 @@ int dav_apply_props(struct dav_ctx *c, uint32_t coll, const struct xml_node *upd
 {
     struct dav_resource r = c->target;
     struct patch p;
+    p.creating = true;
     r.kind = DAV_RES_COLL;
     r.coll = coll;
     r.exists = true;
@@ -150,7 +162,7 @@ static int proppatch_render(struct dav_ctx *c)
         if (!prop || (!set && !xml_is(op, XML_NS_DAV, "remove")))
             continue;
         XML_FOR_EACH_CHILD(n, prop) {
-            int status = c->phase ? c->phase : refused(&c->target, n, set);
+            int status = c->phase ? c->phase : refused(&c->target, n, set, false);
             if (!status)
                 status = at == c->offset ? 507 : 424;
             at++;
@@ -183,6 +195,7 @@ void dav_do_proppatch(struct dav_ctx *c)
         dav_respond_status(c, 400, "Expected a DAV:propertyupdate element.");
         return;
     }
+    p.creating = false;
     rc = patch_resource(c, &c->target, c->doc.root, false, &p);
     if (rc == STORE_ERR_IO || rc == STORE_ERR_BUSY || rc == STORE_ERR_NOT_FOUND) {
         dav_respond_store_error(c, rc);

@@ -46,6 +46,8 @@ enum store_prop {
     STORE_PROP_DESCRIPTION = 2,   /* CALDAV:calendar-description */
     STORE_PROP_COLOR = 3,         /* Apple calendar-color */
     STORE_PROP_TIMEZONE = 4,      /* CALDAV:calendar-timezone */
+    STORE_PROP_COMPONENTS = 5,    /* CALDAV:supported-calendar-component-set, as the layer
+                                     above encodes it (a bit mask) */
     STORE_PROP_DEAD = 0x80,       /* a dead property (RFC 4918 section 4), any number of them:
                                      its name and value as the WebDAV layer encodes them */
 };

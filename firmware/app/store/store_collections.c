@@ -256,7 +256,7 @@ int store_coll_set_prop(struct store *s, uint32_t id, enum store_prop prop, cons
 
     if ((rc = writable(s)) != STORE_OK)
         return rc;
-    if (prop < STORE_PROP_DISPLAYNAME || prop > STORE_PROP_TIMEZONE || (!value && len))
+    if (prop < STORE_PROP_DISPLAYNAME || prop > STORE_PROP_COMPONENTS || (!value && len))
         return STORE_ERR_INVALID;
     if (len > STORE_COLL_RECORD_MAX)
         return STORE_ERR_TOO_LARGE;

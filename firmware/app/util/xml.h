@@ -111,10 +111,6 @@ size_t xml_count(const struct xml_node *parent, const char *ns, const char *name
 const struct xml_attr *xml_attr_find(const struct xml_node *node, const char *ns, const char *name);
 /* Text with leading and trailing XML whitespace removed (e.g. DAV:href). */
 struct xml_str xml_text_trimmed(const struct xml_node *node);
-/* Does s[0..n) contain needle (an empty one: yes)? caseless: ASCII letters
- * folded (i;ascii-casemap, RFC 4790 section 9.2), else octet by octet. For
- * the match strings of requests (CALDAV:text-match, DAV:match). */
-bool xml_contains(const char *s, size_t n, struct xml_str needle, bool caseless);
 
 #define XML_FOR_EACH_CHILD(child, parent) \
     for (struct xml_node *child = (parent)->first_child; child; child = child->next_sibling)

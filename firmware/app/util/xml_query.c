@@ -63,20 +63,3 @@ struct xml_str xml_text_trimmed(const struct xml_node *node)
         s.len--;
     return s;
 }
-
-static char fold_case(char ch) { return ch >= 'A' && ch <= 'Z' ? (char)(ch - 'A' + 'a') : ch; }
-
-bool xml_contains(const char *s, size_t n, struct xml_str needle, bool caseless)
-{
-    size_t i, k;
-    for (i = 0; i + needle.len <= n; i++) {
-        for (k = 0; k < needle.len; k++) {
-            char a = s[i + k], b = needle.ptr[k];
-            if (caseless ? fold_case(a) != fold_case(b) : a != b)
-                break;
-        }
-        if (k == needle.len)
-            return true;
-    }
-    return false;
-}
