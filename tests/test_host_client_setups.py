@@ -168,6 +168,7 @@ def test_thunderbird_setup_of_a_calendar_url(target):
         p = propfind(dav, principal, ["C:calendar-home-set", "C:calendar-user-address-set",
                                       "C:schedule-inbox-URL", "C:schedule-outbox-URL"])
         assert href_of(p[principal], "C:calendar-home-set") == HOME
+        assert href_of(p[principal], "C:schedule-outbox-URL")  # Thunderbird's free-busy lookups
         assert put(dav, cal + "tb.ics", ics("tb"), {"If-None-Match": "*"}).status == 201
         members = propfind(dav, cal, ["D:getetag", "D:getcontenttype", "D:resourcetype"], depth="1")
         assert value(members[cal + "tb.ics"], "D:getcontenttype").text.startswith("text/calendar")
@@ -192,6 +193,11 @@ def test_apple_calendar_setup_from_the_root(target):
                        "C:schedule-inbox-URL", "C:schedule-outbox-URL", "D:supported-report-set"]
     p = propfind(dav, HOME, principal_props)[HOME]
     assert href_of(p, "C:calendar-home-set") == HOME and href_of(p, "D:principal-URL") == HOME
+    # where to search for principals (RFC 3744 5.8), the scheduling mailboxes (RFC 6638 2.1, 2.2)
+    assert {"D:principal-collection-set", "C:calendar-user-address-set", "C:schedule-inbox-URL",
+            "C:schedule-outbox-URL", "D:supported-report-set"} <= have(p, principal_props)
+    for mailbox in ("C:schedule-inbox-URL", "C:schedule-outbox-URL"):
+        assert dav("PROPFIND", href_of(p, mailbox), headers={"Depth": "0"}).status == 207
     assert dav("OPTIONS", HOME).status == 200
     home_props = ["D:add-member", "CS:allowed-sharing-modes", "A:autoprovisioned", "ME:bulk-requests",
                   "A:calendar-color", "C:calendar-description", "C:calendar-free-busy-set", "A:calendar-order",

@@ -14,7 +14,7 @@ APP = os.path.join(TOP, "firmware", "app")
 
 # literals in that range that are not statuses, and what they are
 NOT_STATUSES = {
-    224: "a line buffer's size (caldav_freebusy.c)",
+    240: "a line buffer's size (caldav_freebusy.c)",
     255: "DAV_PATH_MAX",
     256: "buffer sizes",
     300: "the lower bound of the error statuses (httpd.c: rc >= 300)",
