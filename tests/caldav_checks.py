@@ -99,12 +99,12 @@ def app_limits(port_config=None):
     """The CalDAV limits a build has, as Target fields: the app_config.h defaults, overridden
     by a port's header (app_port_config.h) when given. Values are plain C integer expressions."""
     names = {"DAV_MAX_RESOURCE_SIZE": "max_resource_size", "DAV_XML_MAX": "xml_body_max",
-             "DAV_CTX_MAX": "dav_requests_max"}
+             "DAV_CTX_MAX": "dav_requests_max", "CALDAV_SCHEDULING": "scheduling"}
     limits = {}
     for header in filter(None, (port_config, APP_CONFIG)):
         with open(header) as f:
             text = re.sub(r"/\*.*?\*/", "", f.read(), flags=re.S)
-        for name, value in re.findall(r"^\s*#define\s+(DAV_\w+)[ \t]+(.+?)\s*$", text, re.M):
+        for name, value in re.findall(r"^\s*#define\s+((?:CAL)?DAV_\w+)[ \t]+(.+?)\s*$", text, re.M):
             if name in names and names[name] not in limits:
                 expr = re.sub(r"(\d+)[uUlL]+\b", r"\1", value)
                 assert re.fullmatch(r"[\d\s()*+]+", expr), f"{header}: {name} {value}"

@@ -9,6 +9,7 @@ import re
 import secrets
 import socket
 import threading
+import xml.etree.ElementTree as ET
 
 import caldav
 
@@ -159,6 +160,38 @@ def test_caldav_calendar_data_expand(target):
                 + f'<D:href>{cal}w.ics</D:href></C:calendar-multiget>', {"Content-Type": "application/xml"})
         assert r.status == 400, (r.status, r.data)
         assert dav("DELETE", cal + "w.ics").status == 204
+
+
+def test_dav_principal_search_and_free_busy_post(target):
+    """One round trip of each REPORT and method the principal work added: principal-property-search
+    (RFC 3744 section 9.4) finds the caller's own principal by a piece of its displayname in
+    another case, from the principal collection; and where the build has RFC 6638's part
+    (Target.scheduling), a VFREEBUSY REQUEST POSTed to the caller's outbox (section 5) comes back
+    as a schedule-response whose REPLY holds the busy time of an event (tests/test_host_principals.py
+    and test_host_scheduling.py have the rest)."""
+    dav = Dav(target)
+    body = ('<?xml version="1.0"?><D:principal-property-search xmlns:D="DAV:"><D:property-search>'
+            f'<D:prop><D:displayname/></D:prop><D:match>{USER[1:].upper()}</D:match></D:property-search>'
+            '<D:prop><D:displayname/></D:prop><D:apply-to-principal-collection-set/>'
+            '</D:principal-property-search>')
+    assert sorted(report(dav, "/dav/", body, depth="0")) == [HOME]
+    if not target.scheduling:
+        return
+    with calendar(dav, "fbpost") as cal:
+        assert put(dav, cal + "s.ics", ics("fbpost-1", start="20300109T100000Z")).status == 201
+        outbox = HOME + "outbox/"
+        request = ("BEGIN:VCALENDAR\r\nVERSION:2.0\r\nPRODID:-//test//EN\r\nMETHOD:REQUEST\r\n"
+                   "BEGIN:VFREEBUSY\r\nUID:fbpost\r\nDTSTAMP:20300101T000000Z\r\n"
+                   "DTSTART:20300109T000000Z\r\nDTEND:20300110T000000Z\r\n"
+                   f"ORGANIZER:{HOME}\r\nATTENDEE:{HOME}\r\nEND:VFREEBUSY\r\nEND:VCALENDAR\r\n")
+        r = dav("POST", outbox, request, {"Content-Type": "text/calendar; charset=utf-8"})
+        assert r.status == 200, (r.status, r.data)
+        root = ET.fromstring(r.data)
+        assert root.tag == tag("C", "schedule-response")
+        (answer,) = root.findall("C:response", NS)
+        assert answer.find("C:request-status", NS).text.startswith("2.0")
+        reply = answer.find("C:calendar-data", NS).text
+        assert "METHOD:REPLY" in reply and "FREEBUSY;FBTYPE=BUSY:20300109T100000Z/20300109T235900Z" in reply, reply
 
 
 def test_caldav_free_busy_query(target):

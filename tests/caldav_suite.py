@@ -19,6 +19,7 @@ from caldav_report_checks import (
     test_caldav_calendar_multiget,
     test_caldav_calendar_query,
     test_caldav_calendar_data_expand,
+    test_dav_principal_search_and_free_busy_post,
     test_caldav_free_busy_query,
     test_dav_sync_collection,
     test_dav_requests_beyond_the_contexts_wait,
@@ -33,7 +34,7 @@ CHECKS = (
     test_dav_copy_move_and_dead_properties, test_dav_proppatch_is_atomic,
     test_dav_put_get_delete_with_etags, test_caldav_put_preconditions,
     test_caldav_calendar_multiget, test_caldav_calendar_query, test_caldav_calendar_data_expand,
-    test_caldav_free_busy_query,
+    test_dav_principal_search_and_free_busy_post, test_caldav_free_busy_query,
     test_dav_sync_collection, test_dav_requests_beyond_the_contexts_wait,
     test_caldav_concurrent_clients, test_caldav_client_flow,
 )

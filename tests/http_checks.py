@@ -30,6 +30,7 @@ class Target:
     max_resource_size: int = 65536  # DAV_MAX_RESOURCE_SIZE, the CALDAV:max-resource-size
     xml_body_max: int = 16384  # DAV_XML_MAX: longer XML request bodies get 413
     dav_requests_max: int = 8  # DAV_CTX_MAX: /dav/ requests at once; more wait for one
+    scheduling: bool = True  # CALDAV_SCHEDULING: RFC 6638's mailboxes and free-busy POST
     quick: bool = False  # a slow target (the simulator): fewer rounds in the long checks
 
     def connection(self):

@@ -8,7 +8,8 @@ target (PUT/GET/DELETE, PROPFIND, calendar-query, sync-collection,
 concurrent clients) plus multiget, authentication, the python caldav
 client of the README and one round trip of each method issue 32 added
 (MKCALENDAR with a component set, COPY, MOVE, PROPPATCH of a dead property,
-calendar-data expand), and the target is `quick`: fewer rounds, clients and
+calendar-data expand, principal-property-search, a free-busy POST to the
+outbox), and the target is `quick`: fewer rounds, clients and
 filters (calendar-query checks its time ranges only). The other shared
 checks (properties, PROPPATCH, preconditions with 64 KiB objects,
 free-busy, the wait for busy contexts) run on the host build and in QEMU,
@@ -25,6 +26,7 @@ from caldav_suite import (  # noqa: F401  (run against this target)
     test_caldav_calendar_multiget,
     test_caldav_calendar_query,
     test_caldav_calendar_data_expand,
+    test_dav_principal_search_and_free_busy_post,
     test_dav_sync_collection,
     test_caldav_concurrent_clients,
     test_caldav_client_flow,
