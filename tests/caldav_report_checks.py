@@ -165,7 +165,8 @@ def test_caldav_calendar_data_expand(target):
 def test_dav_principal_search_and_free_busy_post(target):
     """One round trip of each REPORT and method the principal work added: principal-property-search
     (RFC 3744 section 9.4) finds the caller's own principal by a piece of its displayname in
-    another case, from the principal collection; and where the build has RFC 6638's part
+    another case, from the principal collection; principal-search-property-set (9.5) names
+    DAV:displayname; and where the build has RFC 6638's part
     (Target.scheduling), a VFREEBUSY REQUEST POSTed to the caller's outbox (section 5) comes back
     as a schedule-response whose REPLY holds the busy time of an event (tests/test_host_principals.py
     and test_host_scheduling.py have the rest)."""
@@ -175,6 +176,12 @@ def test_dav_principal_search_and_free_busy_post(target):
             '<D:prop><D:displayname/></D:prop><D:apply-to-principal-collection-set/>'
             '</D:principal-property-search>')
     assert sorted(report(dav, "/dav/", body, depth="0")) == [HOME]
+    # what may be searched (section 9.5)
+    r = dav("REPORT", "/dav/", '<?xml version="1.0"?><D:principal-search-property-set xmlns:D="DAV:"/>',
+            {"Depth": "0", "Content-Type": "application/xml"})
+    assert r.status == 200, (r.status, r.data)
+    searchable = ET.fromstring(r.data).findall("D:principal-search-property/D:prop/*", NS)
+    assert tag("D", "displayname") in [p.tag for p in searchable]
     if not target.scheduling:
         return
     with calendar(dav, "fbpost") as cal:
