@@ -8,7 +8,7 @@ query string and timed on the pcap (simulated time).
   quick     (first boot) the client writes and reads as fast as it can
   spins     (second boot) the client computes (a busy loop) before every 4 KiB it writes or
             reads, as a slow client on a loaded host does: simulated time waits for it, so the
-            PUT must take the same simulated time as the quick one, and the GET within 1.5% (the
+            PUT must take the same simulated time as the quick one, and the GET within 2% (the
             marks are as long, so both boots receive the same bytes)
   sleeping  (first boot, last) the PUT again, the client sleeping as long before every 4 KiB:
             it asks for wall time to pass, which is what a client that falls behind the
@@ -139,9 +139,10 @@ def test_simulated_time_waits_for_the_client(sim_build, appliance, tmp_path):
     assert waited >= 2 * len(BODY) // CHUNK, waited  # it did wait for the busy client
     # the same simulated time, however slow the client (a poll slot, 16 us, of slack)
     assert abs(spins[("PUT", "spins")] - quick[("PUT", "quick")]) <= 16_400, (quick, spins)
-    # The GET comes out at one of two times, 4.600 or 4.665 ms, whichever the client: what is
-    # left to the host is the kernel's TCP between the client and libslirp (buffer autotuning
-    # follows wall-clock round trips), not yet pinned down. Both within 1.5%.
-    assert abs(spins[("GET", "spins")] - quick[("GET", "quick")]) <= 0.015 * quick[("GET", "quick")], (quick, spins)
+    # The GET comes out at one of two times, whichever the client: 4.571 or 4.643 ms at 47048f3
+    # (4.600 or 4.665 ms at earlier commits: the code layout moves them), 1.6% apart. What is left to the host
+    # is not pinned down: not the client's receive buffer (a fixed SO_RCVBUF keeps both modes),
+    # more likely when libslirp's socket writes land against its timers. Both within 2%.
+    assert abs(spins[("GET", "spins")] - quick[("GET", "quick")]) <= 0.02 * quick[("GET", "quick")], (quick, spins)
     # a client left behind shows: the PUT waits for the sleeping client's body
     assert quick[("PUT", "sleeping")] > 1.2 * quick[("PUT", "quick")], quick
