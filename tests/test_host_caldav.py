@@ -6,13 +6,11 @@ the command line, office data loaded and read back, and a restart on the same
 """
 import pytest
 
-from caldav_checks import HOME, Dav, app_limits, ics, precondition, propfind, put, tag
+from caldav_checks import HOME, Dav, ics, precondition, propfind, put, tag
 from caldav_report_checks import report, sync
 from caldav_suite import *  # noqa: F401,F403  (the shared CalDAV checks, run against this target)
-from http_checks import Target
-from test_host_server import HOST_CYCLES_HZ, SANITIZER_REPORT, TIMEOUT, HostServer, host_build  # noqa: F401
+from test_host_server import SANITIZER_REPORT, host_build, start_server, dav_target  # noqa: F401
 from litedav.bench.office_data import user_items
-from litedav.sim.run import free_port
 
 EXTRA_USERS = ["alice:wonderland"] + [f"user{i:03d}:pw{i}" for i in range(5)]
 KEEP = HOME + "keep/"  # what test_restart_keeps_everything finds again after the restart
@@ -27,8 +25,7 @@ def start(store_file):
     args = ["--store", store_file]
     for u in EXTRA_USERS:
         args += ["--user", u]
-    srv = HostServer(free_port(), *args)
-    srv.wait_ready(timeout=TIMEOUT)
+    srv = start_server(*args)
     return srv
 
 
@@ -41,7 +38,7 @@ def server(host_build, store_file):
 
 @pytest.fixture(scope="module")
 def target(server):
-    return Target(port=server.port, cycles_hz=HOST_CYCLES_HZ, timeout=TIMEOUT, **app_limits())
+    return dav_target(server)
 
 
 def test_users_from_the_command_line(target):
@@ -112,7 +109,7 @@ def test_restart_keeps_everything(server, store_file, target):
     assert code == 0 and not SANITIZER_REPORT.search(out), out[-4000:]
     again = start(store_file)
     try:
-        dav = Dav(Target(port=again.port, cycles_hz=HOST_CYCLES_HZ, timeout=TIMEOUT, **app_limits()))
+        dav = Dav(dav_target(again))
         assert etags(propfind(dav, KEEP, ["D:getetag"], depth="1")) == etags(listing)
         for n in range(3):
             assert dav("GET", f"{KEEP}{n}.ics").data.decode() == ics(f"keep-{n}")

@@ -36,10 +36,8 @@ import secrets
 
 import pytest
 
-from caldav_checks import HOME, NS, Dav, app_limits, ics, multistatus, put, responses, tag
-from http_checks import Target
-from test_host_server import HOST_CYCLES_HZ, TIMEOUT, HostServer, host_build  # noqa: F401
-from litedav.sim.run import free_port
+from caldav_checks import HOME, NS, Dav, ics, multistatus, put, responses, tag
+from test_host_server import host_build, start_server, dav_target  # noqa: F401
 
 CS = "http://calendarserver.org/ns/"
 APPLE = "http://apple.com/ns/ical/"
@@ -49,15 +47,14 @@ DECL = f'xmlns:D="DAV:" xmlns:C="{NS["C"]}" xmlns:CS="{CS}" xmlns:A="{APPLE}" xm
 
 @pytest.fixture(scope="module")
 def server(host_build, tmp_path_factory):
-    srv = HostServer(free_port(), "--store", str(tmp_path_factory.mktemp("setups") / "store.flash"))
-    srv.wait_ready(timeout=TIMEOUT)
+    srv = start_server("--store", str(tmp_path_factory.mktemp("setups") / "store.flash"))
     yield srv
     srv.stop()
 
 
 @pytest.fixture(scope="module")
 def target(server):
-    return Target(port=server.port, cycles_hz=HOST_CYCLES_HZ, timeout=TIMEOUT, **app_limits())
+    return dav_target(server)
 
 
 def qname(p):

@@ -8,11 +8,9 @@ import secrets
 
 import pytest
 
-from caldav_checks import HOME, Dav, app_limits, calendar, ics, multistatus, precondition, propfind, put, responses, tag
+from caldav_checks import HOME, Dav, calendar, ics, multistatus, precondition, propfind, put, responses, tag
 from caldav_report_checks import sync
-from http_checks import Target
-from test_host_server import HOST_CYCLES_HZ, TIMEOUT, HostServer, host_build  # noqa: F401
-from litedav.sim.run import free_port
+from test_host_server import host_build, start_server, dav_target  # noqa: F401
 
 
 @pytest.fixture(scope="module")
@@ -21,8 +19,7 @@ def store_file(tmp_path_factory):
 
 
 def start(store_file, *args):
-    srv = HostServer(free_port(), "--store", store_file, "--user", "alice:wonderland", *args)
-    srv.wait_ready(timeout=TIMEOUT)
+    srv = start_server("--store", store_file, "--user", "alice:wonderland", *args)
     return srv
 
 
@@ -35,7 +32,7 @@ def server(host_build, store_file):
 
 @pytest.fixture(scope="module")
 def target(server):
-    return Target(port=server.port, cycles_hz=HOST_CYCLES_HZ, timeout=TIMEOUT, **app_limits())
+    return dav_target(server)
 
 
 @contextlib.contextmanager
@@ -280,7 +277,7 @@ def test_full_store_507(host_build, tmp_path):
     """507 Insufficient Storage when the copy does not fit (RFC 4918 section 11.5)."""
     srv = start(str(tmp_path / "small.flash"), "--store-size", "1")
     try:
-        target = Target(port=srv.port, cycles_hz=HOST_CYCLES_HZ, timeout=TIMEOUT, **app_limits())
+        target = dav_target(srv)
         dav = Dav(target)
         assert dav("MKCOL", f"{HOME}full/").status == 201
         big = "x" * 60000
@@ -307,7 +304,7 @@ def test_collection_copy_that_runs_out_of_room_is_207(host_build, tmp_path):
     other than the Request-URI), the members copied before it there, the source untouched."""
     srv = start(str(tmp_path / "small.flash"), "--store-size", "1")
     try:
-        target = Target(port=srv.port, cycles_hz=HOST_CYCLES_HZ, timeout=TIMEOUT, **app_limits())
+        target = dav_target(srv)
         dav = Dav(target)
         big = "x" * 60000
         names = [f"{i}.bin" for i in range(6)]
@@ -344,7 +341,7 @@ def test_restart_keeps_moves(host_build, tmp_path):
     store = str(tmp_path / "restart.flash")
     srv = start(store)
     try:
-        dav = Dav(Target(port=srv.port, cycles_hz=HOST_CYCLES_HZ, timeout=TIMEOUT, **app_limits()))
+        dav = Dav(dav_target(srv))
         assert dav("MKCALENDAR", f"{HOME}r/").status == 201
         assert put(dav, f"{HOME}r/a.ics", ics("uid-r")).status == 201
         assert copy(dav, "MOVE", f"{HOME}r/a.ics", f"{HOME}r/b.ics").status == 201
@@ -355,7 +352,7 @@ def test_restart_keeps_moves(host_build, tmp_path):
         srv.stop()
     srv = start(store)
     try:
-        dav = Dav(Target(port=srv.port, cycles_hz=HOST_CYCLES_HZ, timeout=TIMEOUT, **app_limits()))
+        dav = Dav(dav_target(srv))
         assert dav("GET", f"{HOME}r2/a.ics").status == 404
         r = dav("GET", f"{HOME}r2/b.ics")
         assert r.status == 200 and r.getheader("ETag") == etag

@@ -26,8 +26,8 @@ import pytest
 from caldav_checks import APP_CONFIG, Dav, calendar, ics_of_size, put
 from caldav_report_checks import dav_head, read_response
 from http_checks import Target, status
-from test_host_server import (HOST_CYCLES_HZ, PORT_DIR, SANITIZER_REPORT, TIMEOUT, TOP, HostServer,  # noqa: F401
-                              host_build)
+from test_host_server import (HOST_CYCLES_HZ, PORT_DIR, SANITIZER_REPORT, TIMEOUT, TOP,  # noqa: F401
+                              host_build, start_server)
 from litedav.sim.run import free_port
 
 
@@ -44,8 +44,7 @@ SHORT_WAIT_MS = 1500
 
 
 def start(*args, server=None):
-    srv = HostServer(free_port(), *args, server=server)
-    srv.wait_ready(timeout=TIMEOUT)
+    srv = start_server(*args, server=server)
     return srv
 
 

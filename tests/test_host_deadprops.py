@@ -10,15 +10,13 @@ import contextlib
 import os
 import secrets
 import sys
-import xml.etree.ElementTree as ET
 
 import pytest
 
-from caldav_checks import HOME, Dav, app_limits, calendar, ics, multistatus, propfind, put, responses, tag
+from caldav_checks import HOME, Dav, calendar, ics, multistatus, propfind, put, responses, tag
 from caldav_report_checks import report, sync
-from http_checks import TOP, Target
-from test_host_server import HOST_CYCLES_HZ, SANITIZER_REPORT, TIMEOUT, HostServer, host_build  # noqa: F401
-from litedav.sim.run import free_port
+from http_checks import TOP
+from test_host_server import SANITIZER_REPORT, host_build, start_server, dav_target  # noqa: F401
 
 sys.path.insert(0, os.path.join(TOP, "firmware", "tools"))
 import store_image  # noqa: E402
@@ -38,8 +36,7 @@ def store_file(tmp_path_factory):
 
 
 def start(store_file):
-    srv = HostServer(free_port(), "--store", store_file)
-    srv.wait_ready(timeout=TIMEOUT)
+    srv = start_server("--store", store_file)
     return srv
 
 
@@ -52,7 +49,7 @@ def server(host_build, store_file):
 
 @pytest.fixture(scope="module")
 def target(server):
-    return Target(port=server.port, cycles_hz=HOST_CYCLES_HZ, timeout=TIMEOUT, **app_limits())
+    return dav_target(server)
 
 
 @contextlib.contextmanager
@@ -336,7 +333,7 @@ def test_restart_keeps_them(server, store_file, target):
     assert '"%08x"' % kept["etags"]["a.txt"] == etag
     again = start(store_file)
     try:
-        dav = Dav(Target(port=again.port, cycles_hz=HOST_CYCLES_HZ, timeout=TIMEOUT, **app_limits()))
+        dav = Dav(dav_target(again))
         assert found(dav, f"{col}a.txt", "p")["p"].text == "object"
         assert found(dav, col, "p")["p"].text == "collection"
         assert etag_of(dav, f"{col}a.txt") == etag

@@ -11,10 +11,8 @@ import re
 
 import pytest
 
-from caldav_checks import RECURRING, Dav, app_limits, calendar, multistatus, put, responses, tag
-from http_checks import Target
-from test_host_server import HOST_CYCLES_HZ, SANITIZER_REPORT, TIMEOUT, HostServer, host_build  # noqa: F401
-from litedav.sim.run import free_port
+from caldav_checks import RECURRING, Dav, calendar, multistatus, put, responses, tag
+from test_host_server import host_build, start_server, dav_target  # noqa: F401
 
 CD = tag("C", "calendar-data")
 
@@ -67,15 +65,14 @@ TWO_OVERRIDES = RECURRING.replace("END:VCALENDAR\r\n", (
 
 @pytest.fixture(scope="module")
 def server(host_build, tmp_path_factory):
-    srv = HostServer(free_port(), "--store", str(tmp_path_factory.mktemp("expand") / "store.flash"))
-    srv.wait_ready(timeout=TIMEOUT)
+    srv = start_server("--store", str(tmp_path_factory.mktemp("expand") / "store.flash"))
     yield srv
     assert srv.stop() == 0
 
 
 @pytest.fixture(scope="module")
 def target(server):
-    return Target(port=server.port, cycles_hz=HOST_CYCLES_HZ, timeout=TIMEOUT, **app_limits())
+    return dav_target(server)
 
 
 def status(dav):

@@ -10,24 +10,21 @@ the object's component. The time ranges of events and to-dos themselves are in
 caldav_report_checks.py."""
 import pytest
 
-from caldav_checks import Dav, app_limits, calendar, precondition, put, tag
+from caldav_checks import Dav, calendar, precondition, put, tag
 from caldav_report_checks import report
-from http_checks import Target
-from test_host_server import HOST_CYCLES_HZ, TIMEOUT, HostServer, host_build  # noqa: F401
-from litedav.sim.run import free_port
+from test_host_server import host_build, start_server, dav_target  # noqa: F401
 
 
 @pytest.fixture(scope="module")
 def server(host_build, tmp_path_factory):
-    srv = HostServer(free_port(), "--store", str(tmp_path_factory.mktemp("filters") / "store.flash"))
-    srv.wait_ready(timeout=TIMEOUT)
+    srv = start_server("--store", str(tmp_path_factory.mktemp("filters") / "store.flash"))
     yield srv
     srv.stop()
 
 
 @pytest.fixture(scope="module")
 def target(server):
-    return Target(port=server.port, cycles_hz=HOST_CYCLES_HZ, timeout=TIMEOUT, **app_limits())
+    return dav_target(server)
 
 
 def lines(*props):

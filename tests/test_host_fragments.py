@@ -13,7 +13,6 @@ About a minute.
 """
 import base64
 import http.client
-import os
 import random
 import re
 import shutil
@@ -24,7 +23,7 @@ import xml.etree.ElementTree as ET
 
 import pytest
 
-from test_host_server import TIMEOUT, HostServer, host_build  # noqa: F401
+from test_host_server import TIMEOUT, HostServer, host_build, start_server  # noqa: F401
 from litedav.bench.office_data import user_items
 from litedav.sim.run import free_port
 
@@ -129,8 +128,7 @@ def small_store_image(host_build, tmp_path_factory):
 def serve(image, tmp_path, name, *args):
     copy = str(tmp_path / name)
     shutil.copy(image, copy)
-    srv = HostServer(free_port(), "--store", copy, *args)
-    srv.wait_ready(timeout=TIMEOUT)
+    srv = start_server("--store", copy, *args)
     return srv
 
 

@@ -11,8 +11,7 @@ import subprocess
 
 import pytest
 
-from test_host_server import TIMEOUT, HostServer, host_build  # noqa: F401
-from litedav.sim.run import free_port
+from test_host_server import host_build, start_server  # noqa: F401
 
 LITMUS = shutil.which("litmus")
 EXPECTED = {
@@ -24,8 +23,7 @@ EXPECTED = {
 
 @pytest.fixture(scope="module")
 def server(host_build, tmp_path_factory):
-    srv = HostServer(free_port(), "--store", str(tmp_path_factory.mktemp("litmus") / "store.flash"))
-    srv.wait_ready(timeout=TIMEOUT)
+    srv = start_server("--store", str(tmp_path_factory.mktemp("litmus") / "store.flash"))
     yield srv
     srv.stop()
 

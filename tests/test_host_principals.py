@@ -8,10 +8,8 @@ import xml.etree.ElementTree as ET
 
 import pytest
 
-from caldav_checks import HOME, NS, Dav, app_limits, calendar, ics, multistatus, propfind, put, responses, tag
-from http_checks import Target
-from test_host_server import HOST_CYCLES_HZ, TIMEOUT, HostServer, host_build  # noqa: F401
-from litedav.sim.run import free_port
+from caldav_checks import HOME, NS, Dav, calendar, ics, multistatus, propfind, put, responses, tag
+from test_host_server import host_build, start_server, dav_target  # noqa: F401
 
 OTHER, OTHER_PASSWORD = "bob", "bob-secret"
 OTHER_HOME = f"/dav/{OTHER}/"
@@ -20,15 +18,14 @@ ADDRESS_SET = "urn:ietf:params:xml:ns:caldav"
 
 @pytest.fixture(scope="module")
 def server(host_build):
-    srv = HostServer(free_port(), "--user", f"{OTHER}:{OTHER_PASSWORD}")
-    srv.wait_ready(timeout=TIMEOUT)
+    srv = start_server("--user", f"{OTHER}:{OTHER_PASSWORD}")
     yield srv
     srv.stop()
 
 
 @pytest.fixture(scope="module")
 def target(server):
-    return Target(port=server.port, cycles_hz=HOST_CYCLES_HZ, timeout=TIMEOUT, **app_limits())
+    return dav_target(server)
 
 
 def search(dav, path, searches="", props="<D:displayname/>", attrs="", tail="", depth="0"):

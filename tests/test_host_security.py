@@ -23,8 +23,7 @@ import time
 
 import pytest
 
-from test_host_server import SANITIZER_REPORT, TIMEOUT, HostServer, host_build  # noqa: F401
-from litedav.sim.run import free_port
+from test_host_server import SANITIZER_REPORT, TIMEOUT, host_build, start_server  # noqa: F401
 
 VICTIM, VICTIM_PW = "demo", "demo"          # firmware/users.conf
 ATTACKER, ATTACKER_PW = "mallory", "attack"  # given with --user
@@ -96,8 +95,7 @@ def request(port, method, target, headers=(), body=b""):
 @pytest.fixture(scope="module")
 def server(host_build, tmp_path_factory):
     store = tmp_path_factory.mktemp("security") / "store.flash"
-    srv = HostServer(free_port(), "--store", str(store), "--user", f"{ATTACKER}:{ATTACKER_PW}")
-    srv.wait_ready(timeout=TIMEOUT)
+    srv = start_server("--store", str(store), "--user", f"{ATTACKER}:{ATTACKER_PW}")
     victim = [("Authorization", basic(VICTIM, VICTIM_PW))]
     attacker = [("Authorization", basic(ATTACKER, ATTACKER_PW))]
     assert request(srv.port, "MKCALENDAR", VICTIM_CAL, victim).status == 201

@@ -15,6 +15,7 @@ import time
 
 import pytest
 
+from caldav_checks import app_limits
 from http_checks import TOP, Target, apachebench, status
 from http_suite import *  # noqa: F401,F403  (the shared checks, run against this target)
 from bulk_checks import (  # noqa: F401  (1 MiB through /bulk, byte for byte)
@@ -57,6 +58,18 @@ class HostServer(ConsoleProcess):
         self.proc.wait()
         self.reader.join(timeout=5)
         return "\n".join(self.console)
+
+
+def start_server(*args, server=None):
+    """A litedav-host on a free port, run with args, once it serves."""
+    srv = HostServer(free_port(), *args, server=server)
+    srv.wait_ready(timeout=TIMEOUT)
+    return srv
+
+
+def dav_target(srv):
+    """The Target of a running litedav-host, with the CalDAV limits its build has (app_config.h)."""
+    return Target(port=srv.port, cycles_hz=HOST_CYCLES_HZ, timeout=TIMEOUT, **app_limits())
 
 
 @pytest.fixture(scope="module")
