@@ -147,7 +147,7 @@ def code_part(obj):
 
 PARTS = ("lwip", "app", "driver", "port", "libc", "other")
 TEXT_SECTION = re.compile(r"^ \.text(?:\.(\S+))?\s+0x([0-9a-f]+)\s+0x([0-9a-f]+)\s+(\S+)$", re.M)
-TOP_FUNCTIONS = 8
+TOP_FUNCTIONS = int(os.environ.get("LITEDAV_TOP_FUNCTIONS", "8"))
 
 
 def plugin_regions(elf):

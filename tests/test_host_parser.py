@@ -67,8 +67,9 @@ def test_chunked_unit(host_build):
     assert passed >= 500
 
 
-def test_litex_string_functions(host_build):
-    """The LiteX port's word-at-a-time memchr, memcmp and strlen against the C library's."""
+def test_port_string_functions(host_build):
+    """The LiteX port's word-at-a-time memchr, memcmp and strlen, and the Cortex-M3 ports'
+    memchr and Internet checksum, against the C library's and a sum of byte pairs."""
     passed = check_program([os.path.join(host_build, "test_port_string")], timeout=60)
     assert passed >= 30000
 

@@ -769,6 +769,34 @@ static void test_header_lookup(void)
     EXPECT_RC("PUT /x HTTP/1.1\nContent-Length: 9\n\n", 0);
     CHECK(http_header(&R, "Content-Length", &len) != NULL && len == 1);
     CHECK(http_header(&R, "X", &len) == NULL);
+
+    /* the parse indexes every field line of a head it can... */
+    EXPECT_RC("GET / HTTP/1.1\r\nA: 1\r\nBb: 2\r\n\r\n", 0);
+    CHECK(R.fields_all && R.fields == 2);
+    /* ...and a head of more lines than the index holds is looked up by a
+     * scan, with the same answers: the first and the last line, and a name
+     * on a line before and one after the index's end */
+    {
+        char head[1024];
+        size_t n = 0, i;
+        n += (size_t)snprintf(head + n, sizeof(head) - n, "GET / HTTP/1.1\r\nIf-Match: \"1\"\r\n");
+        for (i = 0; i < HTTP_FIELDS_INDEXED + 2; i++)
+            n += (size_t)snprintf(head + n, sizeof(head) - n, "X-Filler-%u: %u\r\n", (unsigned)i,
+                                  (unsigned)i);
+        n += (size_t)snprintf(head + n, sizeof(head) - n, "if-match: \"2\"\r\nLast:z\r\n\r\n");
+        CHECK(parse_n(head, n, __LINE__) == 0);
+        CHECK(!R.fields_all && R.fields == HTTP_FIELDS_INDEXED);
+        pos = 0;
+        v = http_header_next(&R, "If-Match", &pos, &len);
+        CHECK(value_is(v, len, "\"1\""));
+        v = http_header_next(&R, "If-Match", &pos, &len);
+        CHECK(value_is(v, len, "\"2\""));
+        CHECK(http_header_next(&R, "If-Match", &pos, &len) == NULL);
+        v = http_header(&R, "last", &len);
+        CHECK(value_is(v, len, "z"));
+        v = http_header(&R, "X-Filler-17", &len);
+        CHECK(value_is(v, len, "17"));
+    }
 }
 
 int main(void)

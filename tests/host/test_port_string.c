@@ -1,6 +1,8 @@
 /* The LiteX port's memchr, memcmp and strlen (firmware/ports/litex/string_scan.c)
- * and memcpy and memmove (memcpy.c), built here under other names, against the
- * C library's: every length up to 40 at every alignment of both pointers, the
+ * and memcpy and memmove (memcpy.c), and the Cortex-M3 ports' memchr and
+ * Internet checksum (firmware/ports/cortex_m/memchr.c, chksum.c; its carry
+ * chain in C here), built here under other names, against the C library's
+ * (the checksum against a sum of byte pairs): every length up to 40 at every alignment of both pointers, the
  * byte looked for (or the first difference) at every place, bytes with the
  * high bit set, and moves overlapping their source by every distance both
  * ways; and flash_window_copy (flash_window.h) from a window of words at
@@ -23,7 +25,26 @@
 #include "../../firmware/ports/litex/memcpy.c"
 #undef memcpy
 #undef memmove
+#define memchr cortex_m_memchr
+#include "../../firmware/ports/cortex_m/memchr.c"
+#undef memchr
+#include "../../firmware/ports/cortex_m/chksum.c"
 #include "../../firmware/ports/litex/flash_window.h"
+
+/* RFC 1071's sum of the bytes paired from the first, little-endian, folded
+ * to 16 bits and not inverted, as lwIP's LWIP_CHKSUM returns it */
+static uint16_t pair_sum(const uint8_t *p, unsigned len)
+{
+    uint32_t sum = 0;
+    unsigned i;
+    for (i = 0; i + 1 < len; i += 2)
+        sum += (uint32_t)p[i] | (uint32_t)p[i + 1] << 8;
+    if (len & 1)
+        sum += p[len - 1];
+    while (sum >> 16)
+        sum = (sum & 0xFFFFu) + (sum >> 16);
+    return (uint16_t)sum;
+}
 
 static int sign(int v) { return (v > 0) - (v < 0); }
 
@@ -44,6 +65,8 @@ int main(void)
                 want = memchr(s, ch, len);
                 got = port_memchr(s, ch, len);
                 CHECKF(want == got, "memchr len %u align %u at %u", len, oa, at);
+                got = cortex_m_memchr(s, ch, len);
+                CHECKF(want == got, "Cortex-M3 memchr len %u align %u at %u", len, oa, at);
                 if (at < len)
                     s[at] = keep;
             }
@@ -69,6 +92,20 @@ int main(void)
                     q[at] = keep;
                 }
             }
+        }
+    }
+    /* the checksum: every length to 100 at every alignment, over bytes that
+     * make the sum carry (0xff runs) and over mixed ones */
+    {
+        static uint8_t data[128];
+        unsigned fill;
+        for (fill = 0; fill < 2; fill++) {
+            for (unsigned i = 0; i < sizeof(data); i++)
+                data[i] = fill ? 0xff : (uint8_t)(i * 151 + 7);
+            for (len = 0; len <= 100; len++)
+                for (oa = 0; oa < 4; oa++)
+                    CHECKF(cortex_m_chksum(data + oa, (int)len) == pair_sum(data + oa, len),
+                           "checksum len %u align %u fill %u", len, oa, fill);
         }
     }
     /* memcpy and memmove: every length and alignment; moves by -12..12 bytes */

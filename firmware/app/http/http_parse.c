@@ -17,23 +17,54 @@ int http_token_equals(const char *s, size_t len, const char *lit)
 /* RFC 9110 section 5.6.2: tchar */
 static int is_tchar(int c)
 {
-    if ((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9'))
+    if ((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '-')
         return 1;
     return c && strchr("!#$%&'*+-.^_`|~", c) != NULL;
 }
 
+size_t http_head_scan(uint8_t *state, const char *buf, size_t len)
+{
+    const char *p = buf, *end = buf + len;
+    uint8_t s = *state;
+
+    while (p < end && s != HTTP_SCAN_DONE) {
+        switch (s) {
+        case HTTP_SCAN_LEAD:
+            if (*p == '\r' || *p == '\n') {
+                p++;
+                break;
+            }
+            s = HTTP_SCAN_LINE;
+            /* fall through: the request-line starts here */
+        case HTTP_SCAN_LINE: {
+            const char *nl = memchr(p, '\n', (size_t)(end - p));
+            if (!nl) {
+                p = end;
+            } else {
+                p = nl + 1;
+                s = HTTP_SCAN_LF;
+            }
+            break;
+        }
+        case HTTP_SCAN_LF:
+            s = *p == '\n' ? HTTP_SCAN_DONE : *p == '\r' ? HTTP_SCAN_LF_CR : HTTP_SCAN_LINE;
+            p++;
+            break;
+        default: /* HTTP_SCAN_LF_CR */
+            s = *p == '\n' ? HTTP_SCAN_DONE : HTTP_SCAN_LINE;
+            p++;
+            break;
+        }
+    }
+    *state = s;
+    return (size_t)(p - buf);
+}
+
 size_t http_head_length(const char *buf, size_t len)
 {
-    size_t i;
-    for (i = 0; i < len; i++) {
-        if (buf[i] != '\n')
-            continue;
-        if (i + 1 < len && buf[i + 1] == '\n')
-            return i + 2;
-        if (i + 2 < len && buf[i + 1] == '\r' && buf[i + 2] == '\n')
-            return i + 3;
-    }
-    return 0;
+    uint8_t state = HTTP_SCAN_LINE;
+    size_t n = http_head_scan(&state, buf, len);
+    return state == HTTP_SCAN_DONE ? n : 0;
 }
 
 static const struct { const char *name; enum http_method m; } methods[] = {
@@ -209,7 +240,7 @@ int http_parse_head(const char *buf, size_t head_len, struct http_request *req)
 {
     const char *p = buf, *end = buf + head_len, *next;
     size_t n;
-    int rc, conn_close = 0, conn_keep = 0;
+    int rc, conn_close = 0, conn_keep = 0, lines_over = head_len > 0xFFFF;
     struct te_state te = {0, 0, 0, 0, 0};
 
     memset(req, 0, sizeof(*req));
@@ -246,7 +277,19 @@ int http_parse_head(const char *buf, size_t head_len, struct http_request *req)
             if ((c < ' ' && c != '\t') || c == 0x7f)
                 return 400;
         }
+        if (req->fields < HTTP_FIELDS_INDEXED && name_len <= 0xFF) {
+            req->field_at[req->fields] = (uint16_t)(p - buf);
+            req->field_name_len[req->fields++] = (uint8_t)name_len;
+        } else {
+            lines_over = 1;
+        }
 
+        switch (name[0] | 0x20) { /* the names below by their first letter */
+        case 'c': case 'e': case 't':
+            break;
+        default:
+            continue;
+        }
         if (http_token_equals(name, name_len, "Content-Length")) {
             uint32_t cl;
             if (parse_uint32(value, value_len, &cl) < 0)
@@ -268,6 +311,7 @@ int http_parse_head(const char *buf, size_t head_len, struct http_request *req)
                 conn_keep = 1;
         }
     }
+    req->fields_all = !lines_over;
     if (te.seen) {
         /* section 6.3: with Content-Length, a smuggling guard; chunked not the
          * final coding (or applied twice), the length is unknowable. Section
@@ -302,6 +346,23 @@ const char *http_header_next(const struct http_request *req, const char *name, s
 
     if (!req->head)
         return NULL;
+    if (req->fields_all) {
+        /* *pos: the index of the next field line to look at */
+        size_t name_len = strlen(name), i, n, vl;
+        for (i = *pos; i < req->fields; i++) {
+            const char *line = req->head + req->field_at[i];
+            if (req->field_name_len[i] != name_len || !http_token_equals(line, name_len, name))
+                continue;
+            *pos = i + 1;
+            n = line_at(line, end, &next);
+            vl = n - name_len - 1;
+            p = trim(line + name_len + 1, &vl);
+            *value_len = vl;
+            return p;
+        }
+        *pos = req->fields;
+        return NULL;
+    }
     p = req->head + *pos;
     if (*pos == 0)
         line_at(p, end, &p); /* skip the request-line */

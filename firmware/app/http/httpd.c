@@ -227,6 +227,7 @@ static void request_reset(struct conn *c)
     c->x.scratch = c->scratch;
     c->x.scratch_size = sizeof(c->scratch);
     c->head_len = 0;
+    c->head_scan = HTTP_SCAN_LEAD;
     c->rx_state = RX_HEAD;
 }
 
@@ -390,8 +391,9 @@ static int body_step(struct conn *c)
 /* Collect the next head from rx. Returns 1 if it made progress. */
 static int head_step(struct conn *c)
 {
+    const struct pbuf *q;
     u16_t room, got;
-    size_t head;
+    size_t want;
 
     if (!c->rx)
         return 0;
@@ -403,17 +405,18 @@ static int head_step(struct conn *c)
             return 1;
         }
     }
+    /* scan the received pieces where they lie, then copy the head alone */
     room = (u16_t)(HEAD_MAX - c->head_len);
-    got = pbuf_copy_partial(c->rx, c->head + c->head_len, room, 0);
-    head = http_head_length(c->head, c->head_len + got);
-    if (head) {
-        consume_rx(c, (uint32_t)(head - c->head_len));
-        c->head_len = (u16_t)head;
+    for (q = c->rx, want = 0; q && want < room && c->head_scan != HTTP_SCAN_DONE; q = q->next)
+        want += http_head_scan(&c->head_scan, q->payload,
+                               q->len < room - want ? q->len : room - want);
+    got = pbuf_copy_partial(c->rx, c->head + c->head_len, (u16_t)want, 0);
+    consume_rx(c, got);
+    c->head_len += got;
+    if (c->head_scan == HTTP_SCAN_DONE) {
         start_request(c);
         return 1;
     }
-    consume_rx(c, got);
-    c->head_len += got;
     if (c->head_len == HEAD_MAX) {
         httpd_stats.requests++;
         c->rx_state = RX_BODY;
@@ -851,27 +854,12 @@ static void conn_attach(struct conn *c, struct tcp_pcb *pcb)
 #define HTTPD_WAIT_RX_MAX HEAD_MAX   /* copied while waiting; more stays with lwIP */
 #endif
 
-/* Where the bytes received so far stand in a request head, as head_step()
- * and http_head_length() read it: empty lines before the request-line are
- * skipped, and a head ends at LF (CR) LF. */
-enum { SCAN_LEAD, SCAN_LINE, SCAN_LF, SCAN_LF_CR, SCAN_DONE };
-
+/* Has the chain p completed the request head whose scan is at *scan? */
 static int head_complete(uint8_t *scan, const struct pbuf *p)
 {
-    uint8_t state = *scan;
-    for (; p && state != SCAN_DONE; p = p->next) {
-        const uint8_t *b = p->payload, *end = b + p->len;
-        for (; b < end && state != SCAN_DONE; b++) {
-            if (state == SCAN_LEAD)
-                state = *b == '\r' || *b == '\n' ? SCAN_LEAD : SCAN_LINE;
-            else if (*b == '\n')
-                state = state == SCAN_LINE ? SCAN_LF : SCAN_DONE;
-            else
-                state = state == SCAN_LF && *b == '\r' ? SCAN_LF_CR : SCAN_LINE;
-        }
-    }
-    *scan = state;
-    return state == SCAN_DONE;
+    for (; p && *scan != HTTP_SCAN_DONE; p = p->next)
+        http_head_scan(scan, p->payload, p->len);
+    return *scan == HTTP_SCAN_DONE;
 }
 
 static void *state_alloc(void)

@@ -28,6 +28,7 @@ struct conn {
     struct pbuf *rx;            /* received, not yet consumed */
     uint32_t recved_owed;       /* consumed, window not yet given back (paused, or in process()) */
     uint16_t head_len;
+    uint8_t head_scan;          /* enum http_head_scan_state of head[0..head_len) */
     uint8_t rx_state;
     uint16_t idle_polls;
     uint8_t peer_closed;        /* FIN received */

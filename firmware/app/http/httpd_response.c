@@ -39,6 +39,9 @@ static void put_bytes(struct head_writer *w, const char *s, size_t n)
 
 static void put_str(struct head_writer *w, const char *s) { put_bytes(w, s, strlen(s)); }
 
+/* a string literal, its length known at compile time */
+#define put_lit(w, s) put_bytes(w, "" s, sizeof(s) - 1)
+
 static void put_uint(struct head_writer *w, uint32_t v)
 {
     char digits[10];
@@ -94,26 +97,29 @@ int httpd_respond(struct http_exchange *x, const struct http_response *resp)
         c->close_after = 1; /* hand this connection's state to a waiting client */
     keep_alive = req->keep_alive && !c->close_after;
 
-    put_str(&w, "HTTP/1.1 ");
+    put_lit(&w, "HTTP/1.1 ");
     put_uint(&w, (uint32_t)status);
-    put_str(&w, " ");
+    put_lit(&w, " ");
     put_str(&w, http_reason(status));
-    put_str(&w, "\r\nServer: LiteDAV\r\n");
+    put_lit(&w, "\r\nServer: LiteDAV\r\n");
     if (resp->content_type && has_body) {
-        put_str(&w, "Content-Type: ");
+        put_lit(&w, "Content-Type: ");
         put_str(&w, resp->content_type);
-        put_str(&w, "\r\n");
+        put_lit(&w, "\r\n");
     }
     if (has_body && length != HTTPD_LENGTH_UNKNOWN) {
-        put_str(&w, "Content-Length: ");
+        put_lit(&w, "Content-Length: ");
         put_uint(&w, length);
-        put_str(&w, "\r\n");
+        put_lit(&w, "\r\n");
     }
     if (c->tx_chunked)
-        put_str(&w, "Transfer-Encoding: chunked\r\n");
+        put_lit(&w, "Transfer-Encoding: chunked\r\n");
     if (resp->headers)
         put_str(&w, resp->headers);
-    put_str(&w, keep_alive ? "Connection: keep-alive\r\n\r\n" : "Connection: close\r\n\r\n");
+    if (keep_alive)
+        put_lit(&w, "Connection: keep-alive\r\n\r\n");
+    else
+        put_lit(&w, "Connection: close\r\n\r\n");
     n = w.overflow ? -1 : (int)w.len;
     if (n < 0 || (size_t)n >= sizeof(c->stage)) {
         /* a handler's header lines overflowed the stage: report, not truncate */

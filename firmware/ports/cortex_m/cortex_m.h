@@ -44,4 +44,7 @@ void cortex_m_unexpected_irq(void);
 /* Provided by the port: one character to the console, blocking. */
 void cortex_m_console_putc(char c);
 
+/* The Internet checksum for lwIP's LWIP_CHKSUM (chksum.c). */
+uint16_t cortex_m_chksum(const void *data, int len);
+
 #endif

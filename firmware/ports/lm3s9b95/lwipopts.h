@@ -8,6 +8,11 @@
 #include "../lwipopts_base.h"
 
 #define MEM_ALIGNMENT               4
+/* The checksums the MAC does not compute, summed a word at a time
+ * (ports/cortex_m/chksum.c) */
+#include <stdint.h>
+uint16_t cortex_m_chksum(const void *data, int len);
+#define LWIP_CHKSUM                 cortex_m_chksum
 /* How many clients are served at once is HTTPD_CONNS_MAX
  * (app_port_config.h): httpd's static pool of connection states (about
  * 3.2 KiB each). The heap holds their send data and the clients that wait.

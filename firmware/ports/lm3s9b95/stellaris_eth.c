@@ -36,70 +36,89 @@
 #define NVIC_ISER1 REG32(0xE000E104u)
 #define ETH_IRQ 42u
 
-/* Writes bytes into a pbuf chain in order. */
-struct pbuf_cursor {
-    struct pbuf *q;
-    uint16_t off;
-};
-
-/* Four bytes that lie in the current pbuf (as they mostly do) move as one
- * word: one LDR/STR, unaligned where the payload is (the Cortex-M3 allows
- * unaligned word accesses to normal memory, SRAM and flash, with
- * CCR.UNALIGN_TRP clear, its reset value). Byte by byte, a word took about
- * 50 instructions on TX (bench/README.md). */
-static void cursor_put(struct pbuf_cursor *c, uint32_t word, unsigned nbytes)
+/* The FIFOs take and give whole little-endian words, while a frame's bytes
+ * sit in pbufs of any length and alignment. Both directions carry the bytes
+ * of a word that straddles two pbufs in `carry`, and move the rest of each
+ * pbuf as whole words: one LDR or STR each, unaligned where the payload is
+ * (the Cortex-M3 allows unaligned word accesses to normal memory, SRAM and
+ * flash, with CCR.UNALIGN_TRP clear, its reset value), four to a loop turn.
+ * A word through a cursor that asked for every byte or word in a call took
+ * about 20 instructions (bench/README.md). */
+static inline uint32_t load_word(const uint8_t *s)
 {
-    if (nbytes == 4u && c->q && (uint32_t)(c->q->len - c->off) >= 4u) {
-        memcpy((uint8_t *)c->q->payload + c->off, &word, 4);
-        c->off += 4;
-        if (c->off == c->q->len) {
-            c->q = c->q->next;
-            c->off = 0;
-        }
-        return;
-    }
-    while (nbytes-- && c->q) {
-        ((uint8_t *)c->q->payload)[c->off++] = (uint8_t)word;
-        word >>= 8;
-        if (c->off == c->q->len) {
-            c->q = c->q->next;
-            c->off = 0;
-        }
-    }
+    uint32_t w;
+    memcpy(&w, s, 4);
+    return w;
 }
 
-/* Reads bytes from a pbuf chain in order (0 past the end). */
-static uint8_t cursor_get(struct pbuf_cursor *c)
+static inline void store_word(uint8_t *d, uint32_t w)
 {
-    uint8_t b;
-    while (c->q && c->off == c->q->len) {
-        c->q = c->q->next;
-        c->off = 0;
-    }
-    if (!c->q)
-        return 0;
-    b = ((const uint8_t *)c->q->payload)[c->off++];
-    return b;
+    memcpy(d, &w, 4);
 }
 
-/* The next four bytes as a little-endian word (0s past the end). */
-static uint32_t cursor_get_word(struct pbuf_cursor *c)
+/* The bytes of a pbuf chain into MACDATA, after the `have` (1-3) low bytes
+ * of `carry` that go first; a last partial word is padded with zeros. */
+static void tx_fifo_write(const struct pbuf *q, uint32_t carry, unsigned have)
 {
-    uint32_t word;
-    while (c->q && c->off == c->q->len) {
-        c->q = c->q->next;
-        c->off = 0;
+    for (; q; q = q->next) {
+        const uint8_t *s = q->payload;
+        uint32_t n = q->len;
+
+        for (; have && n; n--) {
+            carry |= (uint32_t)*s++ << (8u * have);
+            if (++have == 4u) {
+                MAC_DATA = carry;
+                carry = 0;
+                have = 0;
+            }
+        }
+        for (; n >= 16u; n -= 16u, s += 16u) {
+            MAC_DATA = load_word(s);
+            MAC_DATA = load_word(s + 4);
+            MAC_DATA = load_word(s + 8);
+            MAC_DATA = load_word(s + 12);
+        }
+        for (; n >= 4u; n -= 4u, s += 4u)
+            MAC_DATA = load_word(s);
+        for (; n; n--)
+            carry |= (uint32_t)*s++ << (8u * have++);
     }
-    if (c->q && (uint32_t)(c->q->len - c->off) >= 4u) {
-        memcpy(&word, (const uint8_t *)c->q->payload + c->off, 4);
-        c->off += 4;
-        return word;
+    if (have)
+        MAC_DATA = carry;
+}
+
+/* `words` more words of the frame out of MACDATA into the pbuf chain p
+ * (NULL: read and dropped), after the `have` (2) low bytes of `carry`;
+ * what the chain has no room for (the FCS) is read and dropped. */
+static void rx_fifo_read(struct pbuf *q, uint32_t carry, unsigned have, uint32_t words)
+{
+    for (; q; q = q->next) {
+        uint8_t *d = q->payload;
+        uint32_t n = q->len;
+
+        for (; have && n; n--, have--) {
+            *d++ = (uint8_t)carry;
+            carry >>= 8;
+        }
+        for (; n >= 16u && words >= 4u; n -= 16u, d += 16u, words -= 4u) {
+            store_word(d, MAC_DATA);
+            store_word(d + 4, MAC_DATA);
+            store_word(d + 8, MAC_DATA);
+            store_word(d + 12, MAC_DATA);
+        }
+        for (; n >= 4u && words; n -= 4u, d += 4u, words--)
+            store_word(d, MAC_DATA);
+        if (n && words) {
+            carry = MAC_DATA;
+            words--;
+            for (have = 4u; n; n--, have--) {
+                *d++ = (uint8_t)carry;
+                carry >>= 8;
+            }
+        }
     }
-    word = cursor_get(c);
-    word |= (uint32_t)cursor_get(c) << 8;
-    word |= (uint32_t)cursor_get(c) << 16;
-    word |= (uint32_t)cursor_get(c) << 24;
-    return word;
+    while (words--)
+        (void)MAC_DATA;
 }
 
 /* Throw away the RX FIFO's contents after a length field we cannot trust. */
@@ -113,8 +132,7 @@ static void rx_fifo_reset(void)
 
 static err_t stellaris_output(struct netif *netif, struct pbuf *p)
 {
-    struct pbuf_cursor c = {p, 0};
-    uint32_t left, spins, word;
+    uint32_t spins;
     uint64_t start = port_cycles();
     (void)netif;
 
@@ -130,12 +148,8 @@ static err_t stellaris_output(struct netif *netif, struct pbuf *p)
         return ERR_IF;
     }
 
-    word = (uint32_t)(p->tot_len - ETH_HEADER_BYTES);
-    word |= (uint32_t)cursor_get(&c) << 16;
-    word |= (uint32_t)cursor_get(&c) << 24;
-    MAC_DATA = word;
-    for (left = p->tot_len - 2u; left > 0; left -= left < 4 ? left : 4)
-        MAC_DATA = cursor_get_word(&c);
+    /* the payload length field, then the frame */
+    tx_fifo_write(p, (uint32_t)(p->tot_len - ETH_HEADER_BYTES), 2);
     MAC_TR = MAC_TR_NEWTX;
 
     port_stats.frames_out++;
@@ -154,7 +168,6 @@ static struct pbuf *rx_frame(uint32_t *frame_len)
 {
     uint32_t word = MAC_DATA, field = word & 0xFFFFu, words, len;
     struct pbuf *p = NULL;
-    struct pbuf_cursor c;
 
     if (field < RX_HEADER_BYTES + ETH_HEADER_BYTES + FCS_BYTES || field > MAC_FIFO_BYTES) {
         rx_fifo_reset();
@@ -166,13 +179,8 @@ static struct pbuf *rx_frame(uint32_t *frame_len)
     words = (field + 3u) / 4u;   /* including the first */
     if (len <= MAX_FRAME)
         p = pbuf_alloc(PBUF_RAW, (u16_t)len, PBUF_POOL);
-    c.q = p;
-    c.off = 0;
-    /* the first word carries the frame's first two bytes; the FCS is read
-     * and dropped (cursor_put stops at the end of the chain) */
-    cursor_put(&c, word >> 16, 2);
-    while (--words)
-        cursor_put(&c, MAC_DATA, 4);
+    /* the first word carries the frame's first two bytes */
+    rx_fifo_read(p, word >> 16, 2, words - 1u);
     return p;
 }
 
