@@ -10,6 +10,9 @@
  *        space, segments waiting out of order beyond it, is acknowledged at once, up to the end
  *        of what it joined (RFC 5681 section 4.2); an in-order segment with no gap keeps lwIP's
  *        delayed ACK.
+ *   0003 (tcp-send-mss-max): with TCP_SEND_MSS_MAX above TCP_MSS (this build sets it, the
+ *        Makefile says why), a remote host's larger MSS is taken for what lwIP sends, while
+ *        the MSS lwIP advertises stays TCP_MSS.
  *
  * The last line printed is "N passed, M failed". */
 #include <stdint.h>
@@ -34,7 +37,7 @@ unsigned int litedav_rand(void) { return 12345u; }
 void litedav_halt(void) { abort(); }
 
 #define SERVER_PORT 80
-#define PEER_PORT   40000
+static u16_t peer_port = 40000; /* a test of its own connection takes another */
 #define PEER_ISN    1000000u
 #define DATA        100        /* bytes per data segment */
 
@@ -47,6 +50,7 @@ struct sent_segment {
     u32_t seqno, ackno;
     u8_t flags;
     u16_t data_len;
+    u16_t mss_option;   /* 0: none */
 };
 
 static struct sent_segment sent[16];
@@ -67,6 +71,12 @@ static err_t capture_output(struct netif *netif, struct pbuf *p, const ip4_addr_
     s->ackno = lwip_ntohl(tcp->ackno);
     s->flags = TCPH_FLAGS(tcp);
     s->data_len = (u16_t)(p->tot_len - IPH_HL_BYTES(ip) - TCPH_HDRLEN_BYTES(tcp));
+    s->mss_option = 0;
+    for (const u8_t *o = (const u8_t *)(tcp + 1), *end = (const u8_t *)tcp + TCPH_HDRLEN_BYTES(tcp);
+         o < end && *o != LWIP_TCP_OPT_EOL; o += *o == LWIP_TCP_OPT_NOP ? 1 : (o[1] ? o[1] : 1)) {
+        if (*o == LWIP_TCP_OPT_MSS && o + 4 <= end)
+            s->mss_option = (u16_t)(o[2] << 8 | o[3]);
+    }
     return ERR_OK;
 }
 
@@ -80,9 +90,10 @@ static err_t test_netif_init(struct netif *netif)
 
 /* ---- what the peer sends ------------------------------------------------- */
 
-static void peer_sends(u32_t seqno, u32_t ackno, u8_t flags, u16_t data_len)
+/* A segment from the peer, with an MSS option when mss is not 0. */
+static void peer_sends_mss(u32_t seqno, u32_t ackno, u8_t flags, u16_t data_len, u16_t mss)
 {
-    u16_t tcp_len = (u16_t)(TCP_HLEN + data_len);
+    u16_t hlen = (u16_t)(TCP_HLEN + (mss ? 4 : 0)), tcp_len = (u16_t)(hlen + data_len);
     struct pbuf *p = pbuf_alloc(PBUF_RAW, (u16_t)(IP_HLEN + tcp_len), PBUF_RAM);
     LWIP_ASSERT("pbuf", p != NULL && p->len == p->tot_len);
     memset(p->payload, 0, p->len);
@@ -97,19 +108,31 @@ static void peer_sends(u32_t seqno, u32_t ackno, u8_t flags, u16_t data_len)
     IPH_CHKSUM_SET(ip, inet_chksum(ip, IP_HLEN));
 
     struct tcp_hdr *tcp = (struct tcp_hdr *)((u8_t *)p->payload + IP_HLEN);
-    tcp->src = lwip_htons(PEER_PORT);
+    tcp->src = lwip_htons(peer_port);
     tcp->dest = lwip_htons(SERVER_PORT);
     tcp->seqno = lwip_htonl(seqno);
     tcp->ackno = lwip_htonl(ackno);
-    TCPH_HDRLEN_FLAGS_SET(tcp, TCP_HLEN / 4, flags);
+    TCPH_HDRLEN_FLAGS_SET(tcp, hlen / 4, flags);
     tcp->wnd = lwip_htons(0xffff);
-    memset((u8_t *)tcp + TCP_HLEN, 'x', data_len);
+    if (mss) {
+        u8_t *o = (u8_t *)tcp + TCP_HLEN;
+        o[0] = LWIP_TCP_OPT_MSS;
+        o[1] = LWIP_TCP_OPT_LEN_MSS;
+        o[2] = (u8_t)(mss >> 8);
+        o[3] = (u8_t)mss;
+    }
+    memset((u8_t *)tcp + hlen, 'x', data_len);
     pbuf_remove_header(p, IP_HLEN);
     tcp->chksum = ip_chksum_pseudo(p, IP_PROTO_TCP, tcp_len, &peer_ip, &server_ip);
     pbuf_add_header(p, IP_HLEN);
 
     sent_count = 0;
     ip4_input(p, &test_netif);
+}
+
+static void peer_sends(u32_t seqno, u32_t ackno, u8_t flags, u16_t data_len)
+{
+    peer_sends_mss(seqno, ackno, flags, data_len, 0);
 }
 
 /* ---- the server: accepts and reads everything ---------------------------- */
@@ -125,10 +148,13 @@ static err_t server_recv(void *arg, struct tcp_pcb *pcb, struct pbuf *p, err_t e
     return ERR_OK;
 }
 
+static struct tcp_pcb *accepted;
+
 static err_t server_accept(void *arg, struct tcp_pcb *pcb, err_t err)
 {
     (void)arg;
     (void)err;
+    accepted = pcb;
     tcp_recv(pcb, server_recv);
     return ERR_OK;
 }
@@ -196,6 +222,28 @@ static void test_gap_filling_segment_acked_at_once(void)
            (unsigned)(next + 3 * DATA));
 }
 
+/* 0003: the peer advertises an MSS above TCP_MSS on a link that carries it */
+static void test_send_mss_above_tcp_mss(void)
+{
+    const u16_t peer_mss = 8000;
+    u16_t mtu = test_netif.mtu;
+    test_netif.mtu = 9000;
+    peer_port = 40001;
+    accepted = NULL;
+
+    peer_sends_mss(PEER_ISN, 0, TCP_SYN, 0, peer_mss);
+    CHECKF(sent_count == 1 && sent[0].mss_option == TCP_MSS,
+           "%d segments, the SYN-ACK's MSS %u, expected TCP_MSS %u", sent_count,
+           sent_count ? sent[0].mss_option : 0, (unsigned)TCP_MSS);
+    u32_t server_next = sent_count ? sent[0].seqno + 1 : 0;
+    peer_sends(PEER_ISN + 1, server_next, TCP_ACK, 0);
+    CHECK(accepted != NULL);
+    if (accepted)
+        CHECKF(accepted->mss == peer_mss, "send MSS %u, expected the peer's %u (TCP_MSS %u)",
+               accepted->mss, peer_mss, (unsigned)TCP_MSS);
+    test_netif.mtu = mtu;
+}
+
 int main(void)
 {
     lwip_init();
@@ -208,5 +256,6 @@ int main(void)
     netif_set_up(&test_netif);
 
     test_gap_filling_segment_acked_at_once();
+    test_send_mss_above_tcp_mss();
     return check_summary();
 }

@@ -55,6 +55,10 @@ uint16_t cortex_m_chksum(const void *data, int len);
 #define PBUF_POOL_BUFSIZE           LWIP_MEM_ALIGN_SIZE(TCP_MSS + 40 + PBUF_LINK_HLEN)
 
 #define TCP_MSS                     536
+/* Segments sent come from the heap or by reference, not the pool: as large
+ * as the peer takes (lwIP patch 0003), so a small GET's response is one
+ * frame, not two and an extra ACK */
+#define TCP_SEND_MSS_MAX            1460
 #define TCP_WND                     (2 * TCP_MSS)
 #define TCP_SND_BUF                 (2 * TCP_MSS)
 #define TCP_LISTEN_BACKLOG          1
