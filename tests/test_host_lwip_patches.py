@@ -2,7 +2,9 @@
 lwIP sources by `make deps`): test_lwip_patches drives lwIP's own TCP input and output with the
 host build's lwipopts.h, under ASan/UBSan, and checks what each patch changes (0001: a segment
 that fills a gap in the sequence space is acknowledged at once; one that does not keeps the
-delayed ACK). Each check fails on lwIP without its patch. The series itself: a build refuses lwIP
+delayed ACK; 0003: with TCP_SEND_MSS_MAX above TCP_MSS, the remote host's larger MSS is taken
+for what lwIP sends while the MSS it advertises stays TCP_MSS). Each check fails on lwIP without
+its patch. The series itself: a build refuses lwIP
 sources that do not carry it exactly (firmware/ports/lwip.mk)."""
 import os
 import shutil
