@@ -21,7 +21,10 @@
  *     HTTP/1.0, the method enum matches the method string, 100-continue
  *     only in HTTP/1.1, header look-ups return trimmed values inside the
  *     head and always move forward;
- *   - a head without CR parses to the same result after LF -> CRLF.
+ *   - a head without CR parses to the same result after LF -> CRLF;
+ *   - http_head_scan fed the input in two pieces ends where http_head_length
+ *     does, and header look-ups through the parse's index of field lines give
+ *     what a scan of the head gives.
  * The last line printed is "N passed, M failed". */
 #include <stdint.h>
 #include <stdio.h>
@@ -325,6 +328,38 @@ static int check_result(const char *buf, size_t len, int rc, const struct http_r
             INV(found <= len);
         }
     }
+
+    /* the parse's index of field lines answers as a scan of the head does: the same values
+     * in the same order, for names the head has (its first and last field lines') and not */
+    {
+        struct http_request scan = *r;
+        const char *names[4] = {"Host", "If-Match", NULL, NULL};
+        char first[64], last[64];
+        size_t k;
+        scan.fields_all = 0;
+        if (r->fields_all && r->fields) {
+            size_t i0 = r->field_name_len[0], i1 = r->field_name_len[r->fields - 1];
+            if (i0 < sizeof(first) && i1 < sizeof(last)) {
+                memcpy(first, buf + r->field_at[0], i0);
+                first[i0] = 0;
+                memcpy(last, buf + r->field_at[r->fields - 1], i1);
+                last[i1] = 0;
+                names[2] = first;
+                names[3] = last;
+            }
+        }
+        for (k = 0; k < 4; k++) {
+            size_t pa = 0, pb = 0, la = 0, lb = 0, n = 0;
+            const char *va, *vb;
+            if (!names[k])
+                continue;
+            do {
+                va = http_header_next(r, names[k], &pa, &la);
+                vb = http_header_next(&scan, names[k], &pb, &lb);
+                INV(va == vb && (!va || la == lb));
+            } while (va && vb && va == vb && ++n <= len);
+        }
+    }
 #undef INV
     return ok;
 }
@@ -379,6 +414,14 @@ static void check_input(const struct buf *in)
     struct http_request r;
     int rc, ok = 1;
 
+    /* the head scan fed in two pieces, split anywhere, ends where head_length does */
+    {
+        uint8_t state = HTTP_SCAN_LINE;
+        size_t split = in->n ? rnd(in->n + 1) : 0, took = http_head_scan(&state, in->b, split);
+        if (state != HTTP_SCAN_DONE)
+            took += http_head_scan(&state, in->b + split, in->n - split);
+        ok &= state == HTTP_SCAN_DONE ? took == head : head == 0;
+    }
     /* head_length: 0 or an end on LF, and the first prefix that completes */
     if (head) {
         ok &= head >= 2 && head <= in->n && in->b[head - 1] == '\n';
