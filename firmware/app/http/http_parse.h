@@ -67,9 +67,9 @@ int http_parse_head(const char *buf, size_t head_len, struct http_request *req);
 /* Field look-up through the parse's index of field lines (a re-scan of the
  * head when it has more than HTTP_FIELDS_INDEXED). Finds the next field line
  * named `name` (case-insensitive) at or after *pos, which starts at 0 and is
- * advanced past the line found. Returns the
- * value with surrounding whitespace trimmed (not NUL-terminated, length in
- * *value_len), or NULL when there are no more such lines. */
+ * advanced past the line found. Returns the value with surrounding whitespace
+ * trimmed (not NUL-terminated, length in *value_len), or NULL when there are
+ * no more such lines. */
 const char *http_header_next(const struct http_request *req, const char *name, size_t *pos,
                              size_t *value_len);
 

@@ -41,9 +41,8 @@
  * of a word that straddles two pbufs in `carry`, and move the rest of each
  * pbuf as whole words: one LDR or STR each, unaligned where the payload is
  * (the Cortex-M3 allows unaligned word accesses to normal memory, SRAM and
- * flash, with CCR.UNALIGN_TRP clear, its reset value), four to a loop turn.
- * A word through a cursor that asked for every byte or word in a call took
- * about 20 instructions (bench/README.md). */
+ * flash, with CCR.UNALIGN_TRP clear, its reset value), four to a loop turn:
+ * about three instructions a word (bench/README.md, lm3s_instructions). */
 static inline uint32_t load_word(const uint8_t *s)
 {
     uint32_t w;
