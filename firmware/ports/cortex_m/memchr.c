@@ -2,13 +2,14 @@
  * memchr for the Cortex-M3 ports, in place of newlib-nano's byte loop (about
  * five instructions a byte): the request parsers find every line end, colon
  * and comma of a request head with it. Four bytes at a time through unaligned
- * word loads (CCR.UNALIGN_TRP clear, its reset value), so short spans pay no
- * alignment prologue; the word that holds the byte is searched a byte at a
+ * word loads (unaligned.h), so short spans pay no alignment prologue; the word that holds the byte is searched a byte at a
  * time.
  */
 #include <stddef.h>
 #include <stdint.h>
 #include <string.h>
+
+#include "unaligned.h"
 
 /* the byte loop below must not be turned back into a call to memchr */
 #pragma GCC optimize("no-tree-loop-distribute-patterns")
@@ -23,9 +24,7 @@ void *memchr(const void *s, int c, size_t n)
     uint32_t pattern = ch * ONES;
 
     for (; n >= 4u; p += 4, n -= 4u) {
-        uint32_t w;
-        memcpy(&w, p, 4);
-        w ^= pattern;
+        uint32_t w = unaligned_load32(p) ^ pattern;
         if ((w - ONES) & ~w & HIGHS)   /* a byte of w is zero: ch is in these four */
             break;
     }

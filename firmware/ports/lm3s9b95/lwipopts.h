@@ -10,8 +10,7 @@
 #define MEM_ALIGNMENT               4
 /* The checksums the MAC does not compute, summed a word at a time
  * (ports/cortex_m/chksum.c) */
-#include <stdint.h>
-uint16_t cortex_m_chksum(const void *data, int len);
+#include "cortex_m.h"
 #define LWIP_CHKSUM                 cortex_m_chksum
 /* How many clients are served at once is HTTPD_CONNS_MAX
  * (app_port_config.h): httpd's static pool of connection states (about

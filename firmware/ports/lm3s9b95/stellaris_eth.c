@@ -26,6 +26,7 @@
 #include "lm3s_regs.h"
 #include "platform/port.h"
 #include "net/tcp_isn.h"
+#include "unaligned.h"
 
 #define RX_HEADER_BYTES 2u       /* the length field */
 #define FCS_BYTES 4u
@@ -40,20 +41,8 @@
  * sit in pbufs of any length and alignment. Both directions carry the bytes
  * of a word that straddles two pbufs in `carry`, and move the rest of each
  * pbuf as whole words: one LDR or STR each, unaligned where the payload is
- * (the Cortex-M3 allows unaligned word accesses to normal memory, SRAM and
- * flash, with CCR.UNALIGN_TRP clear, its reset value), four to a loop turn:
- * about three instructions a word (bench/README.md, lm3s_instructions). */
-static inline uint32_t load_word(const uint8_t *s)
-{
-    uint32_t w;
-    memcpy(&w, s, 4);
-    return w;
-}
-
-static inline void store_word(uint8_t *d, uint32_t w)
-{
-    memcpy(d, &w, 4);
-}
+ * (unaligned.h), four to a loop turn: about three instructions a word
+ * (bench/README.md, lm3s_instructions). */
 
 /* The bytes of a pbuf chain into MACDATA, after the `have` (1-3) low bytes
  * of `carry` that go first; a last partial word is padded with zeros. */
@@ -72,13 +61,13 @@ static void tx_fifo_write(const struct pbuf *q, uint32_t carry, unsigned have)
             }
         }
         for (; n >= 16u; n -= 16u, s += 16u) {
-            MAC_DATA = load_word(s);
-            MAC_DATA = load_word(s + 4);
-            MAC_DATA = load_word(s + 8);
-            MAC_DATA = load_word(s + 12);
+            MAC_DATA = unaligned_load32(s);
+            MAC_DATA = unaligned_load32(s + 4);
+            MAC_DATA = unaligned_load32(s + 8);
+            MAC_DATA = unaligned_load32(s + 12);
         }
         for (; n >= 4u; n -= 4u, s += 4u)
-            MAC_DATA = load_word(s);
+            MAC_DATA = unaligned_load32(s);
         for (; n; n--)
             carry |= (uint32_t)*s++ << (8u * have++);
     }
@@ -100,13 +89,13 @@ static void rx_fifo_read(struct pbuf *q, uint32_t carry, unsigned have, uint32_t
             carry >>= 8;
         }
         for (; n >= 16u && words >= 4u; n -= 16u, d += 16u, words -= 4u) {
-            store_word(d, MAC_DATA);
-            store_word(d + 4, MAC_DATA);
-            store_word(d + 8, MAC_DATA);
-            store_word(d + 12, MAC_DATA);
+            unaligned_store32(d, MAC_DATA);
+            unaligned_store32(d + 4, MAC_DATA);
+            unaligned_store32(d + 8, MAC_DATA);
+            unaligned_store32(d + 12, MAC_DATA);
         }
         for (; n >= 4u && words; n -= 4u, d += 4u, words--)
-            store_word(d, MAC_DATA);
+            unaligned_store32(d, MAC_DATA);
         if (n && words) {
             carry = MAC_DATA;
             words--;
