@@ -35,7 +35,7 @@ size_t http_head_scan(uint8_t *state, const char *buf, size_t len)
                 break;
             }
             s = HTTP_SCAN_LINE;
-            /* fall through: the request-line starts here */
+            /* fall through - the request-line starts here */
         case HTTP_SCAN_LINE: {
             const char *nl = memchr(p, '\n', (size_t)(end - p));
             if (!nl) {
@@ -339,6 +339,16 @@ int http_parse_head(const char *buf, size_t head_len, struct http_request *req)
     return 0;
 }
 
+/* The value of the field line at line (n bytes without its line end) whose
+ * name is name_len bytes, trimmed. */
+static const char *field_value(const char *line, size_t n, size_t name_len, size_t *value_len)
+{
+    size_t vl = n - name_len - 1;
+    const char *v = trim(line + name_len + 1, &vl);
+    *value_len = vl;
+    return v;
+}
+
 const char *http_header_next(const struct http_request *req, const char *name, size_t *pos,
                              size_t *value_len)
 {
@@ -348,17 +358,13 @@ const char *http_header_next(const struct http_request *req, const char *name, s
         return NULL;
     if (req->fields_all) {
         /* *pos: the index of the next field line to look at */
-        size_t name_len = strlen(name), i, n, vl;
+        size_t name_len = strlen(name), i;
         for (i = *pos; i < req->fields; i++) {
             const char *line = req->head + req->field_at[i];
             if (req->field_name_len[i] != name_len || !http_token_equals(line, name_len, name))
                 continue;
             *pos = i + 1;
-            n = line_at(line, end, &next);
-            vl = n - name_len - 1;
-            p = trim(line + name_len + 1, &vl);
-            *value_len = vl;
-            return p;
+            return field_value(line, line_at(line, end, &next), name_len, value_len);
         }
         *pos = req->fields;
         return NULL;
@@ -368,17 +374,14 @@ const char *http_header_next(const struct http_request *req, const char *name, s
         line_at(p, end, &p); /* skip the request-line */
     for (; p < end; p = next) {
         const char *colon;
-        size_t n = line_at(p, end, &next), vl;
+        size_t n = line_at(p, end, &next);
         if (n == 0)
             break;
         colon = memchr(p, ':', n);
         if (!colon || !http_token_equals(p, (size_t)(colon - p), name))
             continue;
         *pos = (size_t)(next - req->head);
-        vl = n - (size_t)(colon + 1 - p);
-        p = trim(colon + 1, &vl);
-        *value_len = vl;
-        return p;
+        return field_value(p, n, (size_t)(colon - p), value_len);
     }
     *pos = req->head_len;
     return NULL;
