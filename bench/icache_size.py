@@ -138,10 +138,9 @@ def build_model(size, nic):
 
 def measure(build_dir, nic, phy):
     from litedav.bench import nic_compare
-    nic_compare.soc_build_dir = lambda soc, n: build_dir
     out = os.path.join(build_dir, "bench")
     os.makedirs(out, exist_ok=True)
-    return nic_compare.measure(nic, phy, 300, 200, out)
+    return nic_compare.measure(nic, phy, 300, 200, out, build_dir=build_dir)
 
 
 ROWS = [
