@@ -163,7 +163,7 @@ def soc_label(soc):
 
 def measure(nic, phy, requests, new_requests, out_dir, keep_pcap=False, new_concurrency=8, soc=IDEAL_SOC,
             build_dir=None):
-    """build_dir: a build of soc's other than its default folder (bench/icache_size.py's)."""
+    """build_dir: a build of soc's other than its default folder (bench/cpu_caches.py's)."""
     build_dir = build_dir or soc_build_dir(soc, nic)
     pcap = os.path.join(out_dir, f"{nic}-{phy}.pcap" if soc == IDEAL_SOC else f"{soc}-{nic}-{phy}.pcap")
     payload = os.urandom(BULK_SIZE)

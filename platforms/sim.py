@@ -329,7 +329,9 @@ def build(args):
         eth_tx_slots   = args.eth_tx_slots or ETH_TX_SLOTS,
         bus_bursting   = args.bus_bursting,
         cpu_variant    = args.cpu_variant or (model.CPU_VARIANT if model else CPU_VARIANT),
-        nic            = args.nic or (model.DEFAULT_NIC if model else DEFAULT_NIC))
+        nic            = args.nic or (model.DEFAULT_NIC if model else DEFAULT_NIC),
+        cpu_icache     = args.cpu_icache,
+        cpu_dcache     = args.cpu_dcache)
     if model and firmware_words and len(firmware_words) * 4 > soc.bus.regions["main_ram"].size:
         sys.exit(f"litedav-soc: firmware ({len(firmware_words) * 4} bytes) does not fit the "
                  f"{args.board}'s main RAM")

@@ -15,6 +15,7 @@ apt_packages=(
   clang libclang-rt-dev litmus
   gcc-arm-none-eabi libnewlib-arm-none-eabi qemu-system-arm valgrind
   lm4flash openocd
+  openjdk-17-jdk-headless
   openfpgaloader
 )
 

@@ -223,6 +223,18 @@ def link_model_files(gateware, run_dir):
             os.symlink(os.path.join(gateware, name), link)
 
 
+def _model_verilog(gateware_dir):
+    """The Verilog beside sim.v that LiteX's build script names (the CPU's netlist: pythondata's,
+    or one generated with other caches, soc/vexriscv_netlist.py)."""
+    try:
+        with open(os.path.join(gateware_dir, "build_sim.sh")) as f:
+            script = f.read()
+    except FileNotFoundError:
+        return []
+    paths = re.findall(r"--cc (\S+\.v)\b", script)
+    return [p for p in paths if os.path.basename(p) != "sim.v"]
+
+
 def _model_fingerprint(gateware_dir):
     """What the Verilator model depends on: the generated Verilog and C++ glue
     (minus LiteX's timestamp comments), the sim module sources, with the
@@ -240,7 +252,7 @@ def _model_fingerprint(gateware_dir):
     except OSError:
         version = "no verilator"
     h.update(version.encode())
-    for name in ("sim.v", "sim_init.cpp", "sim_header.h"):
+    for name in ("sim.v", "sim_init.cpp", "sim_header.h", *_model_verilog(gateware_dir)):
         with open(os.path.join(gateware_dir, name)) as f:
             for line in f:
                 if not line.lstrip().startswith("//"):

@@ -101,6 +101,12 @@ def build_parser(platform=None):
                             "Default: the board's NIC_SDRAM_PORTS")
     board.add_argument("--cpu-variant", default=None,
                        help="VexRiscv variant (default: standard on sim, the board's choice on boards)")
+    board.add_argument("--cpu-icache", type=int, default=None, metavar="BYTES",
+                       help="VexRiscv's instruction cache size (default 4096, the prebuilt netlist's); "
+                            "other sizes are generated with VexRiscv's generator (soc/vexriscv_netlist.py: "
+                            "needs a JDK; linux variants: whole 4 KiB ways)")
+    board.add_argument("--cpu-dcache", type=int, default=None, metavar="BYTES",
+                       help="VexRiscv's data cache size (default 4096), as --cpu-icache")
     board.add_argument("--cpu", default=None, choices=("vexriscv", "cortex_m1", "cortex_m3"),
                        help="boards: the soft CPU (default: the board's, vexriscv; tang_nano_4k has the "
                             "hard gowin_emcu). cortex_m1/cortex_m3 need Arm's DesignStart RTL, which the "
@@ -123,11 +129,15 @@ def parse_args(argv=None):
 
 
 def main(argv=None):
+    from litedav.soc.vexriscv_netlist import NetlistError
     args = parse_args(argv)
     board = board_module(args.platform)
-    if hasattr(board, "build"):   # A flow of its own: the simulator's Verilator model.
-        return board.build(args)
-    return board_main(args, board)
+    try:
+        if hasattr(board, "build"):   # A flow of its own: the simulator's Verilator model.
+            return board.build(args)
+        return board_main(args, board)
+    except NetlistError as e:
+        sys.exit(f"litedav-soc: --cpu-icache/--cpu-dcache: {e}")
 
 
 # Boards -------------------------------------------------------------------------------------------
@@ -175,7 +185,9 @@ def board_main(args, board):
             cpu_type       = cpu_type,
             cpu_variant    = args.cpu_variant or (board.CPU_VARIANT if cpu_type == "vexriscv" else "standard"),
             nic            = nic,
-            nic_sdram_ports = args.nic_sdram_ports)
+            nic_sdram_ports = args.nic_sdram_ports,
+            cpu_icache     = args.cpu_icache,
+            cpu_dcache     = args.cpu_dcache)
     # A vendor tool's project (Vivado) is the deliverable here: it gets the BIOS in its ROM. A hard
     # CPU with its own flash (Tang Nano 4K's EMCU) runs the firmware port instead: no BIOS.
     with_bios = cpu_type != "gowin_emcu"
@@ -224,6 +236,7 @@ def board_main(args, board):
         summary = {"platform": args.platform, "sys_clk_freq": sys_clk_freq, "seed": args.seed,
                    "cpu_type": cpu_type,
                    "cpu_variant": args.cpu_variant or board.CPU_VARIANT, "nic": nic,
+                   "cpu_icache": args.cpu_icache or 4096, "cpu_dcache": args.cpu_dcache or 4096,
                    "yosys_flow": flow,
                    "build_seconds": round(seconds, 1), "clocks": clocks}
         with open(os.path.join(output_dir, "build_summary.json"), "w") as f:

@@ -28,7 +28,7 @@ SPIFLASH_BASE  = 0xB4000000 # Up to 64 MiB.
 class LiteDAVSoC(SoCCore):
     def __init__(self, platform, board, sys_clk_freq, eth_rx_slots=8, eth_tx_slots=4,
                  cpu_variant="standard", bus_bursting=True, nic="liteeth", cpu_type=None,
-                 nic_sdram_ports=None):
+                 nic_sdram_ports=None, cpu_icache=None, cpu_dcache=None):
         """board: the board's recipe, a platforms/<board>.py module or an object with the same
         attributes (platforms/sim.py SimBoard): soc_kwargs() (SoCCore's memories, UART, boot),
         add_board(soc, sys_clk_freq) (clocks, PHY, memories, flash; returns the PHY), optionally
@@ -36,7 +36,8 @@ class LiteDAVSoC(SoCCore):
         CPU_TYPE, add_ethernet() (its own MAC set-up), NIC_SYS_DATAPATH and NIC_BUS_SLICES
         (add_offload_nic, default True), NIC_SDRAM_PORTS (default False). cpu_type: None for the
         board's CPU (board.CPU_TYPE, else VexRiscv). nic_sdram_ports: None for the board's
-        NIC_SDRAM_PORTS."""
+        NIC_SDRAM_PORTS. cpu_icache, cpu_dcache: VexRiscv's cache sizes in bytes (None: the
+        variant's prebuilt 4 KiB; other sizes are generated, soc/vexriscv_netlist.py)."""
         self.board_recipe = board
         SoCCore.__init__(self, platform, clk_freq=int(sys_clk_freq),
             ident                    = "LiteDAV",
@@ -50,6 +51,7 @@ class LiteDAVSoC(SoCCore):
         )
 
         self.mem_map.update(ethmac=ETHMAC_BASE, spiflash=SPIFLASH_BASE)
+        self.use_cpu_caches(cpu_icache, cpu_dcache)
 
         self.ethphy = board.add_board(self, sys_clk_freq)
         if "main_ram" in self.bus.regions:   # The Tang Nano 4K's EMCU has its own SRAM only.
@@ -68,6 +70,15 @@ class LiteDAVSoC(SoCCore):
         else:
             raise ValueError(f"unknown NIC {nic!r}: liteeth or offload")
         self.check_uncached_regions()
+
+    def use_cpu_caches(self, icache, dcache):
+        """VexRiscv with caches of these sizes in place of the variant's prebuilt netlist."""
+        from litedav.soc import vexriscv_netlist
+        if vexriscv_netlist.is_prebuilt(self.cpu.variant, icache, dcache):
+            return
+        if self.cpu.name != "vexriscv":
+            raise ValueError(f"cache sizes are VexRiscv's; this SoC's CPU is {self.cpu.name}")
+        self.cpu.use_external_variant(vexriscv_netlist.netlist(self.cpu.variant, icache, dcache))
 
     def add_uart(self, name="uart", uart_name="serial", uart_pads=None, **kwargs):
         """LiteX's UART, on the pads the board's uart_pads(soc, uart_name) gives when it has one

@@ -1,0 +1,155 @@
+"""What VexRiscv's cache sizes give each SoC: nic_compare's rows on builds that differ from the
+SoC's own in the CPU's caches alone (issue 29, "the CPU's memory system chosen by measurement").
+
+Every LiteX VexRiscv variant ships with a 4 KiB instruction cache and a 4 KiB data cache. Other
+sizes come from VexRiscv's own generator (soc/vexriscv_netlist.py; `litedav-soc --cpu-icache
+--cpu-dcache`). On the ideal SoC (`standard`, no MMU) the caches are direct-mapped; on the
+Colorlight i5 model (`linux+no-dsp`, with an MMU) each 4 KiB is one way.
+
+For each SoC and each CONFIG (instruction:data bytes), the SoC is built in
+build/cpu-caches/<soc>-i<I>-d<D>-<nic> (firmware and all, the model without the profile-guided
+pass: that changes no simulated cycle) and nic_compare's measurement runs on it: bulk GET and PUT,
+ab -c 8, ab -k -c 10 and the latency. Figures are simulated cycles at the SoC's own clock.
+
+    python3 -m litedav.bench.cpu_caches [--soc ideal colorlight_i5] [--nic offload]
+                                        [--configs 4096:4096 32768:4096 32768:16384] [--out DIR]
+
+Writes DIR/cpu_caches.json and DIR/cpu_caches.md (default bench/results); not part of
+`make bench`. Whether a board's FPGA takes the caches (block RAM, timing at its clock) is
+`litedav-soc --platform colorlight_i5 --build --cpu-icache ... --cpu-dcache ...`
+(docs/colorlight_i5.md).
+"""
+
+import argparse
+import json
+import os
+import sys
+
+TOP = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+DEFAULT_CONFIGS = ["4096:4096", "16384:4096", "32768:4096", "16384:8192", "32768:16384"]
+DEFAULT_SOCS = ["ideal"]
+
+
+def parse_config(text):
+    try:
+        icache, dcache = (int(x) for x in text.split(":"))
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r}: INSTRUCTION:DATA cache bytes, e.g. 32768:4096")
+    return icache, dcache
+
+
+def build_dir(soc, nic, icache, dcache):
+    return os.path.join(TOP, "build", "cpu-caches", f"{soc}-i{icache}-d{dcache}-{nic}")
+
+
+def build(soc, nic, icache, dcache):
+    from litedav.bench.nic_compare import soc_board
+    from litedav.sim.run import build as sim_build
+    os.environ["LITEDAV_SIM_PGO"] = "0"
+    return sim_build(build_dir(soc, nic, icache, dcache), nic=nic, board=soc_board(soc),
+                     soc_args=("--cpu-icache", str(icache), "--cpu-dcache", str(dcache)))
+
+
+def measure(soc, nic, phy, path):
+    from litedav.bench import nic_compare
+    out = os.path.join(path, "bench")
+    os.makedirs(out, exist_ok=True)
+    return nic_compare.measure(nic, phy, 300, 200, out, soc=soc, build_dir=path)
+
+
+ROWS = [
+    ("small GET, keep-alive (ab -k -c 10): CPU cycles/request",
+     lambda r: r["small_get_keep_alive"]["cpu_cycles_per_request"]),
+    ("small GET, new connection (ab -c 8): CPU cycles/request",
+     lambda r: r["small_get_new_connection"]["cpu_cycles_per_request"]),
+    ("small GET latency, last byte in -> first byte out: median cycles",
+     lambda r: r["latency"]["median_cycles"]),
+    ("bulk GET 1 MiB: CPU cycles/byte", lambda r: r["bulk_get"]["cpu_cycles_per_byte"]),
+    ("bulk PUT 1 MiB: CPU cycles/byte", lambda r: r["bulk_put"]["cpu_cycles_per_byte"]),
+    ("bulk PUT 1 MiB: MB/s", lambda r: r["bulk_put"]["goodput_MBps"]),
+]
+
+
+def config_label(icache, dcache):
+    return f"I {icache // 1024} / D {dcache // 1024} KiB"
+
+
+def markdown(results):
+    """results: [{"soc", "nic", "phy", "icache", "dcache", "result"}], one table per SoC."""
+    from litedav.bench.nic_compare import soc_label
+    lines = []
+    for soc in dict.fromkeys(r["soc"] for r in results):
+        rows = [r for r in results if r["soc"] == soc]
+        first = rows[0]
+        hz = first["result"]["sys_clk_hz"]
+        commits = sorted({r["result"]["commit"] for r in rows})
+        lines += [f"**VexRiscv cache sizes on the {soc_label(soc)} ({first['cpu_variant']} at "
+                  f"{hz / 1e6:g} MHz, {first['nic']}, {first['phy'].upper()}; commit "
+                  f"{', '.join(commits)})** (`python3 -m litedav.bench.cpu_caches`: the netlists "
+                  "from VexRiscv's generator, soc/vexriscv_netlist.py; 32-byte lines; "
+                  + ("direct-mapped" if not first["cpu_variant"].startswith("linux") else
+                     "one 4 KiB way per 4 KiB") + "; nothing else changed)", "",
+                  "| row | " + " | ".join(config_label(r["icache"], r["dcache"]) for r in rows) + " |",
+                  "|---|" + "---|" * len(rows)]
+        for label, get in ROWS:
+            cells = []
+            for r in rows:
+                try:
+                    cells.append(f"{get(r['result']):,}")
+                except (KeyError, TypeError):
+                    cells.append("-")
+            lines.append(f"| {label} | " + " | ".join(cells) + " |")
+        lines.append("")
+    return "\n".join(lines)
+
+
+def main(argv=None):
+    from litedav.bench.nic_compare import soc_board
+    from litedav.soc import vexriscv_netlist
+    parser = argparse.ArgumentParser(prog="cpu_caches", description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--soc", nargs="+", default=DEFAULT_SOCS, choices=["ideal", "colorlight_i5"])
+    parser.add_argument("--configs", type=parse_config, nargs="+",
+                        default=[parse_config(c) for c in DEFAULT_CONFIGS],
+                        help="INSTRUCTION:DATA cache bytes (default: %(default)s)")
+    parser.add_argument("--nic", default="offload", choices=["liteeth", "offload"])
+    parser.add_argument("--phy", default=None, choices=["gmii", "mii"],
+                        help="default: gmii on the ideal SoC, mii on a board model")
+    parser.add_argument("--out", default=os.path.join(TOP, "bench", "results"))
+    args = parser.parse_args(argv)
+    variants = {}
+    for soc in args.soc:
+        board = soc_board(soc)
+        if board:
+            from litedav.platforms.sim import BOARD_MODELS
+            variants[soc] = BOARD_MODELS[board].CPU_VARIANT
+        else:
+            from litedav.platforms.sim import CPU_VARIANT
+            variants[soc] = CPU_VARIANT
+        for icache, dcache in args.configs:   # every size is checked before anything is built
+            try:
+                vexriscv_netlist.generator_args(variants[soc], icache, dcache)
+            except vexriscv_netlist.NetlistError as e:
+                sys.exit(f"cpu_caches: {soc}, {icache}:{dcache}: {e}")
+    results = []
+    os.makedirs(args.out, exist_ok=True)
+    for soc in args.soc:
+        phy = args.phy or ("mii" if soc_board(soc) else "gmii")
+        for icache, dcache in args.configs:
+            print(f"[cpu_caches] {soc}, {config_label(icache, dcache)}: building", flush=True)
+            path = build(soc, args.nic, icache, dcache)
+            print(f"[cpu_caches] {soc}, {config_label(icache, dcache)}: measuring", flush=True)
+            results.append({"soc": soc, "cpu_variant": variants[soc], "nic": args.nic, "phy": phy,
+                            "icache": icache, "dcache": dcache,
+                            "result": measure(soc, args.nic, phy, path)})
+            # written after every measurement: a later failure loses nothing measured
+            with open(os.path.join(args.out, "cpu_caches.json"), "w") as f:
+                json.dump(results, f, indent=2, default=str)
+            table = markdown(results)
+            with open(os.path.join(args.out, "cpu_caches.md"), "w") as f:
+                f.write(table)
+    print(table)
+
+
+if __name__ == "__main__":
+    main()
