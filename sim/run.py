@@ -302,13 +302,14 @@ def read_build_commit(build_dir):
         return "unknown"
 
 
-def build(build_dir=DEFAULT_BUILD, soc_args=(), nic="liteeth", phy=None, fw_defs=(), board=None):
+def build(build_dir=DEFAULT_BUILD, soc_args=(), nic="liteeth", phy=None, fw_defs=(), board=None, fw_vars=()):
     """nic: liteeth or offload (litedav-soc --nic); the firmware is built against that SoC's
     headers in build_dir, so it gets the matching netif driver. phy: the wire rate of the
     build's own sim_config.js (litedav-soc --phy); `Simulator` chooses its own at run time.
     fw_defs: compiler options for the firmware (firmware/Makefile's LITEDAV_FW_DEFS, e.g.
     "-DMEMP_NUM_TCP_PCB=64"); such a build needs a folder of its own. board: that board's SoC
-    (a BOARD_MODEL_PHYS name, litedav-soc --board) instead of the ideal SoC."""
+    (a BOARD_MODEL_PHYS name, litedav-soc --board) instead of the ideal SoC. fw_vars: more
+    firmware/Makefile variables, e.g. "PROFILE=1" (a folder of its own too)."""
     if board:
         soc_args = ("--board", check_board(board), *soc_args)
     if nic not in NICS:
@@ -324,7 +325,7 @@ def build(build_dir=DEFAULT_BUILD, soc_args=(), nic="liteeth", phy=None, fw_defs
     log("[2/3] building firmware (lwIP + HTTP server, riscv64-unknown-elf-gcc)")
     fw = os.path.join(build_dir, "firmware", "litedav.bin")
     _run(["make", "-C", os.path.join(TOP, "firmware"), f"SOC_BUILD={build_dir}", f"-j{os.cpu_count() or 2}",
-          *([f"LITEDAV_FW_DEFS={' '.join(fw_defs)}"] if fw_defs else [])],
+          *([f"LITEDAV_FW_DEFS={' '.join(fw_defs)}"] if fw_defs else []), *fw_vars],
          os.path.join(logs, "firmware.log"))
     _record_commit(build_dir)
     gateware = os.path.join(build_dir, "gateware")
@@ -729,6 +730,12 @@ def main(argv=None):
                         help="the SoC with the boards' flash path: LiteSPI and its 1x PHY with a SPI NOR "
                              "chip model on the pads (2 MiB GD25Q16 in the --flash image; the store where "
                              "the Colorlight i5 keeps it) instead of the sim flash (docs/spi_flash.md)")
+    parser.add_argument("--cpu-icache", type=int, default=None, metavar="BYTES",
+                        help="VexRiscv's instruction cache (default: the variant's prebuilt 4 KiB); with "
+                             "either cache size given, the CPU is generated (soc/vexriscv_netlist.py, needs "
+                             "a JDK) and the build folder gets -i<I>-d<D> appended")
+    parser.add_argument("--cpu-dcache", type=int, default=None, metavar="BYTES",
+                        help="VexRiscv's data cache, as --cpu-icache")
     parser.add_argument("--build-dir", default=None,
                         help="build directory (default: build/sim, build/sim-offload with --nic offload, "
                              "-spiflash appended with --spi-flash)")
@@ -820,10 +827,16 @@ def main(argv=None):
         parser.error("--spi-flash: a board model has its board's flash already")
     args.nic = args.nic or (BOARD_MODEL_NICS[args.board] if args.board else "liteeth")
     args.phy = args.phy or (BOARD_MODEL_PHYS[args.board] if args.board else DEFAULT_PHY)
-    build_dir = os.path.abspath(args.build_dir or default_build_dir(args.nic, args.spi_flash, args.board))
+    cpu_args = ()
+    default_dir = default_build_dir(args.nic, args.spi_flash, args.board)
+    if args.cpu_icache or args.cpu_dcache:
+        icache, dcache = args.cpu_icache or 4096, args.cpu_dcache or 4096
+        cpu_args = ("--cpu-icache", str(icache), "--cpu-dcache", str(dcache))
+        default_dir += f"-i{icache}-d{dcache}"
+    build_dir = os.path.abspath(args.build_dir or default_dir)
     if args.command in ("build", "demo"):
-        build(build_dir, nic=args.nic, phy=args.phy, soc_args=("--spi-flash",) if args.spi_flash else (),
-              board=args.board)
+        build(build_dir, nic=args.nic, phy=args.phy,
+              soc_args=(*(("--spi-flash",) if args.spi_flash else ()), *cpu_args), board=args.board)
     if not 1 <= args.slirp_clock_scale <= 1000:
         parser.error("--slirp-clock-scale must be 1..1000")
     if not 1 <= args.lwip_clock_scale <= 1000:

@@ -100,11 +100,14 @@ def build_parser(platform=None):
                             "LiteDAV's L2 (gateware/sdram_dma.py; boards with main RAM behind it). "
                             "Default: the board's NIC_SDRAM_PORTS")
     board.add_argument("--cpu-variant", default=None,
-                       help="VexRiscv variant (default: standard on sim, the board's choice on boards)")
+                       help="VexRiscv variant (default: standard on sim, the board's choice on boards): "
+                            "LiteX's, or standard+no-dsp (no MMU, no DSP multiplier, no branch prediction: "
+                            "generated, soc/vexriscv_netlist.py)")
     board.add_argument("--cpu-icache", type=int, default=None, metavar="BYTES",
-                       help="VexRiscv's instruction cache size (default 4096, the prebuilt netlist's); "
-                            "other sizes are generated with VexRiscv's generator (soc/vexriscv_netlist.py: "
-                            "needs a JDK; linux variants: whole 4 KiB ways)")
+                       help="VexRiscv's instruction cache size. Default: the variant's prebuilt netlist "
+                            "(4 KiB caches). With either size given, the netlist is generated with VexRiscv's "
+                            "generator (soc/vexriscv_netlist.py: needs a JDK; linux variants: whole 4 KiB "
+                            "ways) and its data cache can invalidate single lines")
     board.add_argument("--cpu-dcache", type=int, default=None, metavar="BYTES",
                        help="VexRiscv's data cache size (default 4096), as --cpu-icache")
     board.add_argument("--cpu", default=None, choices=("vexriscv", "cortex_m1", "cortex_m3"),

@@ -38,11 +38,13 @@ class LiteDAVSoC(SoCCore):
         board's CPU (board.CPU_TYPE, else VexRiscv). nic_sdram_ports: None for the board's
         NIC_SDRAM_PORTS. cpu_icache, cpu_dcache: VexRiscv's cache sizes in bytes (None: the
         variant's prebuilt 4 KiB; other sizes are generated, soc/vexriscv_netlist.py)."""
+        from litedav.soc import vexriscv_netlist
         self.board_recipe = board
+        self.cpu_netlist_variant = cpu_variant
         SoCCore.__init__(self, platform, clk_freq=int(sys_clk_freq),
             ident                    = "LiteDAV",
             cpu_type                 = cpu_type or getattr(board, "CPU_TYPE", "vexriscv"),
-            cpu_variant              = cpu_variant,
+            cpu_variant              = vexriscv_netlist.litex_variant(cpu_variant),
             timer_uptime             = True,
             # Burst cycles let cache-line refills stream from RAM instead of
             # paying a full bus handshake per word.
@@ -74,11 +76,13 @@ class LiteDAVSoC(SoCCore):
     def use_cpu_caches(self, icache, dcache):
         """VexRiscv with caches of these sizes in place of the variant's prebuilt netlist."""
         from litedav.soc import vexriscv_netlist
-        if vexriscv_netlist.is_prebuilt(self.cpu.variant, icache, dcache):
+        if vexriscv_netlist.is_prebuilt(self.cpu_netlist_variant, icache, dcache):
             return
         if self.cpu.name != "vexriscv":
             raise ValueError(f"cache sizes are VexRiscv's; this SoC's CPU is {self.cpu.name}")
-        self.cpu.use_external_variant(vexriscv_netlist.netlist(self.cpu.variant, icache, dcache))
+        self.cpu.use_external_variant(vexriscv_netlist.netlist(self.cpu_netlist_variant, icache, dcache))
+        # the generated netlists' data cache invalidates single lines (soc/vexriscv-patches)
+        self.add_constant("LITEDAV_DCACHE_LINE_INVALIDATE")
 
     def add_uart(self, name="uart", uart_name="serial", uart_pads=None, **kwargs):
         """LiteX's UART, on the pads the board's uart_pads(soc, uart_name) gives when it has one

@@ -11,7 +11,10 @@ pythondata's Makefile gives them) plus other cache sizes, and returns the netlis
 What the generator does with sizes: variants without an MMU (`standard`) get direct-mapped
 caches of any power of two; the `linux*` variants (an MMU, virtually indexed) get one 4 KiB way
 per 4 KiB of cache. Lines are 32 bytes either way. The CPU's ports, CSRs and uncached ranges are
-the variant's: only the caches' RAMs and their index and tag widths change.
+the variant's: only the caches' RAMs and their index and tag widths change, and the data cache
+can invalidate a single line (soc/vexriscv-patches/0001: the management instruction LiteX's
+flush_cpu_dcache() issues, with an address in rs1 instead of x0). A SoC with a generated netlist
+tells its firmware so (LITEDAV_DCACHE_LINE_INVALIDATE in generated/soc.h).
 
 What it needs, fetched once into build/deps/sbt (never committed): a JDK (`java`; Debian's
 openjdk-17-jdk-headless), sbt's launcher from Maven Central, and through it sbt, Scala 2.11.12
@@ -23,7 +26,6 @@ minutes (downloads and a compile of VexRiscv), later ones about 15 s, and a netl
 for the same arguments and sources is reused.
 """
 
-import contextlib
 import fcntl
 import hashlib
 import os
@@ -33,6 +35,9 @@ import sys
 import urllib.request
 
 TOP = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+# Changes to VexRiscv's Scala, applied to the copy sbt compiles (patch -p1 in vexriscv/src/main/scala):
+# 0001 lets the data cache invalidate one line (rs1 of its management instruction).
+PATCH_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "vexriscv-patches")
 
 SBT_VERSION = "1.4.7"
 SCALA_VERSION = "2.11.12"
@@ -47,6 +52,14 @@ VARIANT_ARGS = {
     "linux": ["--csrPluginConfig", "linux-minimal"],
     "linux+no-dsp": ["--csrPluginConfig", "linux-minimal", "--singleCycleMulDiv=false",
                      "--relaxedPcCalculation=true", "--prediction=none"],
+}
+# Netlists LiteX has no variant for: the LiteX variant the SoC takes (compiler flags, uncached
+# ranges) and the generator's arguments. standard+no-dsp: `standard` without its DSP multiplier
+# and with linux+no-dsp's timing relief (iterative multiply and divide, a relaxed PC stage, no
+# branch prediction), but no MMU, so its caches are direct-mapped at any size.
+OWN_VARIANTS = {
+    "standard+no-dsp": ("standard", ["--singleCycleMulDiv=false", "--relaxedPcCalculation=true",
+                                     "--prediction=none"]),
 }
 PREBUILT_CACHE_BYTES = 4096    # both caches of every variant above, as pythondata ships them
 MIN_CACHE_BYTES = 1024         # below, GenCoreDefault's line and tag arithmetic is untested here
@@ -65,20 +78,28 @@ def check_cache_size(name, size, variant):
         raise NetlistError(f"{name}: {variant} has an MMU, so a cache above 4 KiB is whole 4 KiB ways")
 
 
+def litex_variant(variant):
+    """The LiteX variant name a CPU variant (LiteX's or OWN_VARIANTS') gives the SoC."""
+    return OWN_VARIANTS[variant][0] if variant in OWN_VARIANTS else variant
+
+
 def is_prebuilt(variant, icache, dcache):
-    """Whether pythondata's own netlist for `variant` already has these caches."""
-    return icache in (None, PREBUILT_CACHE_BYTES) and dcache in (None, PREBUILT_CACHE_BYTES)
+    """Whether the SoC takes pythondata's own netlist: a LiteX variant, no size given. A size
+    given, even the prebuilt 4096, generates a netlist (which also has the data cache's line
+    invalidation)."""
+    return variant not in OWN_VARIANTS and icache is None and dcache is None
 
 
 def generator_args(variant, icache, dcache):
-    if variant not in VARIANT_ARGS:
+    if variant not in VARIANT_ARGS and variant not in OWN_VARIANTS:
         raise NetlistError(f"VexRiscv variant {variant!r}: caches of other sizes are made for "
-                           f"{', '.join(VARIANT_ARGS)} only")
+                           f"{', '.join([*VARIANT_ARGS, *OWN_VARIANTS])} only")
     icache = icache or PREBUILT_CACHE_BYTES
     dcache = dcache or PREBUILT_CACHE_BYTES
     check_cache_size("the instruction cache", icache, variant)
     check_cache_size("the data cache", dcache, variant)
-    return VARIANT_ARGS[variant] + ["--iCacheSize", str(icache), "--dCacheSize", str(dcache)]
+    base = OWN_VARIANTS[variant][1] if variant in OWN_VARIANTS else VARIANT_ARGS[variant]
+    return base + ["--iCacheSize", str(icache), "--dCacheSize", str(dcache)]
 
 
 def pythondata_dir():
@@ -98,9 +119,16 @@ def sources_key(source_dir):
                 digest.update(os.path.relpath(path, root).encode())
                 with open(path, "rb") as f:
                     digest.update(f.read())
+    for name in patches():
+        with open(os.path.join(PATCH_DIR, name), "rb") as f:
+            digest.update(name.encode() + f.read())
     digest.update(f"{SBT_VERSION} {SCALA_VERSION} {SPINALHDL_VERSION}".encode())
     digest.update(build_sbt().encode())
     return digest.hexdigest()[:12]
+
+
+def patches():
+    return sorted(n for n in os.listdir(PATCH_DIR) if n.endswith(".patch"))
 
 
 def build_sbt():
@@ -169,6 +197,12 @@ def prepare_project(source_dir, project_dir):
     scala = ("src", "main", "scala")
     shutil.copytree(os.path.join(source_dir, *scala), os.path.join(tmp, *scala))
     shutil.copytree(os.path.join(source_dir, "ext", "VexRiscv", *scala), os.path.join(tmp, "vexriscv", *scala))
+    for name in patches():
+        result = subprocess.run(["patch", "-p1", "--forward", "--batch", "-i", os.path.join(PATCH_DIR, name)],
+                                cwd=os.path.join(tmp, "vexriscv", *scala), capture_output=True, text=True)
+        if result.returncode != 0:
+            raise NetlistError(f"soc/vexriscv-patches/{name} does not apply to pythondata-cpu-vexriscv's "
+                               f"VexRiscv (another version?):\n{result.stdout}{result.stderr}")
     os.makedirs(os.path.join(tmp, "project"))
     with open(os.path.join(tmp, "project", "build.properties"), "w") as f:
         f.write(f"sbt.version={SBT_VERSION}\n")
@@ -203,8 +237,9 @@ def run_sbt(project_dir, command, log):
 
 
 def netlist(variant, icache=None, dcache=None, build_root=None):
-    """The path of a VexRiscv netlist of `variant` with these cache sizes in bytes (None: the
-    prebuilt 4 KiB), generated into build_root (default build/vexriscv) unless made already."""
+    """The path of a VexRiscv netlist of `variant` with these cache sizes in bytes (None: 4 KiB),
+    generated into build_root (default build/vexriscv) unless made already; with neither size
+    given, pythondata's prebuilt netlist."""
     args = generator_args(variant, icache, dcache)
     if is_prebuilt(variant, icache, dcache):
         from litex.soc.cores.cpu.vexriscv.core import CPU_VARIANTS
@@ -255,7 +290,7 @@ def main(argv=None):
     import argparse
     parser = argparse.ArgumentParser(description="Generate a VexRiscv netlist with other cache sizes "
                                                  "(prints its path).")
-    parser.add_argument("--variant", default="standard", choices=sorted(VARIANT_ARGS))
+    parser.add_argument("--variant", default="standard", choices=sorted([*VARIANT_ARGS, *OWN_VARIANTS]))
     parser.add_argument("--icache", type=int, default=None, help="instruction cache bytes (default 4096)")
     parser.add_argument("--dcache", type=int, default=None, help="data cache bytes (default 4096)")
     parser.add_argument("--build-root", default=None, help="default build/vexriscv")

@@ -36,7 +36,8 @@ def test_sizes_it_cannot_make_are_refused():
 def test_prebuilt_sizes_use_pythondata():
     path = vn.netlist("standard")
     assert path == os.path.join(vn.pythondata_dir(), "VexRiscv.v")
-    assert vn.netlist("linux+no-dsp", 4096, 4096).endswith("VexRiscv_LinuxNoDspFmax.v")
+    assert vn.netlist("linux+no-dsp").endswith("VexRiscv_LinuxNoDspFmax.v")
+    assert not vn.is_prebuilt("standard", 4096, None)     # a size given: generated
 
 
 def test_soc_build_refuses_a_bad_size_clearly():

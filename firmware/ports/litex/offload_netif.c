@@ -19,10 +19,15 @@
  * Caches: VexRiscv's data cache is write-through, so everything the CPU
  * stores (TX data, descriptors) is in RAM before the CSR write that hands it
  * to the NIC (the CPU's bus is in order). DMA writes are not seen through
- * cache lines loaded earlier: once rx_head shows new frames, the whole data
- * cache is invalidated before their descriptors and buffers are read (the
- * NIC writes them before it advances rx_head). Invalidating is harmless for
- * the CPU's own data because nothing in the cache is dirty.
+ * cache lines loaded earlier, so what the NIC wrote is invalidated before it
+ * is read (the NIC writes a frame and its descriptor before it advances
+ * rx_head). A CPU whose data cache invalidates single lines (a generated
+ * VexRiscv: LITEDAV_DCACHE_LINE_INVALIDATE, soc/vexriscv_netlist.py) drops
+ * each descriptor's line and then the lines of its frame's bytes; the
+ * prebuilt netlists can only invalidate the whole cache, once per poll that
+ * finds frames (and so does a build with LITEDAV_RX_INVALIDATE_WHOLE_CACHE,
+ * to compare the two: bench/cpu_caches.py). Invalidating is harmless for the
+ * CPU's own data because nothing in the cache is dirty.
  *
  * Polled from the main loop, like the LiteEth driver: the NIC's interrupt is
  * left disabled.
@@ -107,6 +112,37 @@ static uint16_t counters_seen[NIC_COUNTERS];
 #define CHECKSUM_FLAGS_ALL_CHECKED (NETIF_CHECKSUM_ENABLE_ALL & ~CHECKSUM_GEN_BY_NIC)
 
 static unsigned ring_next(unsigned index, unsigned size) { return index + 1 == size ? 0 : index + 1; }
+
+#if defined(LITEDAV_DCACHE_LINE_INVALIDATE) && !defined(LITEDAV_RX_INVALIDATE_WHOLE_CACHE)
+#define RX_INVALIDATE_LINES 1
+#define DCACHE_LINE_BYTES 32u
+/* Drop the data cache's lines over [p, p + len), len > 0: the cache's
+ * management instruction with the first line's address in rs1 and the number
+ * of lines after it in rs2 (soc/vexriscv-patches/0001), one cycle a line. */
+static void dcache_invalidate(const volatile void *p, uint32_t len)
+{
+    uintptr_t first = (uintptr_t)p & ~(uintptr_t)(DCACHE_LINE_BYTES - 1);
+    uintptr_t last = ((uintptr_t)p + len - 1) & ~(uintptr_t)(DCACHE_LINE_BYTES - 1);
+    uint32_t more = (uint32_t)(last - first) / DCACHE_LINE_BYTES;
+    __asm__ volatile(".insn r 0x0f, 5, 0, x0, %0, %1" ::"r"(first), "r"(more) : "memory");
+}
+#endif
+
+/* The status word of RX descriptor `index`, as the NIC last wrote it; with
+ * RX_DONE, the frame's bytes are readable too (their stale lines dropped). */
+static uint32_t rx_status(unsigned index)
+{
+#ifdef RX_INVALIDATE_LINES
+    uint32_t status;
+    dcache_invalidate(&rx_ring[index], sizeof rx_ring[index]);
+    status = rx_ring[index].word[2];
+    if ((status & RX_DONE) && RX_LENGTH(status) && RX_LENGTH(status) <= RX_BUFFER_SIZE)
+        dcache_invalidate(rx_pbuf[index]->payload, RX_LENGTH(status));
+    return status;
+#else
+    return rx_ring[index].word[2]; /* rx_poll invalidated the whole cache */
+#endif
+}
 
 static uint32_t address_of(const void *p) { return (uint32_t)(uintptr_t)p; }
 
@@ -277,13 +313,15 @@ static int rx_poll(struct netif *netif)
         unsigned backlog = (head + RX_RING_SIZE - rx_next) % RX_RING_SIZE;
         if (backlog > port_stats.rx_backlog_max)
             port_stats.rx_backlog_max = backlog;
+#ifndef RX_INVALIDATE_LINES
         flush_cpu_dcache(); /* drop stale lines of the descriptors and buffers the NIC wrote */
         __asm__ volatile("" ::: "memory"); /* and keep the compiler's loads after it */
+#endif
     }
 
     while (rx_next != head) {
         uint64_t start = port_cycles(), handed;
-        uint32_t status = rx_ring[rx_next].word[2];
+        uint32_t status = rx_status(rx_next);
         struct pbuf *p = rx_pbuf[rx_next];
         uint32_t len = RX_LENGTH(status);
 
@@ -315,7 +353,7 @@ static int rx_poll(struct netif *netif)
             struct rx_merge merge = {0};
             rx_merge_start(&merge, p);
             while (rx_next != head) {
-                uint32_t next_status = rx_ring[rx_next].word[2];
+                uint32_t next_status = rx_status(rx_next);
                 struct pbuf *q = rx_pbuf[rx_next];
                 if (!(next_status & RX_DONE) || !rx_frame_ok(next_status) || !rx_checksums_good(next_status))
                     break;
