@@ -71,6 +71,7 @@ test: deps
 OFFICE_CLIENTS ?= 100
 bench: deps
 	@$(PYTHON) -m litedav.bench.nic_compare --out bench/results
+	@$(PYTHON) -m litedav.bench.small_get_profile --out bench/results
 	@$(PYTHON) -m litedav.bench.lm3s_instructions --out bench/results
 	@nice -n 5 $(PYTHON) -m litedav.bench.lm3s_scale --out bench/results
 	@nice -n 5 $(PYTHON) -m litedav.bench.lm3s_scale --out bench/results --no-idle --store-kib 256

@@ -98,7 +98,9 @@ def markdown(results):
     from litedav.bench.nic_compare import soc_label
     lines = []
     for soc, variant in dict.fromkeys((r["soc"], r["cpu_variant"]) for r in results):
-        rows = [r for r in results if r["soc"] == soc and r["cpu_variant"] == variant]
+        rows = sorted((r for r in results if r["soc"] == soc and r["cpu_variant"] == variant),
+                      key=lambda r: (r["icache"] is not None, r["icache"] or 0, r["dcache"] or 0,
+                                     bool(r.get("whole"))))
         first = rows[0]
         hz = first["result"]["sys_clk_hz"]
         commits = sorted({r["result"]["commit"] for r in rows})

@@ -33,8 +33,17 @@ SEED = int(os.environ.get("LITEDAV_SEED", "12345"))
 @pytest.fixture(scope="module")
 def cpu_caches_appliance():
     from litedav.sim.run import SimOptions, Simulator, build, free_port
-    build_dir = build(os.path.join(TOP, "build", "sim-offload-cpu-caches"), nic="offload",
-                      soc_args=("--cpu-icache", str(CACHE_BYTES), "--cpu-dcache", str(CACHE_BYTES)))
+    # no profile-guided pass: it makes the model faster, not different, and CI builds it once
+    pgo = os.environ.get("LITEDAV_SIM_PGO")
+    os.environ["LITEDAV_SIM_PGO"] = "0"
+    try:
+        build_dir = build(os.path.join(TOP, "build", "sim-offload-cpu-caches"), nic="offload",
+                          soc_args=("--cpu-icache", str(CACHE_BYTES), "--cpu-dcache", str(CACHE_BYTES)))
+    finally:
+        if pgo is None:
+            del os.environ["LITEDAV_SIM_PGO"]
+        else:
+            os.environ["LITEDAV_SIM_PGO"] = pgo
     with open(os.path.join(build_dir, "software", "include", "generated", "soc.h")) as f:
         soc_h = f.read()
     assert "LITEDAV_DCACHE_LINE_INVALIDATE" in soc_h
