@@ -94,32 +94,36 @@ def config_label(icache, dcache, whole=False):
 
 
 def markdown(results):
-    """results: [{"soc", "nic", "phy", "icache", "dcache", "result"}], one table per SoC."""
+    """results: [{"soc", "cpu_variant", "nic", "phy", "icache", "dcache", "whole", "result"}], one
+    table per SoC; with more than one CPU variant on a SoC, its columns name theirs."""
     from litedav.bench.nic_compare import soc_label
     lines = []
-    for soc, variant in dict.fromkeys((r["soc"], r["cpu_variant"]) for r in results):
-        rows = sorted((r for r in results if r["soc"] == soc and r["cpu_variant"] == variant),
-                      key=lambda r: (r["icache"] is not None, r["icache"] or 0, r["dcache"] or 0,
-                                     bool(r.get("whole"))))
+    for soc in dict.fromkeys(r["soc"] for r in results):
+        rows = sorted((r for r in results if r["soc"] == soc),
+                      key=lambda r: (r["cpu_variant"], r["icache"] is not None, r["icache"] or 0,
+                                     r["dcache"] or 0, bool(r.get("whole"))))
+        variants = list(dict.fromkeys(r["cpu_variant"] for r in rows))
         first = rows[0]
         hz = first["result"]["sys_clk_hz"]
         commits = sorted({r["result"]["commit"] for r in rows})
-        lines += [f"**VexRiscv cache sizes on the {soc_label(soc)} ({first['cpu_variant']} at "
+        ways = ", ".join(f"{v}: " + ("one 4 KiB way per 4 KiB" if v.startswith("linux") else "direct-mapped")
+                         for v in variants)
+        lines += [f"**VexRiscv cache sizes on the {soc_label(soc)} ({', '.join(variants)} at "
                   f"{hz / 1e6:g} MHz, {first['nic']}, {first['phy'].upper()}; commit "
                   f"{', '.join(commits)})** (`python3 -m litedav.bench.cpu_caches`: the netlists "
-                  "from VexRiscv's generator, soc/vexriscv_netlist.py; 32-byte lines; "
-                  + ("direct-mapped" if not first["cpu_variant"].startswith("linux") else
-                     "one 4 KiB way per 4 KiB") + "; nothing else changed)", "",
-                  "| row | " + " | ".join(config_label(r["icache"], r["dcache"], r.get("whole")) for r in rows) + " |",
-                  "|---|" + "---|" * len(rows)]
-        for label, get in ROWS:
+                  f"from VexRiscv's generator, soc/vexriscv_netlist.py, except `prebuilt`; 32-byte lines; "
+                  f"{ways}; nothing else changed)", ""]
+        label = lambda r: ((f"{r['cpu_variant']}, " if len(variants) > 1 else "")
+                           + config_label(r["icache"], r["dcache"], r.get("whole")))
+        lines += ["| row | " + " | ".join(label(r) for r in rows) + " |", "|---|" + "---|" * len(rows)]
+        for name, get in ROWS:
             cells = []
             for r in rows:
                 try:
                     cells.append(f"{get(r['result']):,}")
                 except (KeyError, TypeError):
                     cells.append("-")
-            lines.append(f"| {label} | " + " | ".join(cells) + " |")
+            lines.append(f"| {name} | " + " | ".join(cells) + " |")
         lines.append("")
     return "\n".join(lines)
 
