@@ -12,9 +12,12 @@ What the generator does with sizes: variants without an MMU (`standard`) get dir
 caches of any power of two; the `linux*` variants (an MMU, virtually indexed) get one 4 KiB way
 per 4 KiB of cache. Lines are 32 bytes either way. The CPU's ports, CSRs and uncached ranges are
 the variant's: only the caches' RAMs and their index and tag widths change, and the data cache
-can invalidate a single line (soc/vexriscv-patches/0001: the management instruction LiteX's
-flush_cpu_dcache() issues, with an address in rs1 instead of x0). A SoC with a generated netlist
-tells its firmware so (LITEDAV_DCACHE_LINE_INVALIDATE in generated/soc.h).
+can invalidate a range of lines (soc/vexriscv-patches/0001: the management instruction LiteX's
+flush_cpu_dcache() issues, with the first line's address in rs1 and the number of lines after it
+in rs2 instead of x0 and x0). Its prebuilt netlist is what a SoC takes for a LiteX variant with
+no size given; a netlist is generated for any size given (even 4096) and for OWN_VARIANTS. A SoC
+with a generated netlist tells its firmware so (LITEDAV_DCACHE_LINE_INVALIDATE in
+generated/soc.h).
 
 What it needs, fetched once into build/deps/sbt (never committed): a JDK (`java`; Debian's
 openjdk-17-jdk-headless), sbt's launcher from Maven Central, and through it sbt, Scala 2.11.12
@@ -36,7 +39,7 @@ import urllib.request
 
 TOP = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 # Changes to VexRiscv's Scala, applied to the copy sbt compiles (patch -p1 in vexriscv/src/main/scala):
-# 0001 lets the data cache invalidate one line (rs1 of its management instruction).
+# 0001 lets the data cache invalidate a range of lines (rs1 and rs2 of its management instruction).
 PATCH_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "vexriscv-patches")
 
 SBT_VERSION = "1.4.7"
