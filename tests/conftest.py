@@ -30,12 +30,5 @@ def spiflash_build():
 @pytest.fixture(scope="session")
 def appliance(sim_build):
     """The simulated SoC, booted, with its HTTP port forwarded to 127.0.0.1."""
-    from litedav.sim.run import SimOptions, Simulator, free_port
-    sim = Simulator(sim_build, SimOptions(port=free_port(), echo=False))
-    sim.start()
-    try:
-        sim.wait_ready(timeout=300)
-        yield sim
-    finally:
-        sim.stop()
-        print("\n--- simulator console (last lines) ---\n" + "\n".join(sim.console[-15:]))
+    from sim_boot import booted
+    yield from booted(sim_build, "simulator")

@@ -19,6 +19,7 @@ import pytest
 from caldav_checks import app_limits
 from caldav_suite import test_caldav_client_flow  # noqa: F401  (run against this target)
 from http_checks import Target, status
+from sim_boot import booted
 
 BOARD = "colorlight_i5"
 BOARD_SYS_CLK_HZ = 75_000_000   # platforms/colorlight_i5.py DEFAULT_SYS_CLK_FREQ
@@ -28,17 +29,10 @@ TIMEOUT = 300  # wall seconds per exchange: the board model simulates slower tha
 
 @pytest.fixture(scope="module")
 def board_model():
-    from litedav.sim.run import SimOptions, Simulator, build, default_build_dir, free_port
+    from litedav.sim.run import build, default_build_dir
     folder = os.environ.get("LITEDAV_BOARD_MODEL_BUILD") or default_build_dir("offload", board=BOARD)
     build_dir = build(folder, nic="offload", board=BOARD)
-    sim = Simulator(build_dir, SimOptions(port=free_port(), echo=False, fresh_flash=True, phy="mii"))
-    sim.start()
-    try:
-        sim.wait_ready(timeout=600)
-        yield sim
-    finally:
-        sim.stop()
-        print("\n--- board model console (last lines) ---\n" + "\n".join(sim.console[-15:]))
+    yield from booted(build_dir, "board model", timeout=600, fresh_flash=True, phy="mii")
 
 
 @pytest.fixture(scope="module")

@@ -21,6 +21,7 @@ from http_checks import (  # noqa: F401  (collected here, in this order)
     test_pipelined_requests,
 )
 from bulk_checks import test_bulk_round_trip_1mib  # noqa: F401
+from sim_boot import booted
 
 TOP = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 TIMEOUT = 120
@@ -32,31 +33,18 @@ SEED = int(os.environ.get("LITEDAV_SEED", "12345"))
 
 @pytest.fixture(scope="module")
 def cpu_caches_appliance():
-    from litedav.sim.run import SimOptions, Simulator, build, free_port
+    from litedav.sim.run import build
     # no profile-guided pass: it makes the model faster, not different, and CI builds it once
-    pgo = os.environ.get("LITEDAV_SIM_PGO")
-    os.environ["LITEDAV_SIM_PGO"] = "0"
-    try:
+    with pytest.MonkeyPatch.context() as env:
+        env.setenv("LITEDAV_SIM_PGO", "0")
         build_dir = build(os.path.join(TOP, "build", "sim-offload-cpu-caches"), nic="offload",
                           soc_args=("--cpu-icache", str(CACHE_BYTES), "--cpu-dcache", str(CACHE_BYTES)))
-    finally:
-        if pgo is None:
-            del os.environ["LITEDAV_SIM_PGO"]
-        else:
-            os.environ["LITEDAV_SIM_PGO"] = pgo
     with open(os.path.join(build_dir, "software", "include", "generated", "soc.h")) as f:
         soc_h = f.read()
     assert "LITEDAV_DCACHE_LINE_INVALIDATE" in soc_h
     with open(os.path.join(build_dir, "gateware", "build_sim.sh")) as f:
         assert "build/vexriscv/standard-i8192-d8192-" in f.read()
-    sim = Simulator(build_dir, SimOptions(port=free_port(), echo=False, fresh_flash=True))
-    sim.start()
-    try:
-        sim.wait_ready(timeout=300)
-        yield sim
-    finally:
-        sim.stop()
-        print("\n--- simulator console (last lines) ---\n" + "\n".join(sim.console[-15:]))
+    yield from booted(build_dir, "simulator", fresh_flash=True)
 
 
 @pytest.fixture(scope="module")

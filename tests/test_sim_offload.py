@@ -16,6 +16,7 @@ import random
 import pytest
 
 from http_checks import Target, status
+from sim_boot import booted
 from http_checks import (  # noqa: F401  (collected here, in this order)
     test_status_page,
     test_static_file_and_head,
@@ -41,18 +42,11 @@ ROUND_TRIP_MAX_SIZE = 60 * 1024 if FUZZ else 8 * 1024  # PUTs cost flash program
 @pytest.fixture(scope="module")
 def offload_appliance():
     """The simulated SoC with the offload NIC, built in build/sim-offload and booted."""
-    from litedav.sim.run import SimOptions, Simulator, build, default_build_dir, free_port
+    from litedav.sim.run import build, default_build_dir
     build_dir = build(default_build_dir("offload"), nic="offload")
     with open(os.path.join(build_dir, "software", "include", "generated", "soc.h")) as f:
         assert "LITEDAV_NIC_OFFLOAD" in f.read(), "build/sim-offload is not the offload SoC"
-    sim = Simulator(build_dir, SimOptions(port=free_port(), echo=False, fresh_flash=True))
-    sim.start()
-    try:
-        sim.wait_ready(timeout=300)
-        yield sim
-    finally:
-        sim.stop()
-        print("\n--- offload simulator console (last lines) ---\n" + "\n".join(sim.console[-15:]))
+    yield from booted(build_dir, "offload simulator", fresh_flash=True)
 
 
 @pytest.fixture(scope="module")
