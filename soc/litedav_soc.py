@@ -7,6 +7,8 @@ a platforms/<board>.py module, or the simulator's SimBoard (platforms/sim.py).
 
 from litex.soc.integration.soc_core import SoCCore
 
+from litedav.soc import vexriscv_netlist
+
 MAIN_RAM_BASE = 0x40000000
 
 # What each VexRiscv netlist does not cache: the prebuilt netlists (pythondata-cpu-vexriscv) decide
@@ -38,9 +40,7 @@ class LiteDAVSoC(SoCCore):
         board's CPU (board.CPU_TYPE, else VexRiscv). nic_sdram_ports: None for the board's
         NIC_SDRAM_PORTS. cpu_icache, cpu_dcache: VexRiscv's cache sizes in bytes (None: the
         variant's prebuilt 4 KiB; other sizes are generated, soc/vexriscv_netlist.py)."""
-        from litedav.soc import vexriscv_netlist
         self.board_recipe = board
-        self.cpu_netlist_variant = cpu_variant
         SoCCore.__init__(self, platform, clk_freq=int(sys_clk_freq),
             ident                    = "LiteDAV",
             cpu_type                 = cpu_type or getattr(board, "CPU_TYPE", "vexriscv"),
@@ -53,7 +53,7 @@ class LiteDAVSoC(SoCCore):
         )
 
         self.mem_map.update(ethmac=ETHMAC_BASE, spiflash=SPIFLASH_BASE)
-        self.use_cpu_caches(cpu_icache, cpu_dcache)
+        self.use_cpu_caches(cpu_variant, cpu_icache, cpu_dcache)
 
         self.ethphy = board.add_board(self, sys_clk_freq)
         if "main_ram" in self.bus.regions:   # The Tang Nano 4K's EMCU has its own SRAM only.
@@ -73,14 +73,14 @@ class LiteDAVSoC(SoCCore):
             raise ValueError(f"unknown NIC {nic!r}: liteeth or offload")
         self.check_uncached_regions()
 
-    def use_cpu_caches(self, icache, dcache):
-        """VexRiscv with caches of these sizes in place of the variant's prebuilt netlist."""
-        from litedav.soc import vexriscv_netlist
-        if vexriscv_netlist.is_prebuilt(self.cpu_netlist_variant, icache, dcache):
+    def use_cpu_caches(self, variant, icache, dcache):
+        """VexRiscv `variant` (LiteX's or vexriscv_netlist.OWN_VARIANTS') with caches of these
+        sizes, generated, in place of the prebuilt netlist LiteX would take."""
+        if vexriscv_netlist.is_prebuilt(variant, icache, dcache):
             return
         if self.cpu.name != "vexriscv":
             raise ValueError(f"cache sizes are VexRiscv's; this SoC's CPU is {self.cpu.name}")
-        self.cpu.use_external_variant(vexriscv_netlist.netlist(self.cpu_netlist_variant, icache, dcache))
+        self.cpu.use_external_variant(vexriscv_netlist.netlist(variant, icache, dcache))
         # the generated netlists' data cache invalidates single lines (soc/vexriscv-patches)
         self.add_constant("LITEDAV_DCACHE_LINE_INVALIDATE")
 

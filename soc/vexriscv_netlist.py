@@ -243,10 +243,10 @@ def netlist(variant, icache=None, dcache=None, build_root=None):
     """The path of a VexRiscv netlist of `variant` with these cache sizes in bytes (None: 4 KiB),
     generated into build_root (default build/vexriscv) unless made already; with neither size
     given, pythondata's prebuilt netlist."""
-    args = generator_args(variant, icache, dcache)
     if is_prebuilt(variant, icache, dcache):
         from litex.soc.cores.cpu.vexriscv.core import CPU_VARIANTS
         return os.path.join(pythondata_dir(), CPU_VARIANTS[variant] + ".v")
+    args = generator_args(variant, icache, dcache)
     build_root = build_root or os.path.join(TOP, "build", "vexriscv")
     source_dir = pythondata_dir()
     key = sources_key(source_dir)
